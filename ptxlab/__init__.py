@@ -1,0 +1,1 @@
+"""ptxlab: staged raw-PTX bring-up lab for Blackwell NVFP4 kernels, with a CPU PTX emulator."""
