@@ -1,0 +1,81 @@
+"""Locate toolchain pieces installed from pip wheels: nvdisasm, CUTLASS headers, the compile cache dir."""
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Iterator
+
+from ptxlab.errors import PtxlabError
+
+ENV_CACHE = "PTXLAB_CACHE"
+ENV_NVDISASM = "PTXLAB_NVDISASM"
+
+__all__ = ["cache_dir", "cutlass_include_dir", "nvdisasm_path", "nvidia_roots"]
+
+
+def nvidia_roots() -> Iterator[Path]:
+    """Yield every directory of the ``nvidia`` namespace package (where the pip CUDA wheels install)."""
+    spec = importlib.util.find_spec("nvidia")
+    if spec is not None and spec.submodule_search_locations:
+        for loc in spec.submodule_search_locations:
+            yield Path(loc)
+    for sp in sys.path:
+        cand = Path(sp) / "nvidia"
+        if cand.is_dir():
+            yield cand
+
+
+def nvdisasm_path() -> Path:
+    """Path of the nvdisasm binary: ``$PTXLAB_NVDISASM``, the nvidia-cuda-nvdisasm wheel, or ``PATH``."""
+    env = os.environ.get(ENV_NVDISASM)
+    if env:
+        p = Path(env)
+        if p.is_file() and os.access(p, os.X_OK):
+            return p
+        raise PtxlabError(f"{ENV_NVDISASM}={env!r} is not an executable file; fix or unset it")
+    seen = []
+    for root in nvidia_roots():
+        for sub in ("cu13", "cu12", "cuda_nvdisasm", ""):
+            cand = root / sub / "bin" / "nvdisasm" if sub else root / "bin" / "nvdisasm"
+            seen.append(str(cand))
+            if cand.is_file() and os.access(cand, os.X_OK):
+                return cand
+    which = shutil.which("nvdisasm")
+    if which:
+        return Path(which)
+    raise PtxlabError(
+        "nvdisasm not found (looked in: " + ", ".join(dict.fromkeys(seen)) + ", and PATH); "
+        "install it with `pip install nvidia-cuda-nvdisasm` or set PTXLAB_NVDISASM=/path/to/nvdisasm"
+    )
+
+
+def cutlass_include_dir() -> Path:
+    """Include directory of the CUTLASS/CuTe headers shipped in the nvidia-cutlass wheel (contains cute/, cutlass/)."""
+    spec = importlib.util.find_spec("cutlass_library")
+    roots = []
+    if spec is not None and spec.submodule_search_locations:
+        roots = [Path(p) for p in spec.submodule_search_locations]
+    elif spec is not None and spec.origin:
+        roots = [Path(spec.origin).parent]
+    for root in roots:
+        cand = root / "source" / "include"
+        if (cand / "cutlass").is_dir():
+            return cand
+    raise PtxlabError(
+        "CUTLASS headers not found (expected cutlass_library/source/include from the nvidia-cutlass wheel); "
+        "install them with `pip install nvidia-cutlass`"
+    )
+
+
+def cache_dir(create: bool = True) -> Path:
+    """Compile cache directory: ``$PTXLAB_CACHE`` or ``~/.cache/ptxlab``."""
+    env = os.environ.get(ENV_CACHE)
+    path = Path(env).expanduser() if env else Path.home() / ".cache" / "ptxlab"
+    if create:
+        path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
