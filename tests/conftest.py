@@ -1,0 +1,60 @@
+"""Shared pytest setup: the ``gpu`` marker (skips without a usable CUDA GPU) and a fresh ``rng`` fixture."""
+from __future__ import annotations
+
+import functools
+import os
+from typing import Iterator, Tuple
+
+import numpy as np
+import pytest
+
+
+@functools.lru_cache(maxsize=1)
+def cuda_gpu_status() -> Tuple[bool, str]:
+    """(usable, reason): whether a CUDA GPU can be used, via cuInit/cuDeviceGetCount; never raises."""
+    if os.environ.get("PTXLAB_NO_GPU"):
+        return False, "PTXLAB_NO_GPU is set"
+    try:
+        from cuda.bindings import driver
+    except Exception as exc:  # cuda-python missing or broken
+        return False, f"cuda.bindings.driver unavailable: {exc}"
+    try:
+        (err,) = driver.cuInit(0)
+        if err != driver.CUresult.CUDA_SUCCESS:
+            return False, f"cuInit failed: {err.name}"
+        err, count = driver.cuDeviceGetCount()
+        if err != driver.CUresult.CUDA_SUCCESS:
+            return False, f"cuDeviceGetCount failed: {err.name}"
+        if count < 1:
+            return False, "no CUDA device found"
+        return True, f"{count} CUDA device(s)"
+    except Exception as exc:  # libcuda.so missing, driver too old, ...
+        return False, f"CUDA driver unusable: {exc}"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
+    ok, reason = cuda_gpu_status() if any(i.get_closest_marker("gpu") for i in items) else (True, "")
+    if ok:
+        return
+    skip = pytest.mark.skip(reason=f"needs a CUDA GPU: {reason}")
+    for item in items:
+        if item.get_closest_marker("gpu"):
+            item.add_marker(skip)
+
+
+@pytest.fixture
+def rng(request: pytest.FixtureRequest) -> Iterator[np.random.Generator]:
+    """A numpy Generator seeded freshly from os.urandom; the seed is reported if the test fails."""
+    seed = int.from_bytes(os.urandom(8), "little")
+    request.node.user_properties.append(("rng_seed", seed))
+    yield np.random.default_rng(seed)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed:
+        for key, value in item.user_properties:
+            if key == "rng_seed":
+                report.sections.append(("rng", f"rng seed = {value}  (reproduce: np.random.default_rng({value}))"))
