@@ -1,0 +1,200 @@
+"""The lab CLI: ``python lab.py [run] [--stage ID] [--backend emu|cuda|auto] [--dump DIR] [--debug FLAGS]``,
+``python lab.py list`` and forwarding subcommands (``desc ...``).
+
+Subcommands live in one table, ``SUBCOMMANDS``: add an entry (a handler or a lazy ``"module:function"``
+taking the remaining argv and returning an exit code) to plug in a new one.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Dict, List, Optional, Sequence, Union
+
+from rich.console import Console
+from rich.table import Table
+
+from ptxlab import debug
+from ptxlab.errors import PtxlabError
+from ptxlab.lab.registry import Stage, StageContext, StageResult, default_stages_dir, discover, select
+
+__all__ = ["main", "SUBCOMMANDS", "Subcommand"]
+
+Handler = Callable[[List[str]], int]
+
+
+@dataclass(frozen=True)
+class Subcommand:
+    """A CLI subcommand: a handler, or a lazy ``"package.module:function"`` reference."""
+
+    name: str
+    help: str
+    target: Union[Handler, str]
+
+    def resolve(self) -> Handler:
+        if callable(self.target):
+            return self.target
+        mod_name, _, func = self.target.partition(":")
+        try:
+            mod = importlib.import_module(mod_name)
+        except ModuleNotFoundError as exc:
+            if exc.name and (mod_name == exc.name or mod_name.startswith(exc.name + ".")):
+                raise PtxlabError(
+                    f"`lab.py {self.name}` needs {mod_name}, which is not installed/written yet "
+                    f"({exc}); run the other subcommands, or add {mod_name.replace('.', '/')}.py"
+                ) from exc
+            raise
+        fn = getattr(mod, func or "main", None)
+        if not callable(fn):
+            raise PtxlabError(f"`lab.py {self.name}`: {mod_name} has no function {func or 'main'}(argv); add it")
+        return fn
+
+
+def _console() -> Console:
+    return Console(width=None if sys.stdout.isatty() else 140, highlight=False)
+
+
+def _parser(prog: str) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=prog, description="ptxlab bring-up stages")
+    p.add_argument("--stage", action="append", default=[], metavar="ID", help="run only these stages (repeat or comma list)")
+    p.add_argument("--backend", choices=("emu", "cuda", "auto"), default="auto", help="device backend (default auto)")
+    p.add_argument("--dump", metavar="DIR", help="dump directory for PTX/SASS/stage outputs (sets PTXLAB_DUMP_DIR)")
+    p.add_argument("--debug", metavar="FLAGS", help="comma list of " + ",".join(sorted(debug.KNOWN_FLAGS)) + " or all")
+    p.add_argument("--stages-dir", metavar="DIR", help="stage drivers dir (default $PTXLAB_STAGES_DIR or <repo>/stages)")
+    return p
+
+
+def _setup(args: argparse.Namespace) -> debug.DebugFlags:
+    if args.stages_dir:
+        os.environ["PTXLAB_STAGES_DIR"] = args.stages_dir
+    if args.debug is not None or args.dump is not None:
+        flags_text = args.debug if args.debug is not None else os.environ.get(debug.ENV_DEBUG, "")
+        return debug.set_flags(flags_text, dump=args.dump)
+    return debug.current()
+
+
+def _no_stages(console: Console) -> int:
+    console.print(f"no stages registered (no {default_stages_dir()}/*/driver.py defines STAGES); nothing to run")
+    return 0
+
+
+def cmd_list(argv: List[str]) -> int:
+    """``lab.py list``: the registered stages in run order."""
+    args = _parser("lab.py list").parse_args(argv)
+    _setup(args)
+    console = _console()
+    stages = discover()
+    if not stages:
+        return _no_stages(console)
+    table = Table(title=f"ptxlab stages ({default_stages_dir()})")
+    for col in ("stage", "title", "what it checks", "driver"):
+        table.add_column(col)
+    for s in stages:
+        table.add_row(s.id, s.title, s.checks, os.path.relpath(s.source) if s.source else "")
+    console.print(table)
+    return 0
+
+
+def _run_one(stage: Stage, ctx: StageContext) -> "tuple[StageResult, float]":
+    t0 = time.perf_counter()
+    try:
+        result = stage.run(ctx)
+        if not isinstance(result, StageResult):
+            result = StageResult(False, message=f"stage {stage.id} returned {type(result).__name__}, not StageResult")
+    except PtxlabError as exc:
+        result = StageResult(False, message=str(exc))
+    except Exception:  # a bug in the stage: keep the traceback
+        result = StageResult(False, message=traceback.format_exc())
+    return result, time.perf_counter() - t0
+
+
+def _print_result(stage: Stage, result: StageResult, console: Console) -> None:
+    if result.rows:
+        t = Table(title=f"{stage.id} {stage.title}", show_header=True)
+        for col in ("check", "ok", "detail"):
+            t.add_column(col)
+        for r in result.rows:
+            t.add_row(r.name, "[green]ok[/]" if r.ok else "[red]FAIL[/]", r.detail)
+        console.print(t)
+    if result.metrics:
+        console.print("  metrics: " + ", ".join(f"{k}={v}" for k, v in result.metrics.items()))
+    for p in result.dump_paths:
+        console.print(f"  dump: {p}")
+    if result.message:
+        style = "red" if not result.passed else ""
+        console.print(f"{stage.id}: {result.message}", style=style, markup=False, soft_wrap=True)
+
+
+def cmd_run(argv: List[str]) -> int:
+    """``lab.py [run]``: run the selected stages in order, stopping at the first failure."""
+    args = _parser("lab.py").parse_args(argv)
+    flags = _setup(args)
+    console = _console()
+    stages = select(discover(), args.stage)
+    if not stages:
+        return _no_stages(console)
+    dump = Path(args.dump) if args.dump else flags.dump_dir
+    ctx = StageContext(backend=args.backend, dump_dir=dump, debug=flags)
+    summary = Table(title="ptxlab bring-up")
+    for col in ("stage", "what it checks", "backend", "result", "time"):
+        summary.add_column(col)
+    failed: Optional[Stage] = None
+    for stage in stages:
+        console.print(f"[bold]{stage.id}[/] {stage.title} ...")
+        result, dt = _run_one(stage, ctx)
+        _print_result(stage, result, console)
+        verdict = "[green]PASS[/]" if result.passed else "[red]FAIL[/]"
+        summary.add_row(stage.id, stage.checks, ctx.backend_name, verdict, f"{dt:.2f}s")
+        if not result.passed:
+            failed = stage
+            break
+    console.print(summary)
+    if failed is not None:
+        skipped = len(stages) - stages.index(failed) - 1
+        console.print(f"[red]stage {failed.id} failed[/]" + (f"; {skipped} later stage(s) not run" if skipped else ""))
+        return 1
+    console.print(f"[green]all {len(stages)} stage(s) passed[/]")
+    return 0
+
+
+SUBCOMMANDS: Dict[str, Subcommand] = {
+    s.name: s
+    for s in (
+        Subcommand("run", "run stages (default)", cmd_run),
+        Subcommand("list", "list registered stages", cmd_list),
+        Subcommand("desc", "UMMA/TMA descriptor tools (ptxlab.desc.cli)", "ptxlab.desc.cli:main"),
+    )
+}
+
+
+def _usage() -> str:
+    lines = ["usage: lab.py [SUBCOMMAND] [options]", "subcommands:"]
+    lines += [f"  {s.name:<8} {s.help}" for s in SUBCOMMANDS.values()]
+    lines.append("run `lab.py run --help` for the stage-run options")
+    return "\n".join(lines)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Entry point; returns the process exit code (0 ok, 1 stage failure, 2 usage/setup error)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] in ("help", "-h", "--help"):
+        print(_usage())
+        return 0
+    name = args[0] if args and args[0] in SUBCOMMANDS else "run"
+    rest = args[1:] if args and args[0] in SUBCOMMANDS else args
+    if name == "run" and rest and not rest[0].startswith("-"):
+        print(f"lab.py: unknown subcommand {rest[0]!r}\n{_usage()}", file=sys.stderr)
+        return 2
+    try:
+        return int(SUBCOMMANDS[name].resolve()(rest) or 0)
+    except PtxlabError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
