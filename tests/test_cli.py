@@ -34,7 +34,7 @@ from ptxlab.errors import LaunchError
 from .helper import VALUE
 
 def ok(ctx):
-    return StageResult.from_rows([Check("value is {v}", VALUE == {v}, "from sibling module")], metrics={{"gbps": 1.5}})
+    return StageResult.from_rows([Check("value is {v}", VALUE == {v}, "from [sibling] module")], metrics={{"gbps": 1.5}})
 
 def bad(ctx):
     raise LaunchError("grid too large at {stage}: pass a smaller grid")
@@ -72,7 +72,7 @@ def test_run_stops_at_first_failure_with_table(fake_stages: tuple) -> None:
     p = _lab("--backend", "emu", stages_dir=root)
     assert p.returncode == 1, p.stdout + p.stderr
     out = p.stdout
-    assert f"value is {v}" in out and "gbps=1.5" in out
+    assert f"value is {v}" in out and "gbps=1.5" in out and "from [sibling] module" in out
     assert f"grid too large at {stage}" in out and "Traceback" not in out + p.stderr
     assert "ptxlab bring-up" in out  # summary table
     for col in ("stage", "what it checks", "backend", "result", "time"):

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Union
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from ptxlab import debug
@@ -79,7 +80,7 @@ def _setup(args: argparse.Namespace) -> debug.DebugFlags:
 
 
 def _no_stages(console: Console) -> int:
-    console.print(f"no stages registered (no {default_stages_dir()}/*/driver.py defines STAGES); nothing to run")
+    console.print(f"no stages registered (no {default_stages_dir()}/*/driver.py defines STAGES); nothing to run", markup=False)
     return 0
 
 
@@ -95,7 +96,7 @@ def cmd_list(argv: List[str]) -> int:
     for col in ("stage", "title", "what it checks", "driver"):
         table.add_column(col)
     for s in stages:
-        table.add_row(s.id, s.title, s.checks, os.path.relpath(s.source) if s.source else "")
+        table.add_row(s.id, escape(s.title), escape(s.checks), escape(os.path.relpath(s.source)) if s.source else "")
     console.print(table)
     return 0
 
@@ -115,16 +116,16 @@ def _run_one(stage: Stage, ctx: StageContext) -> "tuple[StageResult, float]":
 
 def _print_result(stage: Stage, result: StageResult, console: Console) -> None:
     if result.rows:
-        t = Table(title=f"{stage.id} {stage.title}", show_header=True)
+        t = Table(title=escape(f"{stage.id} {stage.title}"), show_header=True)
         for col in ("check", "ok", "detail"):
             t.add_column(col)
         for r in result.rows:
-            t.add_row(r.name, "[green]ok[/]" if r.ok else "[red]FAIL[/]", r.detail)
+            t.add_row(escape(r.name), "[green]ok[/]" if r.ok else "[red]FAIL[/]", escape(str(r.detail)))
         console.print(t)
     if result.metrics:
-        console.print("  metrics: " + ", ".join(f"{k}={v}" for k, v in result.metrics.items()))
+        console.print("  metrics: " + ", ".join(f"{k}={v}" for k, v in result.metrics.items()), markup=False)
     for p in result.dump_paths:
-        console.print(f"  dump: {p}")
+        console.print(f"  dump: {p}", markup=False)
     if result.message:
         style = "red" if not result.passed else ""
         console.print(f"{stage.id}: {result.message}", style=style, markup=False, soft_wrap=True)
@@ -145,11 +146,11 @@ def cmd_run(argv: List[str]) -> int:
         summary.add_column(col)
     failed: Optional[Stage] = None
     for stage in stages:
-        console.print(f"[bold]{stage.id}[/] {stage.title} ...")
+        console.print(f"[bold]{stage.id}[/] {escape(stage.title)} ...")
         result, dt = _run_one(stage, ctx)
         _print_result(stage, result, console)
         verdict = "[green]PASS[/]" if result.passed else "[red]FAIL[/]"
-        summary.add_row(stage.id, stage.checks, ctx.backend_name, verdict, f"{dt:.2f}s")
+        summary.add_row(stage.id, escape(stage.checks), ctx.backend_name, verdict, f"{dt:.2f}s")
         if not result.passed:
             failed = stage
             break
