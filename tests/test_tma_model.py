@@ -1,0 +1,243 @@
+"""TMA tile-mode load/store model vs a slow element-by-element reference written here."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from ptxlab.emu import tma_model as tm
+from ptxlab.emu.tma_model import (
+    TmaError, TmaUnconfirmed, check_bulk_copy, complete_tx_bytes, plan_tensor_load, plan_tensor_store,
+)
+from ptxlab.tensormap import TensorMapSpec
+
+GBASE = 0x7F00_0000_0000
+POISON = 0xA5
+BITS = {"UINT8": 8, "FLOAT16": 16, "FLOAT32": 32, "16U4_ALIGN8B": 4, "16U4_ALIGN16B": 4, "16U6_ALIGN16B": 6}
+
+
+def ref_swz(mode: str, a: int) -> int:
+    """ptx_facts §9 table: 16-B chunk c of 128-B line L -> c ^ (L & m); ATOM_32B: 32-B pair p -> p ^ (L & 3)."""
+    line, off = a >> 7, a & 127
+    if mode == "none":
+        return a
+    if mode == "128B_ATOM_32B":
+        return (line << 7) | ((((off >> 5) ^ (line & 3)) << 5) | (off & 31))
+    if mode == "128B_ATOM_64B":
+        return (line << 7) | ((((off >> 6) ^ (line & 1)) << 6) | (off & 63))
+    m = {"32B": 1, "64B": 3, "128B": 7}[mode]
+    return (line << 7) | ((((off >> 4) ^ (line & m)) << 4) | (off & 15))
+
+
+def smem_bit(dtype: str, i0: int) -> int:
+    """Bit offset of dim-0 element i0 inside its shared row."""
+    if dtype == "16U4_ALIGN16B":
+        return (i0 // 16) * 128 + (i0 % 16) * 4
+    if dtype == "16U6_ALIGN16B":
+        return (i0 // 16) * 128 + (i0 % 16) * 6
+    return i0 * BITS[dtype]
+
+
+def row_bits(spec: TensorMapSpec) -> int:
+    return smem_bit(spec.dtype, spec.box[0]) if spec.dtype not in ("16U4_ALIGN16B", "16U6_ALIGN16B") \
+        else spec.box[0] // 16 * 128
+
+
+def get_bit(buf: np.ndarray, bit: int) -> int:
+    return (int(buf[bit >> 3]) >> (bit & 7)) & 1
+
+
+def walk(spec: TensorMapSpec, coords):
+    """Yield (dense shared bit offset of the element, global bit offset or None if OOB)."""
+    counts = [spec.box[0]] + [-(-b // e) for b, e in zip(spec.box[1:], spec.element_strides[1:])]
+    rb = row_bits(spec)
+    for rev in itertools.product(*[range(n) for n in reversed(counts)]):
+        idx = rev[::-1]
+        xs = [coords[0] + idx[0]] + [coords[d] + idx[d] * spec.element_strides[d] for d in range(1, spec.rank)]
+        row = 0
+        for d in range(spec.rank - 1, 0, -1):
+            row = row * counts[d] + idx[d]
+        sbit = row * rb + smem_bit(spec.dtype, idx[0])
+        if all(0 <= x < g for x, g in zip(xs, spec.global_shape)):
+            gbyte = sum(x * s for x, s in zip(xs[1:], spec.global_strides))
+            yield sbit, gbyte * 8 + xs[0] * BITS[spec.dtype]
+        else:
+            yield sbit, None
+
+
+def ref_load(spec, coords, gmem, smem, dst):
+    bits = BITS[spec.dtype]
+    for sbit, gbit in walk(spec, coords):
+        for b in range(bits):
+            v = get_bit(gmem, gbit + b) if gbit is not None else 0
+            lin = sbit + b
+            byte = ref_swz(spec.swizzle, dst + (lin >> 3))
+            if b == 0 or (lin & 7) == 0:
+                pass
+            smem[byte] = (int(smem[byte]) & ~(1 << (lin & 7))) | (v << (lin & 7))
+
+
+def make_case(rng, dtype: str, swizzle: str, rank: int):
+    bits = BITS[dtype]
+    span = {"none": 0, "32B": 32, "64B": 64, "128B": 128, "128B_ATOM_32B": 128, "128B_ATOM_64B": 128}[swizzle]
+    if dtype in ("16U4_ALIGN16B", "16U6_ALIGN16B"):
+        box0 = 128
+    elif span:
+        box0 = span * 8 // bits
+    else:
+        box0 = int(rng.integers(1, 5)) * (128 // bits)
+    box = [box0] + [int(rng.integers(1, 5)) for _ in range(rank - 1)]
+    es = [1] + [int(rng.integers(1, 3)) for _ in range(rank - 1)]
+    if dtype in ("16U4_ALIGN16B", "16U6_ALIGN16B"):
+        g0 = 128 * int(rng.integers(1, 3))
+    else:
+        g0 = int(rng.integers(1, 3 * box0)) * (2 if bits == 4 else 1)
+    shape = [g0] + [int(rng.integers(1, 7)) for _ in range(rank - 1)]
+    align = 32 if dtype in ("16U4_ALIGN16B", "16U6_ALIGN16B") else 16
+    row = -(-(g0 * bits // 8) // align) * align + align * int(rng.integers(0, 2))
+    strides, acc = [], row
+    for d in shape[1:]:
+        strides.append(acc)
+        acc = acc * d + align * int(rng.integers(0, 2))
+    spec = TensorMapSpec.make(dtype, GBASE, shape, strides, box, es, swizzle=swizzle).validate()
+    nbytes = spec.gmem_extent() + 64
+    gmem = rng.integers(0, 256, size=nbytes, dtype=np.uint8)
+    if dtype in ("16U4_ALIGN16B", "16U6_ALIGN16B"):
+        c0 = 128 * int(rng.integers(-1, 3))
+    else:
+        c0 = int(rng.integers(-box0, g0 + 1))
+        if bits == 4:
+            c0 -= c0 % 2
+    coords = [c0] + [int(rng.integers(-3, s + 2)) for s in shape[1:]]
+    return spec, gmem, coords
+
+
+def reader(gmem):
+    def read(addr: int, n: int):
+        off = addr - GBASE
+        assert 0 <= off and off + n <= gmem.size, f"read outside the tensor: 0x{addr:x}+{n}"
+        return gmem[off:off + n]
+    return read
+
+
+CASES = [("UINT8", s) for s in ("none", "32B", "64B", "128B", "128B_ATOM_32B", "128B_ATOM_64B")] + \
+        [("FLOAT16", "128B"), ("FLOAT16", "none"), ("FLOAT32", "64B"), ("16U4_ALIGN8B", "128B"),
+         ("16U4_ALIGN8B", "none"), ("16U4_ALIGN16B", "128B"), ("16U6_ALIGN16B", "none")]
+
+
+@pytest.mark.parametrize("dtype,swizzle", CASES)
+@pytest.mark.parametrize("rank", [1, 2, 3, 5])
+def test_load_matches_reference(rng, dtype: str, swizzle: str, rank: int) -> None:
+    for _ in range(3):
+        spec, gmem, coords = make_case(rng, dtype, swizzle, rank)
+        dst = 0x400 + 1024 * int(rng.integers(0, 4))
+        plan = plan_tensor_load(spec, coords, dst, reader(gmem))
+        got = np.full(dst + 2 * plan.box_bytes + 2048, POISON, dtype=np.uint8)
+        got[plan.smem_addrs] = plan.values
+        want = np.full_like(got, POISON)
+        ref_load(spec, coords, gmem, want, dst)
+        if dtype in ("16U4_ALIGN16B", "16U6_ALIGN16B"):   # gap bytes are not written (PTX 5.5.1.1)
+            gap_ok = np.ones(got.size, bool)
+            for off in range(plan.box_bytes):
+                if off % 16 >= (8 if dtype == "16U4_ALIGN16B" else 12):
+                    gap_ok[ref_swz(swizzle, dst + off)] = False
+            assert np.all(got[~gap_ok] == POISON), "gap bytes were written"
+            want[~gap_ok] = POISON
+        bad = np.nonzero(got != want)[0]
+        assert bad.size == 0, f"{spec} coords={coords} dst=0x{dst:x}: first diff at smem 0x{bad[0]:x}"
+        assert plan.tx_bytes == spec.box_bytes == plan.box_bytes
+
+
+@pytest.mark.parametrize("dtype,swizzle", [("UINT8", "128B"), ("FLOAT16", "64B"), ("16U4_ALIGN8B", "none"),
+                                           ("FLOAT32", "128B_ATOM_32B")])
+@pytest.mark.parametrize("rank", [1, 2, 4])
+def test_store_matches_reference(rng, dtype: str, swizzle: str, rank: int) -> None:
+    for _ in range(3):
+        spec, gmem, coords = make_case(rng, dtype, swizzle, rank)
+        coords = [max(0, c) for c in coords]
+        if dtype == "16U4_ALIGN8B":
+            coords[0] -= coords[0] % 2
+        src = 0x400
+        smem = rng.integers(0, 256, size=src + spec.box_bytes + 2048, dtype=np.uint8)
+        plan = plan_tensor_store(spec, coords, src)
+        got = np.full(gmem.size, POISON, dtype=np.uint8)
+        got[plan.gmem_addrs - GBASE] = smem[plan.smem_addrs]
+        want = np.full_like(got, POISON)
+        bits = BITS[dtype]
+        for sbit, gbit in walk(spec, coords):
+            if gbit is None:
+                continue
+            for b in range(bits):
+                lin = sbit + b
+                v = get_bit(smem, ref_swz(swizzle, src + (lin >> 3)) * 8 + (lin & 7))
+                g = gbit + b
+                want[g >> 3] = (int(want[g >> 3]) & ~(1 << (g & 7))) | (v << (g & 7))
+        bad = np.nonzero(got != want)[0]
+        assert bad.size == 0, f"{spec} coords={coords}: first diff at global +0x{bad[0]:x}"
+
+
+def spec2d(**kw) -> TensorMapSpec:
+    args = dict(dtype="UINT8", global_address=GBASE, global_shape=[128, 8], global_strides=[128], box=[128, 8])
+    args.update(kw)
+    return TensorMapSpec.make(**args).validate()
+
+
+def test_complete_tx_is_full_box_even_when_oob(rng) -> None:
+    spec = spec2d(box=[64, 4], element_strides=[1, 3])
+    assert complete_tx_bytes(spec) == 64 * 2
+    gmem = rng.integers(1, 256, size=2048, dtype=np.uint8)
+    plan = plan_tensor_load(spec, [100, 6], 0x400, reader(gmem))
+    assert plan.tx_bytes == 128
+    assert plan.values.size == 128
+
+
+def test_narrow_inner_box_with_swizzle_refuses_to_guess() -> None:
+    spec = spec2d(box=[64, 8], swizzle="128B")
+    with pytest.raises(TmaUnconfirmed, match="narrower"):
+        plan_tensor_load(spec, [0, 0], 0x400, lambda a, n: bytes(n))
+
+
+def test_nan_fill_needs_a_measured_pattern(rng, monkeypatch) -> None:
+    spec = spec2d(dtype="FLOAT16", global_shape=[64, 8], box=[64, 8], swizzle="128B", oob_fill="nan")
+    gmem = rng.integers(1, 256, size=4096, dtype=np.uint8)
+    plan_tensor_load(spec, [0, 0], 0x400, reader(gmem))          # fully in bounds: fine
+    with pytest.raises(TmaUnconfirmed, match="OOB-NaN"):
+        plan_tensor_load(spec, [0, 5], 0x400, reader(gmem))
+    monkeypatch.setitem(tm.OOB_NAN_BITS, "FLOAT16", 0x7FFF)
+    plan = plan_tensor_load(spec, [0, 5], 0x400, reader(gmem))
+    img = np.zeros(0x400 + 1024, np.uint8)
+    img[plan.smem_addrs] = plan.values
+    # rows 3..7 are OOB (rows 5+3 >= 8); their swizzled 128-B lines are entirely 0x7FFF
+    assert np.all(img[0x400 + 3 * 128:0x400 + 8 * 128].view(np.uint16) == 0x7FFF)
+
+
+def test_alignment_and_rule_errors(rng) -> None:
+    spec = spec2d(swizzle="128B")
+    zero = lambda a, n: bytes(n)  # noqa: E731
+    with pytest.raises(TmaError, match="1024-byte"):
+        plan_tensor_load(spec, [0, 0], 0x480, zero)
+    with pytest.raises(TmaError, match="128-byte"):
+        plan_tensor_load(spec2d(), [0, 0], 0x410, zero)
+    with pytest.raises(TmaError, match="rank-2"):
+        plan_tensor_load(spec, [0, 0, 0], 0x400, zero)
+    with pytest.raises(TmaError, match="non-negative"):
+        plan_tensor_store(spec, [0, -1], 0x400)
+    with pytest.raises(TmaError, match="interleave"):
+        s3 = TensorMapSpec.make("UINT8", GBASE, [32, 4, 4], None, [32, 4, 4], interleave="16B").validate()
+        plan_tensor_load(s3, [0, 0, 0], 0x400, zero)
+    with pytest.raises(TmaError, match=".s32"):
+        plan_tensor_load(spec, [2**31, 0], 0x400, zero)
+    s4 = TensorMapSpec.make("16U4_ALIGN8B", GBASE, [256, 4], [128], [256, 4], swizzle="128B").validate()
+    with pytest.raises(TmaUnconfirmed, match="odd"):
+        plan_tensor_load(s4, [1, 0], 0x400, zero)
+
+
+def test_bulk_copy_rules() -> None:
+    assert check_bulk_copy(0x400, GBASE, 4096, direction="global->shared") == 4096
+    with pytest.raises(TmaError, match="multiple of 16"):
+        check_bulk_copy(0x400, GBASE, 24, direction="global->shared")
+    with pytest.raises(TmaError, match="dstMem"):
+        check_bulk_copy(0x408, GBASE, 32, direction="global->shared")
+    with pytest.raises(TmaError, match="srcMem"):
+        check_bulk_copy(0x400, GBASE + 8, 32, direction="global->shared")
