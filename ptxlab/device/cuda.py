@@ -117,7 +117,8 @@ class CudaDevice(Device):
         drv = self._drv
         tmap = self._ok(drv.cuTensorMapEncodeTiled(
             drv.CUtensorMapDataType(DTYPE_CODES[spec.dtype]), spec.rank, spec.global_address,
-            list(spec.global_shape), list(spec.global_strides), list(spec.box), list(spec.element_strides),
+            [drv.cuuint64_t(v) for v in spec.global_shape], [drv.cuuint64_t(v) for v in spec.global_strides],
+            [drv.cuuint32_t(v) for v in spec.box], [drv.cuuint32_t(v) for v in spec.element_strides],
             drv.CUtensorMapInterleave(INTERLEAVE_CODES[spec.interleave]),
             drv.CUtensorMapSwizzle(SWIZZLE_CODES[spec.swizzle]),
             drv.CUtensorMapL2promotion(L2_PROMOTION_CODES[spec.l2_promotion]),
