@@ -1,0 +1,108 @@
+"""``open_device("emu")``: the CPU backend, same API as the cuda backend (ptxlab.device.base.Device)."""
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from typing import Any
+
+from ..device.base import Device
+from ..errors import EmuError, LaunchError
+from ..tensormap import TensorMapSpec, encode_emu
+from . import load_families
+from .machine import run_kernel
+from .memory import GLOBAL_BASE, GlobalHeap
+from .parser import parse
+from .program import Program
+
+
+class EmuDevice(Device):
+    """Runs PTX on the CPU.  Any arch is accepted: the emulator executes the PTX, not the cubin."""
+
+    name = "emu"
+
+    def __init__(self, budget: int | None = None):
+        super().__init__()
+        load_families()
+        self.heap = GlobalHeap()
+        self.budget = budget
+        self._modules: dict = {}     # ptx hash → (ir.Module, global syms, const bank, const syms)
+        self._programs: dict = {}
+        self.last_stats: dict = {}
+
+    def describe(self) -> str:
+        return "ptxlab PTX emulator (CPU)"
+
+    def arch_supported(self, arch: str) -> bool:
+        return True
+
+    # --- memory ------------------------------------------------------------------------------------------------
+    def _alloc(self, nbytes: int) -> int:
+        return self.heap.alloc(nbytes)
+
+    def _free(self, ptr: int) -> None:
+        self.heap.free(ptr)
+
+    def _write(self, ptr: int, data: bytes) -> None:
+        import numpy as np
+        self.heap.write_bytes(ptr, np.frombuffer(data, dtype=np.uint8))
+
+    def _read(self, ptr: int, nbytes: int) -> bytes:
+        return self.heap.read_bytes(ptr, nbytes).tobytes()
+
+    def _memset(self, ptr: int, value: int, nbytes: int) -> None:
+        off = ptr - GLOBAL_BASE
+        self.heap.buf[off: off + nbytes] = value
+
+    def _encode_tensor_map(self, spec: TensorMapSpec) -> bytes:
+        return encode_emu(spec)
+
+    # --- modules and launch ------------------------------------------------------------------------------------
+    def _load(self, module: Any):
+        ptx = module.ptx if hasattr(module, "ptx") else str(module)
+        key = hashlib.sha256(ptx.encode()).hexdigest()
+        ent = self._modules.get(key)
+        if ent is None:
+            mod = parse(ptx, getattr(module, "name", "<ptx>"))
+            gsyms, csyms = {}, {}
+            const_bank = bytearray()
+            for v in mod.globals:
+                if v.space == "global":
+                    p = self.heap.alloc(max(v.size, 1), label=f"__global__ variable {v.name}")
+                    import numpy as np
+                    self.heap.write_bytes(p, np.frombuffer(v.init or bytes(v.size), dtype=np.uint8))
+                    gsyms[v.name] = p
+                elif v.space == "const":
+                    off = (len(const_bank) + max(v.align, 1) - 1) // max(v.align, 1) * max(v.align, 1)
+                    const_bank.extend(bytes(off - len(const_bank)))
+                    csyms[v.name] = off
+                    const_bank.extend(v.init or bytes(v.size))
+            ent = (mod, gsyms, const_bank, csyms, key)
+            self._modules[key] = ent
+        return ent
+
+    def program(self, module: Any, kernel: str) -> Program:
+        mod, gsyms, cbank, csyms, key = self._load(module)
+        pk = (key, kernel)
+        prog = self._programs.get(pk)
+        if prog is None:
+            prog = Program(mod, kernel, self.heap, gsyms, cbank, csyms)
+            self._programs[pk] = prog
+        return prog
+
+    def _launch(self, module, kernel, grid, block, params, offsets, layout, shared_bytes) -> None:
+        prog = self.program(module, kernel)
+        if prog.static_smem + shared_bytes > self.max_shared_bytes:
+            raise LaunchError(f"launch of {kernel}: {prog.static_smem} bytes static + {shared_bytes} bytes dynamic "
+                              f"shared memory exceed the {self.max_shared_bytes}-byte limit")
+        if not prog.has_dynamic_smem and shared_bytes:
+            pass  # dynamic shared memory requested but the kernel declares no extern .shared: allowed, unused
+        t0 = time.perf_counter()
+        kw = {} if self.budget is None else {"budget": self.budget}
+        stats = run_kernel(prog, self.heap, tuple(grid), tuple(block), bytes(params), int(shared_bytes),
+                           device=self, **kw)
+        stats["seconds"] = time.perf_counter() - t0
+        stats["kernel"] = kernel
+        self.last_stats = stats
+        if os.environ.get("PTXLAB_EMU_STATS"):
+            print(f"[ptxlab emu] {kernel}: {stats['thread_instrs']:,} thread-instrs in {stats['seconds']:.3f}s")

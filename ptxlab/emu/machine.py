@@ -1,0 +1,572 @@
+"""The SIMT machine: a *wave* of CTAs executed in lock step as numpy vectors, with a min-PC scheduler.
+
+Every register is a numpy array over all T threads of the wave (CTAs padded to whole warps).  The scheduler picks the
+lowest PC among runnable threads and runs that basic block for exactly the threads there, so divergent paths
+reconverge at the first common PC (PTX ISA 9.7.12.x; correct for every structured branch shape NVRTC emits).
+Threads leave the runnable set when they exit, wait at a CTA barrier, park on an mbarrier/TMEM allocation, or wait for
+the rest of their warp at a ``.sync`` warp instruction.  When nothing can run, the async engine completes pending
+asynchronous operations (TMA, tcgen05.mma/cp, bulk copies), which may wake parked threads; if nothing is pending
+either, the kernel is deadlocked and the report says which warps wait where.
+"""
+from __future__ import annotations
+
+import os
+import time
+from collections import Counter
+from typing import Callable, Optional
+
+import numpy as np
+
+from ..errors import EmuError
+from . import isa
+from .memory import (CONST_WIN, GLOBAL_BASE, LOCAL_WIN, PARAM_WIN, POISON, SHARED_WIN, WIN_SHIFT, GlobalHeap)
+from .program import K_BRA, K_EXIT, K_NORMAL, K_TRAP, Program
+
+RUN, EXITED, BAR, PARK, SYNC = 0, 1, 2, 3, 4
+_STATUS = {BAR: "waiting at a CTA barrier", PARK: "parked", SYNC: "waiting for its warp at a .sync instruction"}
+DEFAULT_BUDGET = int(float(os.environ.get("PTXLAB_EMU_BUDGET", "4e9")))  # thread-instructions per launch
+WAVE_THREADS = int(os.environ.get("PTXLAB_EMU_WAVE_THREADS", "8192"))
+
+
+class AsyncEngine:
+    """Pending asynchronous operations, completed in issue order (a legal schedule for every async proxy op)."""
+
+    def __init__(self):
+        self.queue: list = []
+
+    def submit(self, op):
+        """``op`` has ``complete(st)`` and ``describe() -> str``; optional ``thread`` (wave thread index)."""
+        self.queue.append(op)
+
+    @property
+    def pending(self) -> bool:
+        return bool(self.queue)
+
+    def drain(self, st, until: Optional[Callable] = None) -> int:
+        """Complete ops in order (all, or until ``until(op)`` returns True after completing it)."""
+        n = 0
+        while self.queue:
+            op = self.queue.pop(0)
+            op.complete(st)
+            n += 1
+            if until is not None and until(op):
+                break
+        return n
+
+
+class Wave:
+    """Execution state of a group of CTAs run together.  Handlers see it as ``st`` (see API.md)."""
+
+    def __init__(self, prog: Program, heap: GlobalHeap, cta_ids: list, grid: tuple, block: tuple,
+                 params: bytes, dyn_smem: int, device=None):
+        self.prog = prog
+        self.heap = heap
+        self.device = device
+        self.kernel = prog.kernel
+        self.grid = grid
+        self.block = block
+        self.ntid = block[0] * block[1] * block[2]
+        self.tpc = (self.ntid + 31) // 32 * 32           # threads per CTA, padded to whole warps
+        self.cta_ids = np.asarray(cta_ids, dtype=np.int64)
+        self.nctas = len(cta_ids)
+        self.T = T = self.nctas * self.tpc
+        t = np.arange(T, dtype=np.int64)
+        self.cta_of = t // self.tpc                       # wave-relative CTA index
+        self.local_tid = t % self.tpc
+        self.valid = self.local_tid < self.ntid
+        lt = np.minimum(self.local_tid, self.ntid - 1)
+        self.tid = (lt % block[0], (lt // block[0]) % block[1], lt // (block[0] * block[1]))
+        gc = self.cta_ids[self.cta_of]
+        self.ctaid = (gc % grid[0], (gc // grid[0]) % grid[1], gc // (grid[0] * grid[1]))
+        self.lane = (self.local_tid % 32).astype(np.uint32)
+        self.warp = self.local_tid // 32                  # warp index within the CTA
+        self.gwarp = t // 32                              # wave-global warp index
+        self.r: list = [np.zeros(T, dtype=_store(ty)) for ty in prog.reg_types]
+        self.pc = np.zeros(T, dtype=np.int64)
+        self.status = np.where(self.valid, RUN, EXITED).astype(np.int8)
+        self.park_key = np.zeros(T, dtype=np.int64)
+        self.bar_id = np.zeros(T, dtype=np.int64)
+        self.pending: dict = {}                           # reg slot → (mask, description): async results not ready
+        self.side: dict = {}                              # per-family state (mbarriers, TMEM, bulk groups ...)
+        self.engine = AsyncEngine()
+        # memory
+        self.smem_size = prog.dyn_base + dyn_smem if prog.has_dynamic_smem else max(prog.static_smem,
+                                                                                     prog.dyn_base + dyn_smem)
+        self.dyn_smem = dyn_smem
+        self.smem_stride = (self.smem_size + 15) // 16 * 16 or 16
+        self.smem = np.full(self.nctas * self.smem_stride, POISON, dtype=np.uint8)
+        self.lstride = (prog.local_size + 15) // 16 * 16 or 16
+        self.lmem = np.zeros(T * self.lstride, dtype=np.uint8)
+        self.params = np.frombuffer(bytearray(params.ljust((len(params) + 15) // 16 * 16 or 16, b"\0")),
+                                    dtype=np.uint8)
+        self.const = np.frombuffer(bytearray(bytes(prog.const_bank).ljust(
+            (len(prog.const_bank) + 15) // 16 * 16 or 16, b"\0")), dtype=np.uint8)
+        self._special: dict = {}
+        self.steps = 0
+        self.thread_instrs = 0
+        self.bar_counts: dict = {}
+
+    # --- special registers (PTX ISA 10) ------------------------------------------------------------------------
+    def special(self, name: str) -> np.ndarray:
+        v = self._special.get(name)
+        if v is None:
+            v = self._make_special(name)
+            if name not in ("clock", "clock64", "clock_hi", "globaltimer", "globaltimer_lo", "globaltimer_hi"):
+                self._special[name] = v
+        return v
+
+    def _make_special(self, name: str) -> np.ndarray:
+        T = self.T
+        full = lambda x: np.full(T, x, dtype=np.uint64)  # noqa: E731
+        base, _, comp = name.partition(".")
+        ax = "xyz".index(comp) if comp in ("x", "y", "z") else None
+        if base == "tid":
+            return self.tid[ax].astype(np.uint32)
+        if base == "ntid":
+            return full(self.block[ax]).astype(np.uint32)
+        if base in ("ctaid", "clusterid"):
+            return self.ctaid[ax].astype(np.uint32)
+        if base in ("nctaid", "nclusterid"):
+            return full(self.grid[ax]).astype(np.uint32)
+        if base == "cluster_ctaid":
+            return np.zeros(T, dtype=np.uint32)
+        if base == "cluster_nctaid":
+            return np.ones(T, dtype=np.uint32)
+        if name == "laneid":
+            return self.lane
+        if name == "warpid":
+            return self.warp.astype(np.uint32)
+        if name == "nwarpid":
+            return full((self.ntid + 31) // 32).astype(np.uint32)
+        if name == "smid":
+            return (self.cta_ids[self.cta_of] % 132).astype(np.uint32)
+        if name == "nsmid":
+            return full(132).astype(np.uint32)
+        if name == "gridid":
+            return np.zeros(T, dtype=np.uint64)
+        if name.startswith("lanemask_"):
+            lane = self.lane.astype(np.uint64)
+            one = np.uint64(1)
+            kind = name[9:]
+            eq = (one << lane)
+            v = {"eq": eq, "lt": eq - one, "le": (eq << one) - one, "gt": ~((eq << one) - one),
+                 "ge": ~(eq - one)}[kind]
+            return (v & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+        if name in ("clock", "clock_hi"):
+            return full(self.steps & 0xFFFFFFFF).astype(np.uint32)
+        if name == "clock64":
+            return full(self.steps)
+        if name.startswith("globaltimer"):
+            ns = time.time_ns()
+            v = full(ns)
+            return v.astype(np.uint32) if name.endswith("lo") else (v >> np.uint64(32)).astype(np.uint32) \
+                if name.endswith("hi") else v
+        if name == "dynamic_smem_size":
+            return full(self.dyn_smem).astype(np.uint32)
+        if name in ("total_smem_size", "aggr_smem_size"):
+            return full(self.smem_size).astype(np.uint32)
+        if name in ("cluster_ctarank", "is_explicit_cluster"):
+            return np.zeros(T, dtype=np.uint32)
+        if name == "cluster_nctarank":
+            return np.ones(T, dtype=np.uint32)
+        if name.startswith("reserved_smem_offset"):
+            return np.zeros(T, dtype=np.uint32)
+        raise EmuError(f"special register %{name} is not supported by the emulator (kernel {self.kernel})")
+
+    # --- diagnostics -------------------------------------------------------------------------------------------
+    def coords(self, t: int) -> tuple:
+        return ((int(self.ctaid[0][t]), int(self.ctaid[1][t]), int(self.ctaid[2][t])),
+                (int(self.tid[0][t]), int(self.tid[1][t]), int(self.tid[2][t])))
+
+    def fault(self, ins, threads, msg: str, detail: str = ""):
+        """Raise an EmuError located at ``ins`` for the first thread of ``threads`` (mask, index array or int)."""
+        if threads is None:
+            idx = np.flatnonzero(self.status == RUN)
+        elif isinstance(threads, (int, np.integer)):
+            idx = np.array([threads])
+        elif threads.dtype == np.bool_:
+            idx = np.flatnonzero(threads)
+        else:
+            idx = np.asarray(threads)
+        t = int(idx[0]) if idx.size else 0
+        block, thread = self.coords(t)
+        extra = f" (+{idx.size - 1} more threads)" if idx.size > 1 else ""
+        full = msg + (("\n  " + detail) if detail else "")
+        full += f"\n  warp   : {int(self.warp[t])}, lane {int(self.lane[t])}{extra}"
+        src = f"{ins.loc[0]}:{ins.loc[1]}" if ins is not None and ins.loc else None
+        raise EmuError(full, kernel=self.kernel, ptx_line=ins.line if ins is not None else None,
+                       ptx_text=ins.text if ins is not None else None, src_loc=src, block=block, thread=thread)
+
+    # --- memory access (PTX ISA 5.1, 9.7.9.8 ld, 9.7.9.10 st) --------------------------------------------------
+    def _space_of(self, space: str, addr: np.ndarray, sel: np.ndarray, ins) -> list:
+        """Split selected threads by state space; returns [(space, sel_subset, addr_in_space)]."""
+        if space != "generic":
+            return [(space, sel, addr)]
+        win = (addr >> np.uint64(WIN_SHIFT)).astype(np.int64)
+        out = []
+        for w in np.unique(win):
+            k = win == w
+            base = {GLOBAL_BASE >> WIN_SHIFT: ("global", 0), SHARED_WIN >> WIN_SHIFT: ("shared", SHARED_WIN),
+                    LOCAL_WIN >> WIN_SHIFT: ("local", LOCAL_WIN), PARAM_WIN >> WIN_SHIFT: ("param", PARAM_WIN),
+                    CONST_WIN >> WIN_SHIFT: ("const", CONST_WIN)}.get(int(w))
+            if base is None:
+                bad = sel[k]
+                self.fault(ins, bad, "generic address outside every state space (wild or null pointer)",
+                           f"address: {int(addr[k][0]):#x}")
+            out.append((base[0], sel[k], addr[k] - np.uint64(base[1])))
+        return out
+
+    def _flat(self, ins, space: str, sel: np.ndarray, a: np.ndarray, nbytes: int, write: bool):
+        """(buffer, flat byte offsets) for an access of nbytes at space addresses ``a`` by threads ``sel``."""
+        if space == "global":
+            off = (a - np.uint64(GLOBAL_BASE)).astype(np.int64)
+            bad = self.heap.check(off, nbytes)
+            if bad is not None:
+                o = int(off[bad])
+                self.fault(ins, sel[bad:], f"out-of-bounds global {'store' if write else 'load'} of {nbytes} bytes",
+                           f"address: {GLOBAL_BASE + o:#x} — {self.heap.nearest(o)}")
+            return self.heap.buf, off
+        a64 = a.astype(np.int64)
+        if space == "shared":
+            lim = self.smem_size
+            if a64.size and (int(a64.max()) + nbytes > lim or int(a64.min()) < 0):
+                k = int(np.flatnonzero((a64 + nbytes > lim) | (a64 < 0))[0])
+                self.fault(ins, sel[k:], f"out-of-bounds shared {'store' if write else 'load'} of {nbytes} bytes",
+                           f"shared address: {int(a64[k]):#x}; this CTA has {lim} bytes of shared memory "
+                           f"({self.prog.static_smem} static + {self.dyn_smem} dynamic)")
+            return self.smem, self.cta_of[sel] * self.smem_stride + a64
+        if space == "local":
+            lim = self.prog.local_size
+            if a64.size and (int(a64.max()) + nbytes > lim or int(a64.min()) < 0):
+                k = int(np.flatnonzero((a64 + nbytes > lim) | (a64 < 0))[0])
+                self.fault(ins, sel[k:], f"out-of-bounds local {'store' if write else 'load'}",
+                           f"local address {int(a64[k]):#x}, local frame is {lim} bytes")
+            return self.lmem, sel.astype(np.int64) * self.lstride + a64
+        if space in ("param", "const"):
+            buf = self.params if space == "param" else self.const
+            if write:
+                self.fault(ins, sel, f"store to read-only .{space} space")
+            if a64.size and (int(a64.max()) + nbytes > buf.size or int(a64.min()) < 0):
+                k = int(np.flatnonzero(a64 + nbytes > buf.size)[0]) if int(a64.max()) + nbytes > buf.size else 0
+                self.fault(ins, sel[k:], f"out-of-bounds .{space} load", f"address {int(a64[k]):#x}")
+            return buf, a64
+        self.fault(ins, sel, f"state space .{space} is not supported by the emulator")
+
+    def load(self, ins, space: str, addr, m, dt: np.dtype, count: int = 1) -> np.ndarray:
+        """Load ``count`` elements of ``dt`` per thread of mask ``m`` (None = all); zeros elsewhere."""
+        dt = np.dtype(dt)
+        T = self.T
+        sel = np.arange(T) if m is None else np.flatnonzero(m)
+        addr = np.broadcast_to(np.asarray(addr, dtype=np.uint64), (T,))[sel]
+        nbytes = dt.itemsize * count
+        shape = (T,) if count == 1 else (T, count)
+        out = np.zeros(shape, dtype=dt)
+        if sel.size == 0:
+            return out
+        mis = addr % np.uint64(nbytes) != 0
+        if mis.any():
+            k = int(np.flatnonzero(mis)[0])
+            self.fault(ins, sel[k:], f"misaligned {nbytes}-byte load",
+                       f"address {int(addr[k]):#x} is not a multiple of {nbytes} (PTX ISA 5.4.2: accesses must be "
+                       f"naturally aligned to the access size)")
+        for sp, s, a in self._space_of(space, addr, sel, ins):
+            buf, flat = self._flat(ins, sp, s, a, nbytes, False)
+            view = buf.view(dt)
+            idx = flat // dt.itemsize
+            if count == 1:
+                vals = view[idx]
+            else:
+                vals = view[idx[:, None] + np.arange(count)]
+            if m is None and sp == space:
+                return vals
+            out[s] = vals
+        return out
+
+    def store(self, ins, space: str, addr, m, values, dt: np.dtype, count: int = 1):
+        """Store ``values`` ((T,) or (T, count) of ``dt``) for the threads of mask ``m``."""
+        dt = np.dtype(dt)
+        T = self.T
+        sel = np.arange(T) if m is None else np.flatnonzero(m)
+        if sel.size == 0:
+            return
+        addr = np.broadcast_to(np.asarray(addr, dtype=np.uint64), (T,))[sel]
+        shape = (T,) if count == 1 else (T, count)
+        vals = np.broadcast_to(np.asarray(values), shape)[sel]
+        if vals.dtype != dt:
+            vals = vals.astype(dt) if vals.dtype.itemsize != dt.itemsize else vals.view(dt)
+        nbytes = dt.itemsize * count
+        mis = addr % np.uint64(nbytes) != 0
+        if mis.any():
+            k = int(np.flatnonzero(mis)[0])
+            self.fault(ins, sel[k:], f"misaligned {nbytes}-byte store",
+                       f"address {int(addr[k]):#x} is not a multiple of {nbytes} (PTX ISA 5.4.2)")
+        parts = self._space_of(space, addr, sel, ins)
+        for sp, s, a in parts:
+            buf, flat = self._flat(ins, sp, s, a, nbytes, True)
+            view = buf.view(dt)
+            idx = flat // dt.itemsize
+            v = vals if len(parts) == 1 else vals[np.isin(sel, s)]
+            if count == 1:
+                view[idx] = v
+            else:
+                view[idx[:, None] + np.arange(count)] = v
+
+    def smem_of(self, cta: int) -> np.ndarray:
+        """The shared-memory bytes of wave-relative CTA ``cta`` (a writable view)."""
+        o = cta * self.smem_stride
+        return self.smem[o: o + self.smem_size]
+
+    # --- thread-state control for handlers ---------------------------------------------------------------------
+    def park(self, m, key: int):
+        """Park the threads of ``m`` until ``wake(key)``; the instruction after the current one runs next."""
+        sel = np.arange(self.T) if m is None else m
+        self.status[sel] = PARK
+        self.park_key[sel] = key
+        self._parked_keys.add(key)
+
+    def wake(self, key: int):
+        if key in self._parked_keys:
+            w = (self.status == PARK) & (self.park_key == key)
+            self.status[w] = RUN
+            self._parked_keys.discard(key)
+
+    def set_pending(self, slots, m, what: str):
+        """Mark register slots as holding asynchronous results not yet valid for the threads in ``m``."""
+        mm = np.ones(self.T, bool) if m is None else m.copy()
+        for s in slots:
+            old = self.pending.get(s)
+            self.pending[s] = (mm if old is None else (old[0] | mm), what)
+
+    def clear_pending(self, m, what_prefix: str = ""):
+        mm = np.ones(self.T, bool) if m is None else m
+        for s in list(self.pending):
+            pm, what = self.pending[s]
+            if what.startswith(what_prefix):
+                pm = pm & ~mm
+                if pm.any():
+                    self.pending[s] = (pm, what)
+                else:
+                    del self.pending[s]
+
+
+def _store(ty: str):
+    from .types import BITS, STORAGE
+    return STORAGE[1 if ty == "pred" else BITS[ty]]
+
+
+WAVE_END_HOOKS: list = []   # fn(st) called when a wave finishes (TMEM leak checks ...)
+
+
+class Scheduler:
+    """Runs a Wave to completion."""
+
+    def __init__(self, st: Wave, budget: int = DEFAULT_BUDGET):
+        self.st = st
+        self.budget = budget
+        st._parked_keys = set()
+        self.code = st.prog.code
+        self.ends = st.prog.block_end
+
+    def run(self):
+        st = self.st
+        T = st.T
+        status, pc = st.status, st.pc
+        while True:
+            runnable = status == RUN
+            nrun = int(np.count_nonzero(runnable))
+            if nrun == 0:
+                if st.engine.pending:
+                    st.engine.drain(st)
+                    continue
+                if (status == EXITED).all():
+                    break
+                if any(h(st) for h in PROGRESS_HOOKS):
+                    continue
+                self._deadlock()
+            if nrun == T:
+                p = int(pc.min())
+                if int(pc.max()) == p:
+                    m = None
+                else:
+                    m = pc == p
+            else:
+                p = int(pc[runnable].min())
+                m = runnable & (pc == p)
+            if (status == SYNC).any():
+                w = (status == SYNC) & (pc == p)
+                if w.any():
+                    status[w] = RUN
+                    m = (m if m is not None else np.ones(T, bool)) | w
+            self._run_from(p, m)
+            if st.thread_instrs > self.budget:
+                self._watchdog()
+        for hook in WAVE_END_HOOKS:
+            hook(st)
+
+    def _run_from(self, p: int, m):
+        """Run blocks starting at ``p`` for mask ``m`` while the group stays whole and converged."""
+        st = self.st
+        code, ends, r = self.code, self.ends, st.r
+        pc, status = st.pc, st.status
+        T = st.T
+        while True:
+            e_end = ends[p]
+            n_active = T if m is None else int(np.count_nonzero(m))
+            st.steps += 1
+            i = p
+            while i < e_end:
+                e = code[i]
+                if e.kind != K_NORMAL:
+                    break
+                gm = m
+                if e.guard >= 0:
+                    g = r[e.guard]
+                    if e.gneg:
+                        g = ~g
+                    gm = g if m is None else (g & m)
+                    if not gm.any():
+                        i += 1
+                        continue
+                if st.pending and e.reads:
+                    self._check_pending(e, gm)
+                rc = e.fn(st, gm)
+                if rc:
+                    st.thread_instrs += n_active * (i - p + 1)
+                    if rc == isa.RETRY:
+                        # threads of gm wait at this instruction; the others of m continue after it
+                        sel = np.ones(T, bool) if gm is None else gm
+                        status[sel] = SYNC
+                        pc[sel] = i
+                        rest = (np.ones(T, bool) if m is None else m) & ~sel
+                        pc[rest] = i + 1
+                    else:
+                        if m is None:
+                            pc[:] = i + 1
+                        else:
+                            pc[m] = i + 1
+                    return
+                i += 1
+            st.thread_instrs += n_active * (i - p)
+            if i >= e_end:   # fell through into the next block
+                nxt = e_end
+                if m is None:
+                    pc[:] = nxt
+                    p = nxt
+                    continue
+                pc[m] = nxt
+                return
+            e = code[i]
+            if e.kind == K_BRA:
+                if e.guard < 0:
+                    if m is None:
+                        pc[:] = e.target
+                        p = e.target
+                        continue
+                    pc[m] = e.target
+                    return
+                g = r[e.guard]
+                if e.gneg:
+                    g = ~g
+                if m is None:
+                    if g.all():
+                        pc[:] = e.target
+                        p = e.target
+                        continue
+                    if not g.any():
+                        pc[:] = i + 1
+                        p = i + 1
+                        continue
+                    pc[:] = np.where(g, e.target, i + 1)
+                    return
+                pc[m] = np.where(g[m], e.target, i + 1)
+                return
+            if e.kind == K_EXIT:
+                gm = m
+                if e.guard >= 0:
+                    g = r[e.guard]
+                    if e.gneg:
+                        g = ~g
+                    gm = g if m is None else (g & m)
+                    rest = (np.ones(T, bool) if m is None else m) & ~gm
+                    pc[rest] = i + 1
+                if gm is None:
+                    status[:] = EXITED
+                else:
+                    status[gm] = EXITED
+                return
+            if e.kind == K_TRAP:
+                st.fault(e.ins, m, "the kernel executed 'trap' (a device-side abort, e.g. a failed assert)")
+
+    def _check_pending(self, e, gm):
+        st = self.st
+        for s in e.reads:
+            pend = st.pending.get(s)
+            if pend is None:
+                continue
+            pm, what = pend
+            hit = pm if gm is None else (pm & gm)
+            if hit.any():
+                st.fault(e.ins, hit, f"register {st.prog.reg_names[s]} is read before the asynchronous {what} "
+                                     f"that writes it has completed",
+                         "rule: registers written by tcgen05.ld are valid only after tcgen05.wait::ld "
+                         "(PTX ISA 9.7.16.8.5); add 'tcgen05.wait::ld.sync.aligned;' before using them")
+
+    def _where_summary(self, mask) -> str:
+        st = self.st
+        rows = Counter()
+        for t in np.flatnonzero(mask):
+            rows[(int(st.cta_of[t]), int(st.warp[t]), int(st.pc[t]), int(st.status[t]))] += 1
+        lines = []
+        for (c, w, p, s), n in sorted(rows.items())[:24]:
+            ins = self.code[p].ins if p < len(self.code) else None
+            block = st.coords(int(np.flatnonzero(st.cta_of == c)[0]))[0]
+            where = f"PTX line {ins.line}: {ins.text.strip()}" if ins is not None else "?"
+            if ins is not None and ins.loc:
+                where += f" [{ins.loc[0]}:{ins.loc[1]}]"
+            lines.append(f"    block {block} warp {w}: {n} threads {_STATUS.get(s, 'running')} at {where}")
+        if len(rows) > 24:
+            lines.append(f"    ... {len(rows) - 24} more groups")
+        return "\n".join(lines)
+
+    def _deadlock(self):
+        st = self.st
+        waiting = st.status != EXITED
+        detail = self._where_summary(waiting)
+        extra = []
+        for fn in DEADLOCK_EXPLAINERS:
+            s = fn(st)
+            if s:
+                extra.append(s)
+        raise EmuError("deadlock: no thread can make progress and no asynchronous operation is pending\n"
+                       "  waiting threads:\n" + detail + ("\n" + "\n".join(extra) if extra else "") +
+                       "\n  what to do: check barrier thread counts, mbarrier arrival counts/expect_tx bytes and "
+                       "phase parity, and that every thread reaches each bar.sync",
+                       kernel=st.kernel)
+
+    def _watchdog(self):
+        st = self.st
+        detail = self._where_summary(st.status == RUN)
+        raise EmuError(f"instruction budget exceeded: {st.thread_instrs:,} thread-instructions executed "
+                       f"(limit {self.budget:,}; set PTXLAB_EMU_BUDGET to raise it) — a runaway loop or a spin "
+                       f"wait that can never succeed\n  running threads:\n{detail}", kernel=st.kernel)
+
+
+PROGRESS_HOOKS: list = []       # fn(st) -> bool: try to make progress when no thread is runnable
+DEADLOCK_EXPLAINERS: list = []   # fn(st) -> str|None, adds family-specific lines (mbarrier state, TMEM ...)
+
+
+def run_kernel(prog: Program, heap: GlobalHeap, grid: tuple, block: tuple, params: bytes, dyn_smem: int,
+               device=None, budget: int = DEFAULT_BUDGET) -> dict:
+    """Run all CTAs of a launch, in waves of up to WAVE_THREADS threads.  Returns run statistics."""
+    nctas = grid[0] * grid[1] * grid[2]
+    tpc = (block[0] * block[1] * block[2] + 31) // 32 * 32
+    per_wave = max(1, min(nctas, WAVE_THREADS // tpc))
+    stats = {"thread_instrs": 0, "blocks": 0, "waves": 0}
+    for start in range(0, nctas, per_wave):
+        ids = list(range(start, min(nctas, start + per_wave)))
+        st = Wave(prog, heap, ids, grid, block, params, dyn_smem, device)
+        Scheduler(st, budget).run()
+        stats["thread_instrs"] += st.thread_instrs
+        stats["blocks"] += st.steps
+        stats["waves"] += 1
+    return stats

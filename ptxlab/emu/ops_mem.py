@@ -1,0 +1,191 @@
+"""Data movement: mov, ld, ld.global.nc, ldu, st, cvta, isspacep, prefetch (PTX ISA 9.7.9)."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import ir
+from .isa import Ctx, Unsupported, handler, inst_type
+from .memory import WIN_BASE, WIN_SHIFT
+from .types import BITS, DTYPE, STORAGE, UINT
+
+_SPACES = ("global", "shared", "local", "param", "const")
+
+
+def _space(ins: ir.Instr, ctx: Ctx) -> str:
+    """The state space an ld/st addresses (PTX ISA 9.7.9.8): explicit, else generic; call-parameters live in local."""
+    for m in ins.mods:
+        base = m.split("::")[0]
+        if base in _SPACES:
+            if base == "param":
+                addr = next((a for a in ins.args if isinstance(a, ir.Addr)), None)
+                sp = ctx.symbol_space(addr) if addr is not None else None
+                if sp == "local" or (addr is not None and isinstance(addr.base, ir.Reg)):
+                    # .param of a call sequence (PTX ISA 5.1.6.2) or a kernel param reached through a register
+                    return sp or "param"
+            if base == "shared" and m not in ("shared", "shared::cta"):
+                raise Unsupported(f"'{m}' (distributed shared memory of another CTA) is not supported: "
+                                  f"the emulator runs one-CTA clusters only ({ins.where()})")
+            return base
+    return "generic"
+
+
+def _vec(ins: ir.Instr) -> int:
+    v = ins.mod_startswith("v")
+    if v and v[1:].isdigit():
+        return int(v[1:])
+    return 1
+
+
+@handler("mov")
+def build_mov(ins: ir.Instr, ctx: Ctx):
+    ty = inst_type(ins)
+    d, a = ins.args
+    if isinstance(d, ir.Vec) or isinstance(a, ir.Vec):
+        return _build_pack(ins, ctx, ty, d, a)
+    if isinstance(a, (ir.Sym, ir.Addr)) and not isinstance(a, ir.Addr) or \
+            (isinstance(a, ir.Addr) and isinstance(a.base, ir.Sym)):
+        # address of a variable (PTX ISA 9.7.9.1: mov of a symbol yields its address in its own state space)
+        rd = ctx.read(a, ty)
+    else:
+        rd = ctx.read(a, ty)
+    wr = ctx.write(d, ty)
+
+    def run(st, m):
+        wr(st, rd(st), m)
+    return run
+
+
+def _build_pack(ins, ctx, ty, d, a):
+    """mov.b64 {lo, hi}, %rd / mov.b64 %rd, {lo, hi}: pack/unpack (PTX ISA 9.7.9.1)."""
+    bits = BITS[ty]
+    if isinstance(a, ir.Vec):                       # pack
+        n = len(a.items)
+        eb = bits // n
+        rds = ctx.read_vec(a, f"b{eb}")
+        wr = ctx.write(d, ty)
+        ud = UINT[bits]
+
+        def run(st, m):
+            acc = np.zeros(st.T, dtype=ud)
+            for k, rd in enumerate(rds):
+                acc = acc | (np.asarray(rd(st)).astype(ud) << ud.type(k * eb))
+            wr(st, acc, m)
+        return run
+    n = len(d.items)
+    eb = bits // n
+    rd = ctx.read(a, ty if ty.startswith("b") else f"b{bits}")
+    wrs = ctx.write_vec(d, f"b{eb}")
+    ud = UINT[bits]
+    mask = ud.type((1 << eb) - 1) if eb < 64 else None
+
+    def run(st, m):
+        v = np.asarray(rd(st)).view(ud) if np.asarray(rd(st)).dtype != ud else rd(st)
+        for k, w in enumerate(wrs):
+            w(st, ((v >> ud.type(k * eb)) & mask).astype(UINT[eb]), m)
+    return run
+
+
+@handler("ld", "ldu")
+def build_ld(ins: ir.Instr, ctx: Ctx):
+    ty = inst_type(ins)
+    if ty == "b128":
+        raise Unsupported("ld.b128 is not supported by the emulator yet")
+    space = _space(ins, ctx)
+    n = _vec(ins)
+    d, a = ins.args[0], ins.args[1]
+    addr = ctx.address(a)
+    wrs = ctx.write_vec(d, ty)
+    dt = DTYPE[ty]
+    if n != len(wrs):
+        raise Unsupported(f"vector width .v{n} does not match {len(wrs)} destination registers")
+
+    if n == 1:
+        w = wrs[0]
+
+        def run(st, m):
+            w(st, st.load(ins, space, addr(st), m, dt, 1), m)
+        return run
+
+    def runv(st, m):
+        v = st.load(ins, space, addr(st), m, dt, n)
+        for k, w in enumerate(wrs):
+            w(st, v[:, k], m)
+    return runv
+
+
+@handler("st")
+def build_st(ins: ir.Instr, ctx: Ctx):
+    ty = inst_type(ins)
+    if ty == "b128":
+        raise Unsupported("st.b128 is not supported by the emulator yet")
+    space = _space(ins, ctx)
+    n = _vec(ins)
+    a, v = ins.args[0], ins.args[1]
+    addr = ctx.address(a)
+    rds = ctx.read_vec(v, ty)
+    dt = DTYPE[ty]
+    if n != len(rds):
+        raise Unsupported(f"vector width .v{n} does not match {len(rds)} source registers")
+    if n == 1:
+        rd = rds[0]
+
+        def run(st, m):
+            st.store(ins, space, addr(st), m, rd(st), dt, 1)
+        return run
+
+    def runv(st, m):
+        vals = np.stack([np.broadcast_to(np.asarray(r(st)).astype(dt, copy=False), (st.T,)) for r in rds], axis=1)
+        st.store(ins, space, addr(st), m, vals, dt, n)
+    return runv
+
+
+@handler("cvta")
+def build_cvta(ins: ir.Instr, ctx: Ctx):
+    """cvta{.to}.space.size d, a  (PTX ISA 9.7.9.19): convert between generic and state-space addresses."""
+    to = "to" in ins.mods
+    space = next(m for m in ins.mods if m in _SPACES)
+    ty = inst_type(ins)
+    base = np.uint64(WIN_BASE[space]) if space != "global" else np.uint64(0)
+    rd = ctx.read(ins.args[1], ty)
+    wr = ctx.write(ins.args[0], ty)
+    if space == "global":
+        def run(st, m):
+            wr(st, rd(st), m)
+        return run
+    dt = DTYPE[ty]
+    if to:
+        def run_to(st, m):
+            wr(st, (np.asarray(rd(st)).astype(np.uint64) - base).astype(dt), m)
+        return run_to
+
+    def run_from(st, m):
+        wr(st, (np.asarray(rd(st)).astype(np.uint64) + base).astype(dt), m)
+    return run_from
+
+
+@handler("isspacep")
+def build_isspacep(ins: ir.Instr, ctx: Ctx):
+    """isspacep.space p, a (PTX ISA 9.7.9.18)."""
+    space = ins.mods[0].split("::")[0]
+    rd = ctx.read(ins.args[1], "u64")
+    wr = ctx.write(ins.args[0], "pred")
+    w = np.int64(WIN_BASE[space] >> WIN_SHIFT)
+
+    def run(st, m):
+        wr(st, (np.asarray(rd(st)) >> np.uint64(WIN_SHIFT)).astype(np.int64) == w, m)
+    return run
+
+
+@handler("prefetch", "prefetchu", "applypriority", "discard", "createpolicy")
+def build_hint(ins: ir.Instr, ctx: Ctx):
+    """Cache hints have no architectural effect (PTX ISA 9.7.9.15-17); createpolicy yields an opaque policy."""
+    if ins.opcode == "createpolicy":
+        wr = ctx.write(ins.args[0], "b64")
+
+        def run_pol(st, m):
+            wr(st, np.uint64(0x1000000000000000), m)
+        return run_pol
+
+    def run(st, m):
+        return None
+    return run
