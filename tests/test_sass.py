@@ -79,12 +79,16 @@ TCGEN05_SASS = ["UTCATOMSWS", "UTCCP", "UTCOMMA", "UTCBAR", "LDTM"]
 
 @pytest.fixture(scope="module")
 def tc_mod() -> "ptxlab.toolchain.Module":
-    return ptxlab.compile(TCGEN05_KERNEL, arch="sm_100a", name="tc_probe.cu")
+    with pytest.MonkeyPatch.context() as mp:  # independent of the caller's PTXLAB_DEBUG
+        mp.delenv("PTXLAB_DEBUG", raising=False)
+        return ptxlab.compile(TCGEN05_KERNEL, arch="sm_100a", name="tc_probe.cu")
 
 
 @pytest.fixture(scope="module")
 def tma_mod() -> "ptxlab.toolchain.Module":
-    return ptxlab.compile(TMA_KERNEL, arch="sm_90a", name="tma_probe.cu")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("PTXLAB_DEBUG", raising=False)
+        return ptxlab.compile(TMA_KERNEL, arch="sm_90a", name="tma_probe.cu")
 
 
 def test_tcgen05_block_scaled_mma_lowers_to_utc_sass(tc_mod) -> None:
@@ -130,3 +134,12 @@ def test_split_kernels_and_opcodes() -> None:
     assert set(parts) == {"a", "b"}
     assert "RED" in " ".join(sass.opcodes(parts["b"])) or "ATOMG" in " ".join(sass.opcodes(parts["b"]))
     assert sass.require(mod, ["EXIT"], kernel="a")["EXIT"] >= 1
+
+
+def test_tmem_check_debug_switch_inserts_checks(tc_mod, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PTXLAB_DEBUG", "tmem_check")
+    checked = ptxlab.compile(TCGEN05_KERNEL, arch="sm_100a", name="tc_probe.cu")
+    assert "-g-tmem-access-check" in checked.options and "-g-tmem-access-check" not in tc_mod.options
+    plain_n, checked_n = len(sass.opcodes(tc_mod.sass())), len(sass.opcodes(checked.sass()))
+    assert checked_n > 2 * plain_n  # ptxas inserted run-time TMEM access checks
+    sass.require(checked, TCGEN05_SASS)

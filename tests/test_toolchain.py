@@ -217,3 +217,54 @@ def test_include_dirs_are_passed(tmp_path: Path, rng: np.random.Generator, fresh
     mod = ptxlab.compile(src, include_dirs=[tmp_path / "inc", cutlass_include_dir()])
     assert f"-I{cutlass_include_dir().resolve()}" in mod.options
     assert str(val) in mod.ptx or hex(val) in mod.ptx.lower()
+
+
+def _cu(res: tuple) -> tuple:
+    from cuda.bindings import driver
+
+    err, *rest = res if isinstance(res, tuple) else (res,)
+    assert err == driver.CUresult.CUDA_SUCCESS, f"CUDA driver call failed: {err}"
+    return tuple(rest)
+
+
+@pytest.mark.gpu
+def test_cubin_loads_and_runs_on_gpu(rng: np.random.Generator, fresh_cache: Path) -> None:
+    """The cubin from ptxlab.compile runs on the local GPU (plain driver API, independent of ptxlab.device)."""
+    import ctypes
+
+    from cuda.bindings import driver
+
+    _cu(driver.cuInit(0))
+    (dev,) = _cu(driver.cuDeviceGet(0))
+    attr = driver.CUdevice_attribute
+    (major,) = _cu(driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev))
+    (minor,) = _cu(driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev))
+    arch = {(9, 0): "sm_90a", (10, 0): "sm_100a"}.get((major, minor))
+    if arch is None:
+        pytest.skip(f"GPU is sm_{major}{minor}; this test targets sm_90a / sm_100a")
+    salt = int(rng.integers(1, 1 << 10))
+    mod = ptxlab.compile(SAXPY % {"salt": salt}, arch=arch)
+    (ctx,) = _cu(driver.cuDevicePrimaryCtxRetain(dev))
+    _cu(driver.cuCtxSetCurrent(ctx))
+    try:
+        (cumod,) = _cu(driver.cuModuleLoadData(mod.cubin))
+        (fn,) = _cu(driver.cuModuleGetFunction(cumod, b"saxpy"))
+        n = int(rng.integers(1000, 5000))
+        a = np.float32(rng.integers(-8, 9))
+        x = rng.integers(-1000, 1000, n).astype(np.float32)  # small integers: every result is exact in fp32
+        y = rng.integers(-1000, 1000, n).astype(np.float32)
+        (dx,) = _cu(driver.cuMemAlloc(x.nbytes))
+        (dy,) = _cu(driver.cuMemAlloc(y.nbytes))
+        _cu(driver.cuMemcpyHtoD(dx, x.ctypes.data, x.nbytes))
+        _cu(driver.cuMemcpyHtoD(dy, y.ctypes.data, y.nbytes))
+        params = ((a, dx, dy, np.int32(n)), (ctypes.c_float, None, None, ctypes.c_int))
+        _cu(driver.cuLaunchKernel(fn, (n + 127) // 128, 1, 1, 128, 1, 1, 0, 0, params, 0))
+        _cu(driver.cuCtxSynchronize())
+        out = np.full(n, np.nan, dtype=np.float32)  # poisoned
+        _cu(driver.cuMemcpyDtoH(out.ctypes.data, dy, out.nbytes))
+        np.testing.assert_array_equal(out, a * x + y + np.float32(salt))
+        _cu(driver.cuMemFree(dx))
+        _cu(driver.cuMemFree(dy))
+        _cu(driver.cuModuleUnload(cumod))
+    finally:
+        _cu(driver.cuDevicePrimaryCtxRelease(dev))
