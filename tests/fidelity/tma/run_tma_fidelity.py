@@ -1,0 +1,396 @@
+#!/usr/bin/env python3
+"""TMA fidelity kit: run the same TMA probes on real hardware, on the emulator, and through the pure model, then diff.
+
+    python tests/fidelity/tma/run_tma_fidelity.py run --backend cuda --out tma_cuda.npz      # on the H100 (lead)
+    python tests/fidelity/tma/run_tma_fidelity.py run --backend emu  --out tma_emu.npz       # CPU emulator
+    python tests/fidelity/tma/run_tma_fidelity.py run --backend model --out tma_model.npz    # ptxlab.emu.tma_model only
+    python tests/fidelity/tma/run_tma_fidelity.py compare tma_cuda.npz tma_model.npz        # bit-for-bit diff
+
+Probes (``--probes``, default all):
+  images  : every swizzle mode x dtype (UINT8, FLOAT16, 16U4_ALIGN8B) x rank 2..5 x {in bounds, OOB low, OOB high};
+            the whole 1024-aligned shared window is dumped, so stray writes and untouched (0xA5) bytes show.
+  tx      : the complete_tx byte count of partially-OOB boxes (ptx_facts UNCONFIRMED #10): the same load is run with
+            expect_tx = full box bytes and with expect_tx = in-bound bytes; exactly one of them completes the phase.
+  narrow  : inner box narrower than the swizzle span (UNCONFIRMED #3): the hardware image shows the layout.
+  nanfill : oob_fill='nan' on FLOAT16/FLOAT32: the OOB-NaN bit pattern (tma_model.OOB_NAN_BITS).
+  store   : TMA store, in bounds and partially OOB (OOB elements must not be written).
+  align   : destination offsets 16..512 B off a 1024-B boundary (UNCONFIRMED #7); on cuda each runs in a subprocess,
+            since a faulting TMA poisons the CUDA context.
+All inputs derive from --seed, so every backend sees identical data. Nothing here needs a GPU except --backend cuda.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import traceback
+import zlib
+from dataclasses import asdict, dataclass, field
+from typing import Any, Optional
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+POISON_SMEM = 0xA5
+POISON_GMEM = 0x5A
+BITS = {"UINT8": 8, "FLOAT16": 16, "FLOAT32": 32, "16U4_ALIGN8B": 4}
+SPAN = {"none": 64, "32B": 32, "64B": 64, "128B": 128, "128B_ATOM_32B": 128, "128B_ATOM_32B_FLIP_8B": 128,
+        "128B_ATOM_64B": 128}
+
+
+@dataclass
+class Case:
+    """One probe launch; everything a backend needs to reproduce it."""
+
+    name: str
+    probe: str
+    kind: str                      # "load" | "store"
+    dtype: str
+    swizzle: str
+    shape: list[int]
+    strides: list[int]
+    box: list[int]
+    estr: list[int]
+    coords: list[int]
+    dst_off: int = 0
+    expect: str = "full"           # "full" | "inbound"
+    oob_fill: str = "none"
+    seed: int = 0
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    def box_bytes(self) -> int:
+        n = self.box[0] * BITS[self.dtype] // 8
+        for b, e in zip(self.box[1:], self.estr[1:]):
+            n *= -(-b // e)
+        return n
+
+    def inbound_bytes(self) -> int:
+        """Bytes of in-bound elements (separable per dimension)."""
+        n = 1
+        for d in range(self.rank):
+            step = 1 if d == 0 else self.estr[d]
+            cnt = self.box[0] if d == 0 else -(-self.box[d] // step)
+            n *= sum(1 for i in range(cnt) if 0 <= self.coords[d] + i * step < self.shape[d])
+        return n * BITS[self.dtype] // 8
+
+    def region(self) -> int:
+        return -(-(self.dst_off + self.box_bytes()) // 1024) * 1024 + 1024
+
+    def gmem_bytes(self) -> int:
+        end = (self.shape[0] * BITS[self.dtype] + 7) // 8
+        for d, s in zip(self.shape[1:], self.strides):
+            end += (d - 1) * s
+        return -(-end // 256) * 256 + 256
+
+
+def _strides(shape: list[int], dtype: str, rng: np.random.Generator) -> list[int]:
+    row = -(-(shape[0] * BITS[dtype] // 8) // 16) * 16 + 16 * int(rng.integers(0, 2))
+    out, acc = [], row
+    for d in shape[1:]:
+        out.append(acc)
+        acc = acc * d + 16 * int(rng.integers(0, 2))
+    return out
+
+
+def _case(probe: str, name: str, dtype: str, swizzle: str, rank: int, pos: str, rng: np.random.Generator,
+          seed: int, inner_bytes: Optional[int] = None, estr: Optional[list[int]] = None, **kw: Any) -> Case:
+    bits = BITS[dtype]
+    inner = inner_bytes or SPAN[swizzle]
+    box0 = inner * 8 // bits
+    box = [box0] + [int(rng.integers(2, 6)) for _ in range(rank - 1)]
+    es = estr or [1] * rank
+    shape = [box0 * 2 + (0 if bits == 4 else int(rng.integers(0, 3)) * 16 // max(bits // 8, 1))] + \
+            [box[d] * 2 + int(rng.integers(0, 3)) for d in range(1, rank)]
+    if pos == "in":
+        coords = [box0 // 2 if bits != 4 else box0 // 2 - (box0 // 2) % 2] + [1] * (rank - 1)
+    elif pos == "lo":
+        coords = [-(box0 // 2) - ((box0 // 2) % 2 if bits == 4 else 0)] + [-1] * (rank - 1)
+    else:  # "hi": past the end in every dim
+        coords = [shape[0] - box0 // 2 - ((shape[0] - box0 // 2) % 2 if bits == 4 else 0)] + \
+                 [shape[d] - 1 for d in range(1, rank)]
+    return Case(name=name, probe=probe, kind=kw.pop("kind", "load"), dtype=dtype, swizzle=swizzle, shape=shape,
+                strides=_strides(shape, dtype, rng), box=box, estr=es, coords=coords, seed=seed, **kw)
+
+
+def build_cases(seed: int, probes: set[str], quick: bool) -> list[Case]:
+    """The deterministic case list for the given seed."""
+    cases: list[Case] = []
+
+    def rng_for(name: str) -> tuple[np.random.Generator, int]:
+        s = (seed * 1_000_003 + zlib.crc32(name.encode())) & 0xFFFF_FFFF
+        return np.random.default_rng(s), s
+
+    def add(probe: str, name: str, *a: Any, **kw: Any) -> None:
+        rng, s = rng_for(name)
+        cases.append(_case(probe, name, *a, rng=rng, seed=s, **kw))
+
+    swizzles = ["none", "32B", "64B", "128B", "128B_ATOM_32B", "128B_ATOM_32B_FLIP_8B", "128B_ATOM_64B"]
+    dtypes = ["UINT8", "FLOAT16", "16U4_ALIGN8B"]
+    ranks = [2, 3] if quick else [2, 3, 4, 5]
+    if "images" in probes:
+        for sw in swizzles:
+            for dt in dtypes:
+                for r in ranks:
+                    for pos in ("in", "lo", "hi"):
+                        add("images", f"img/{sw}/{dt}/{r}d/{pos}", dt, sw, r, pos)
+        for sw in ("none", "128B"):
+            add("images", f"img/{sw}/UINT8/3d/estr", "UINT8", sw, 3, "in", estr=[1, 2, 3])
+            add("images", f"img/{sw}/UINT8/3d/estr_hi", "UINT8", sw, 3, "hi", estr=[1, 3, 2])
+    if "tx" in probes:
+        for dt, sw in (("UINT8", "none"), ("UINT8", "128B"), ("FLOAT16", "128B"), ("16U4_ALIGN8B", "128B")):
+            for pos in ("lo", "hi"):
+                for exp in ("full", "inbound"):
+                    add("tx", f"tx/{sw}/{dt}/2d/{pos}/{exp}", dt, sw, 2, pos, expect=exp)
+        add("tx", "tx/128B/UINT8/2d/allout/full", "UINT8", "128B", 2, "hi", expect="full", meta={"all_out": True})
+        cases[-1].coords = [cases[-1].shape[0], cases[-1].shape[1]]
+        add("tx", "tx/128B/UINT8/2d/allout/inbound", "UINT8", "128B", 2, "hi", expect="inbound")
+        cases[-1].coords = [cases[-1].shape[0], cases[-1].shape[1]]
+    if "narrow" in probes:
+        for sw, inner in (("128B", 64), ("128B", 32), ("64B", 32), ("32B", 16), ("128B_ATOM_32B", 64)):
+            for pos in ("in", "hi"):
+                add("narrow", f"narrow/{sw}/inner{inner}/{pos}", "UINT8", sw, 2, pos, inner_bytes=inner)
+    if "nanfill" in probes:
+        for dt in ("FLOAT16", "FLOAT32"):
+            add("nanfill", f"nan/{dt}/2d/hi", dt, "128B", 2, "hi", oob_fill="nan")
+    if "store" in probes:
+        for dt, sw in (("UINT8", "none"), ("UINT8", "128B"), ("FLOAT16", "64B"), ("16U4_ALIGN8B", "128B")):
+            for r in (2, 3):
+                for pos in ("in", "hi"):
+                    add("store", f"store/{sw}/{dt}/{r}d/{pos}", dt, sw, r, pos, kind="store")
+    if "align" in probes:
+        for sw in ("none", "128B", "64B"):
+            for off in (16, 32, 64, 128, 256, 512):
+                add("align", f"align/{sw}/off{off}", "UINT8", sw, 2, "in", dst_off=off)
+    return cases
+
+
+# ---------------------------------------------------------------------------------------------------- backends
+def gmem_data(case: Case) -> np.ndarray:
+    return np.random.default_rng(case.seed ^ 0x5EED).integers(0, 256, size=case.gmem_bytes(), dtype=np.uint8)
+
+
+def smem_data(case: Case) -> np.ndarray:
+    return np.random.default_rng(case.seed ^ 0x5AFE).integers(0, 256, size=case.region(), dtype=np.uint8)
+
+
+def expect_bytes(case: Case) -> int:
+    return case.box_bytes() if case.expect == "full" else case.inbound_bytes()
+
+
+def run_model(case: Case) -> dict[str, np.ndarray]:
+    """Expected results from ptxlab.emu.tma_model (no emulator): window image / global image, completion flag."""
+    from ptxlab.emu import tma_model
+    from ptxlab.emu.tma_model import complete_tx_bytes, plan_tensor_load, plan_tensor_store
+    from ptxlab.tensormap import TensorMapSpec
+
+    if case.probe == "align":   # predict with the PTX 5.5.7 base-offset model (absolute-address swizzle, 16-B rule)
+        saved = tma_model.TMA_SMEM_ALIGN, tma_model.REQUIRE_NATURAL_SWIZZLE_ALIGNMENT
+        tma_model.TMA_SMEM_ALIGN, tma_model.REQUIRE_NATURAL_SWIZZLE_ALIGNMENT = 16, False
+        try:
+            return run_model(Case(**{**asdict(case), "probe": "align-model"}))
+        finally:
+            tma_model.TMA_SMEM_ALIGN, tma_model.REQUIRE_NATURAL_SWIZZLE_ALIGNMENT = saved
+
+    base = 0x10000
+    g = gmem_data(case)
+    spec = TensorMapSpec.make(case.dtype, base, case.shape, case.strides, case.box, case.estr, swizzle=case.swizzle,
+                              oob_fill=case.oob_fill).validate()
+    info = np.zeros(8, np.uint64)
+    if case.kind == "load":
+        win = np.full(case.region(), POISON_SMEM, np.uint8)
+        plan = plan_tensor_load(spec, case.coords, case.dst_off, lambda a, n: g[a - base:a - base + n])
+        win[plan.smem_addrs] = plan.values
+        info[0] = int(complete_tx_bytes(spec) == expect_bytes(case))
+        info[5] = case.dst_off
+        return {"image": win, "info": info}
+    s = smem_data(case)
+    out = np.full(g.size, POISON_GMEM, np.uint8)
+    plan = plan_tensor_store(spec, case.coords, case.dst_off)
+    out[plan.gmem_addrs - base] = s[plan.smem_addrs]
+    return {"image": out, "info": info}
+
+
+_MODULE: dict[str, Any] = {}
+
+
+def run_device(dev: Any, case: Case, max_polls: int, read_raw: bool) -> dict[str, np.ndarray]:
+    """Run one case on a ptxlab device ("cuda" or "emu") through the public device API."""
+    import ptxlab
+
+    if "mod" not in _MODULE:
+        with open(os.path.join(HERE, "tma_probe.cu")) as f:
+            _MODULE["mod"] = ptxlab.compile(f.read(), arch="sm_90a", name="tma_probe.cu")
+    mod = _MODULE["mod"]
+    g = gmem_data(case)
+    gbuf = dev.to_device(g)
+    tmap = dev.tensor_map(gbuf, dtype=case.dtype, global_shape=case.shape, global_strides=case.strides, box=case.box,
+                          element_strides=case.estr, swizzle=case.swizzle, oob_fill=case.oob_fill)
+    c = list(case.coords) + [0] * (5 - case.rank)
+    region = case.region()
+    if case.kind == "load":
+        out = dev.empty(region)
+        dev.memset(out, 0x00)
+        info = dev.empty(64)
+        dev.memset(info, 0x00)
+        args = [tmap, out, info, np.int32(case.rank)] + [np.int32(x) for x in c] + \
+               [np.uint32(case.dst_off), np.uint32(region), np.uint32(expect_bytes(case)), np.uint32(int(read_raw)),
+                np.uint32(max_polls)]
+        dev.launch(mod, "tma_load", grid=(1, 1, 1), block=(128, 1, 1), args=args, shared_bytes=region + 1024)
+        return {"image": dev.to_host(out, dtype=np.uint8, shape=(region,)),
+                "info": dev.to_host(info, dtype=np.uint64, shape=(8,))}
+    dev.memset(gbuf, POISON_GMEM)
+    sbuf = dev.to_device(smem_data(case))
+    args = [tmap, sbuf, np.int32(case.rank)] + [np.int32(x) for x in c] + [np.uint32(case.dst_off), np.uint32(region)]
+    dev.launch(mod, "tma_store", grid=(1, 1, 1), block=(128, 1, 1), args=args, shared_bytes=region + 1024)
+    return {"image": dev.to_host(gbuf, dtype=np.uint8, shape=(g.size,)), "info": np.zeros(8, np.uint64)}
+
+
+def run_one(backend: str, case: Case, max_polls: int, dev: Any = None) -> dict[str, Any]:
+    """Run a case, turning any exception into an 'error' entry."""
+    try:
+        if backend == "model":
+            res = run_model(case)
+        else:
+            res = run_device(dev, case, max_polls, read_raw=(backend == "cuda"))
+        res["error"] = ""
+        return res
+    except Exception as exc:  # recorded, compared, never hidden
+        msg = f"{type(exc).__name__}: {exc}".strip()
+        if os.environ.get("TMA_FIDELITY_TRACE"):
+            traceback.print_exc()
+        return {"image": np.zeros(0, np.uint8), "info": np.zeros(8, np.uint64), "error": msg}
+
+
+def run_isolated(case: Case, max_polls: int) -> dict[str, Any]:
+    """Run one cuda case in a child process (a TMA fault leaves the CUDA context unusable)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "one.npz")
+        proc = subprocess.run([sys.executable, os.path.abspath(__file__), "one", "--case", json.dumps(asdict(case)),
+                               "--out", out, "--max-polls", str(max_polls)], capture_output=True, text=True,
+                              timeout=120)
+        if not os.path.exists(out):
+            return {"image": np.zeros(0, np.uint8), "info": np.zeros(8, np.uint64),
+                    "error": f"child process failed rc={proc.returncode}: {proc.stderr.strip()[-800:]}"}
+        z = np.load(out)
+        return {"image": z["image"], "info": z["info"], "error": str(z["error"])}
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    probes = set(args.probes.split(",")) if args.probes else {"images", "tx", "narrow", "nanfill", "store", "align"}
+    cases = build_cases(args.seed, probes, args.quick)
+    dev = None
+    if args.backend != "model":
+        import ptxlab
+        dev = ptxlab.open_device(args.backend)
+    polls = args.max_polls if args.max_polls else (200_000 if args.backend == "cuda" else 64)
+    arrays: dict[str, Any] = {"cases_json": np.array(json.dumps([asdict(c) for c in cases])),
+                              "backend": np.array(args.backend), "seed": np.array(args.seed)}
+    n_err = 0
+    for i, case in enumerate(cases):
+        if args.backend == "cuda" and case.probe == "align":
+            res = run_isolated(case, polls)
+        else:
+            res = run_one(args.backend, case, polls, dev)
+        for k in ("image", "info"):
+            arrays[f"{case.name}:{k}"] = res[k]
+        arrays[f"{case.name}:error"] = np.array(res["error"])
+        n_err += bool(res["error"])
+        if args.verbose or res["error"]:
+            print(f"[{i + 1}/{len(cases)}] {case.name}: {res['error'] or 'ok'}"[:300])
+    np.savez_compressed(args.out, **arrays)
+    print(f"{len(cases)} cases on backend {args.backend}, {n_err} recorded errors -> {args.out}")
+    return 0
+
+
+def cmd_one(args: argparse.Namespace) -> int:
+    import ptxlab
+
+    case = Case(**json.loads(args.case))
+    res = run_one("cuda", case, args.max_polls, ptxlab.open_device("cuda"))
+    np.savez(args.out, image=res["image"], info=res["info"], error=np.array(res["error"]))
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------------- compare
+def cmd_compare(args: argparse.Namespace) -> int:
+    a, b = np.load(args.a), np.load(args.b)
+    ca = {c["name"]: Case(**c) for c in json.loads(str(a["cases_json"]))}
+    names_b = {c["name"] for c in json.loads(str(b["cases_json"]))}
+    la, lb = str(a["backend"]), str(b["backend"])
+    same = differ = skipped = 0
+    print(f"compare {args.a} ({la}) vs {args.b} ({lb})")
+    for name, case in ca.items():
+        if name not in names_b:
+            continue
+        ea, eb = str(a[f"{name}:error"]), str(b[f"{name}:error"])
+        if ea or eb:
+            if bool(ea) != bool(eb) or args.verbose:
+                print(f"  ERR  {name}\n       {la}: {ea or 'ok'}\n       {lb}: {eb or 'ok'}"[:900])
+            skipped += 1
+            continue
+        ia, ib = a[f"{name}:image"], b[f"{name}:image"]
+        fa, fb = a[f"{name}:info"], b[f"{name}:info"]
+        msgs = []
+        if ia.shape != ib.shape:
+            msgs.append(f"image size {ia.shape} vs {ib.shape}")
+        else:
+            diff = np.nonzero(ia != ib)[0]
+            if diff.size:
+                o = int(diff[0])
+                msgs.append(f"{diff.size} bytes differ; first at +0x{o:x}: {ia[o]:#04x} vs {ib[o]:#04x}")
+        if case.kind == "load" and int(fa[0]) != int(fb[0]):
+            msgs.append(f"phase completed with expect_tx={case.expect} ({expect_bytes(case)} B): "
+                        f"{la}={int(fa[0])} {lb}={int(fb[0])}")
+        if msgs:
+            differ += 1
+            print(f"  DIFF {name}: " + "; ".join(msgs))
+        else:
+            same += 1
+    # Conclusions for the UNCONFIRMED items, from whichever file is hardware.
+    for z, label in ((a, la), (b, lb)):
+        if label != "cuda":
+            continue
+        print(f"\nfindings from {label}:")
+        for name, case in ca.items():
+            if case.probe == "tx" and f"{name}:info" in z.files and not str(z[f"{name}:error"]):
+                print(f"  tx   {name}: expect {expect_bytes(case)} B ({case.expect}; box {case.box_bytes()} B, "
+                      f"in-bound {case.inbound_bytes()} B) -> completed={int(z[f'{name}:info'][0])}")
+            if case.probe in ("align", "nanfill", "narrow") and f"{name}:error" in z.files:
+                print(f"  {case.probe:5s} {name}: {str(z[f'{name}:error']) or 'ok'}"[:300])
+    print(f"\n{same} identical, {differ} differ, {skipped} with errors on either side")
+    return 1 if differ else 0
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run", help="run the probes on one backend and save an .npz")
+    r.add_argument("--backend", choices=["cuda", "emu", "model"], required=True)
+    r.add_argument("--out", required=True)
+    r.add_argument("--seed", type=int, default=20250101)
+    r.add_argument("--probes", default="", help="comma list of images,tx,narrow,nanfill,store,align (default all)")
+    r.add_argument("--quick", action="store_true", help="ranks 2-3 only")
+    r.add_argument("--max-polls", type=int, default=0, help="test_wait polls before giving up (0 = backend default)")
+    r.add_argument("-v", "--verbose", action="store_true")
+    o = sub.add_parser("one", help=argparse.SUPPRESS)
+    o.add_argument("--case", required=True)
+    o.add_argument("--out", required=True)
+    o.add_argument("--max-polls", type=int, default=200_000)
+    c = sub.add_parser("compare", help="diff two .npz files bit for bit")
+    c.add_argument("a")
+    c.add_argument("b")
+    c.add_argument("-v", "--verbose", action="store_true")
+    args = p.parse_args(argv)
+    return {"run": cmd_run, "one": cmd_one, "compare": cmd_compare}[args.cmd](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
