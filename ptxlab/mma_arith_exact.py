@@ -6,8 +6,8 @@ import math
 import numpy as np
 import numpy.typing as npt
 
-from ptxlab.mma_arith_codec import Decoded, bit_length, ctz, decode_c, encode_f16_rne, encode_f32_rz,
-                                    trunc_units
+from ptxlab.mma_arith_codec import (Decoded, bit_length, ctz, decode_c, encode_f16_rne, encode_f32_rz,
+                                    trunc_units)
 from ptxlab.mma_arith_steps import NEG, products, specials
 
 __all__ = ["exact_sum", "regime"]
