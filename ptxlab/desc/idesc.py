@@ -161,7 +161,7 @@ def _fmt_errors(kind: str, d: Decoded) -> list[str]:
     table = T4344 if kind in BLOCK_SCALED else T42
     out = []
     for e in d.errors:
-        e2 = e.replace("idesc.", "idesc.", 1) + f" for kind::{kind} ({table})"
+        e2 = e + (f" ({table})" if f"kind::{kind}" in e else f" for kind::{kind} ({table})")
         if kind in ("mxf4", "mxf4nvf4") and (e.startswith("idesc.a_fmt") or e.startswith("idesc.b_fmt")
                                               or e.startswith("idesc._rsv12")):
             e2 += "; E2M1 is code 1 under mxf4/mxf4nvf4 (5 is the f8f6f4/mxf8f6f4 code)"
@@ -332,6 +332,9 @@ class InstrDesc:
         """Build idesc from named fields (format names or codes; M, N as numbers). Validates unless check=False."""
         kind = _kind(kind)
         dflt = _DEFAULTS[kind]
+        shape_errs = _shape_errors(kind, int(m), int(n), int(sparse), cta_group, ws) if check else []
+        if shape_errs:
+            raise DescError(f"cannot encode kind::{kind} idesc: " + "; ".join(shape_errs), shape_errs)
         vals: dict[str, int | str] = dict(
             m=m, n=n, a_fmt=a_fmt if a_fmt is not None else dflt["a_fmt"],
             b_fmt=b_fmt if b_fmt is not None else dflt["b_fmt"], a_major=_major_name(a_major),

@@ -1,0 +1,195 @@
+"""`lab.py desc ...`: print, check and build tcgen05 descriptors.
+
+    desc smem 0x4000404000010040 [--major k|mn] [--elem e2m1|8bit|16bit|32bit] [--rows 16] [--chunks 4]
+    desc idesc --kind mxf4nvf4 0x08200480 [--cta-group 1|2] [--ws] [--block 16|32]
+    desc tmem 0x00200040
+    desc encode smem --start 0x400 --sbo 1024 [--lbo 16] --swizzle 128B [--base-offset 0] [--lbo-mode 0]
+    desc encode idesc --kind mxf4nvf4 --m 128 --n 128 [--a E2M1 --b E2M1 --d F32 --scale UE4M3 ...]
+
+Exit status: 0 = valid, 2 = invalid descriptor or bad arguments (errors are printed, never a traceback).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Optional, Sequence
+
+from rich.console import Console
+from rich.table import Table
+
+from ptxlab.desc.fields import DescError
+from ptxlab.desc.idesc import IDESC_LAYOUTS, KINDS, InstrDesc, decode_idesc
+from ptxlab.desc.smem import SMEM_DESC, SWIZZLE_CODES, SWIZZLE_WIDTH, SmemDesc, smem_operand_addresses
+from ptxlab.desc.tmem import TMEM_ADDR, TmemAddr
+
+__all__ = ["main"]
+
+ELEM_BITS = {"e2m1": 4, "fp4": 4, "8bit": 8, "16bit": 16, "32bit": 32}
+
+
+def _int(s: str) -> int:
+    return int(s, 0)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="lab.py desc", description="Decode, validate and encode tcgen05 descriptors.")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("smem", help="decode a 64-bit shared-memory matrix descriptor")
+    s.add_argument("desc", type=_int)
+    s.add_argument("--major", choices=["k", "mn", "K", "MN"], default="K")
+    s.add_argument("--elem", choices=sorted(ELEM_BITS), default=None, help="show element indices for this type")
+    s.add_argument("--rows", type=int, default=16, help="rows (K-major) / K rows (MN-major) to show")
+    s.add_argument("--chunks", type=int, default=None, help="16-B chunks to show per row")
+    i = sub.add_parser("idesc", help="decode a 32-bit instruction descriptor")
+    i.add_argument("desc", type=_int)
+    _idesc_ctx(i)
+    t = sub.add_parser("tmem", help="decode a TMEM address")
+    t.add_argument("addr", type=_int)
+    e = sub.add_parser("encode", help="build a descriptor from fields")
+    esub = e.add_subparsers(dest="what", required=True)
+    es = esub.add_parser("smem")
+    es.add_argument("--start", type=_int, required=True)
+    es.add_argument("--lbo", type=_int, default=0)
+    es.add_argument("--sbo", type=_int, default=0)
+    es.add_argument("--swizzle", default="128B")
+    es.add_argument("--base-offset", type=_int, default=0)
+    es.add_argument("--lbo-mode", type=_int, default=0)
+    es.add_argument("--major", choices=["k", "mn", "K", "MN"], default="K")
+    es.add_argument("--elem", choices=sorted(ELEM_BITS), default=None)
+    es.add_argument("--rows", type=int, default=16)
+    es.add_argument("--chunks", type=int, default=None)
+    ei = esub.add_parser("idesc")
+    ei.add_argument("--m", type=_int, required=True)
+    ei.add_argument("--n", type=_int, required=True)
+    ei.add_argument("--a", dest="a_fmt")
+    ei.add_argument("--b", dest="b_fmt")
+    ei.add_argument("--d", dest="d_fmt")
+    ei.add_argument("--scale", dest="scale_fmt")
+    ei.add_argument("--a-major", default="K")
+    ei.add_argument("--b-major", default="K")
+    ei.add_argument("--neg-a", type=int, default=0)
+    ei.add_argument("--neg-b", type=int, default=0)
+    ei.add_argument("--sfa-id", type=int, default=0)
+    ei.add_argument("--sfb-id", type=int, default=0)
+    ei.add_argument("--sparse", type=int, default=0)
+    _idesc_ctx(ei)
+    return p
+
+
+def _idesc_ctx(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--kind", required=True, choices=list(KINDS))
+    p.add_argument("--cta-group", type=int, default=1, choices=[1, 2])
+    p.add_argument("--ws", action="store_true")
+    p.add_argument("--block", type=int, default=None, choices=[16, 32], help="scale vector size if known")
+
+
+def _field_table(title: str, rows: list[tuple[str, str, str, str, str]]) -> Table:
+    tab = Table(title=title, title_justify="left")
+    for col in ("bits", "field", "code", "value", "meaning"):
+        tab.add_column(col)
+    for bits, name, code, value, meaning in rows:
+        if name.startswith("_") and code == "0x0":
+            continue
+        tab.add_row(bits, name, code, value, meaning)
+    return tab
+
+
+def _errors(con: Console, errs: list[str]) -> int:
+    if not errs:
+        return 0
+    con.print(f"[bold red]INVALID[/] ({len(errs)} error{'s' if len(errs) > 1 else ''}):")
+    for e in errs:
+        con.print(f"  - {e}", markup=False, highlight=False)
+    return 2
+
+
+def _smem(con: Console, desc: int, major: str, elem: Optional[str], nrows: int, nchunks: Optional[int]) -> int:
+    major = major.upper()
+    d = SmemDesc.decode(desc, major=major)
+    con.print(_field_table(f"SMEM matrix descriptor {desc:#018x} (PTX ISA 9.7.16.4.1)", SMEM_DESC.rows(desc)))
+    if _errors(con, d.errors):
+        return 2
+    sw = SWIZZLE_CODES[d.codes["swizzle"]]
+    w = SWIZZLE_WIDTH[sw]
+    con.print(f"{major}-major{' (default; --major mn for MN-major)' if major == 'K' else ''}, swizzle {sw}, "
+              f"start {d['start_address']:#x}, LBO {d['lbo']} B, SBO {d['sbo']} B", highlight=False)
+    if major == "K":
+        con.print("  K-major: row r, K byte kb -> start + " + (
+            "(r%8)*16 + (r/8)*SBO + (kb%16) + (kb/16)*LBO  (LBO = next core matrix along K)" if sw == "NONE" else
+            f"(r%8)*{w} + (r/8)*SBO + kb, kb < {w}  (LBO unused), then swizzle {sw}"), highlight=False)
+    else:
+        con.print("  MN-major: MN byte mnb, K row k -> start + " + (
+            "(mnb%16) + (mnb/16)*SBO + (k%8)*16 + (k/8)*LBO" if sw == "NONE" else
+            f"(mnb%{w}) + (mnb/{w})*LBO + (k%8)*{w} + (k/8)*SBO, then swizzle {sw}"), highlight=False)
+    chunks = nchunks if nchunks is not None else (2 if sw == "NONE" else max(2, min(w // 16, 8)))
+    bits = ELEM_BITS[elem] if elem else None
+    try:
+        if major == "K":
+            addrs = smem_operand_addresses(desc, nrows, 16 * chunks, "K")
+        else:
+            addrs = smem_operand_addresses(desc, 16 * chunks, nrows, "MN").T
+    except DescError as exc:
+        return _errors(con, exc.errors)
+    start = d["start_address"]
+    lead = "row" if major == "K" else "k row"
+    tab = Table(title=f"byte address (offset from start) of each 16-B chunk, first {nrows} "
+                      f"{'rows' if major == 'K' else 'K rows'}", title_justify="left")
+    tab.add_column(lead, justify="right")
+    for c in range(chunks):
+        hdr = f"{'K' if major == 'K' else 'MN'} bytes {16 * c}..{16 * c + 15}"
+        if bits:
+            epc = 128 // bits
+            hdr += f"\n{'k' if major == 'K' else 'mn'} {epc * c}..{epc * c + epc - 1}"
+        tab.add_column(hdr, justify="right")
+    for r in range(nrows):
+        tab.add_row(str(r), *[f"{int(addrs[r, 16 * c]):#x} (+{int(addrs[r, 16 * c]) - start})" for c in range(chunks)])
+    con.print(tab)
+    return 0
+
+
+def _idesc(con: Console, kind: str, word: int, cta_group: int, ws: bool, block: Optional[int]) -> int:
+    info = decode_idesc(kind, word, cta_group=cta_group, ws=ws, block=block, strict=False)
+    con.print(_field_table(f"kind::{kind} instruction descriptor {word:#010x} (PTX ISA 9.7.16.4.2)",
+                           IDESC_LAYOUTS[kind].rows(word)))
+    scale = f", scales {info.scale_fmt}" if info.scale_fmt else ""
+    con.print(f"MMA shape M x N x K = {info.shape} (cta_group::{cta_group}{' .ws' if ws else ''}); "
+              f"A {info.a_fmt} {info.a_major}-major{' negated' if info.negate_a else ''} x "
+              f"B {info.b_fmt} {info.b_major}-major{' negated' if info.negate_b else ''} -> D {info.d_fmt}{scale}"
+              f"{'; sparse' if info.sparse else '; dense'}", highlight=False)
+    return _errors(con, info.errors)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Entry point; `argv` is what follows `desc` on the lab.py command line. Returns the exit status."""
+    con = Console(width=160, highlight=False)
+    try:
+        args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    except SystemExit as exc:  # argparse printed the usage error
+        return int(exc.code or 0) and 2
+    try:
+        if args.cmd == "smem":
+            return _smem(con, args.desc, args.major, args.elem, args.rows, args.chunks)
+        if args.cmd == "idesc":
+            return _idesc(con, args.kind, args.desc, args.cta_group, args.ws, args.block)
+        if args.cmd == "tmem":
+            d = TmemAddr.decode(args.addr)
+            con.print(_field_table(f"TMEM address {args.addr:#010x} (PTX ISA 9.7.16.1.1)", TMEM_ADDR.rows(args.addr)))
+            con.print(f"lane {d['lane']} (warp quarter {d['lane'] // 32 % 4}), column {d['col']}")
+            return _errors(con, d.errors)
+        if args.what == "smem":
+            word = SmemDesc.encode(start_address=args.start, lbo=args.lbo, sbo=args.sbo, swizzle=args.swizzle,
+                                   base_offset=args.base_offset, lbo_mode=args.lbo_mode)
+            con.print(f"smem descriptor = {word:#018x}")
+            return _smem(con, word, args.major, args.elem, args.rows, args.chunks)
+        word = InstrDesc.encode(args.kind, args.m, args.n, a_fmt=args.a_fmt, b_fmt=args.b_fmt, d_fmt=args.d_fmt,
+                                scale_fmt=args.scale_fmt, a_major=args.a_major, b_major=args.b_major,
+                                negate_a=args.neg_a, negate_b=args.neg_b, sfa_id=args.sfa_id, sfb_id=args.sfb_id,
+                                sparse=args.sparse, cta_group=args.cta_group, ws=args.ws, block=args.block)
+        con.print(f"idesc = {word:#010x}")
+        return _idesc(con, args.kind, word, args.cta_group, args.ws, args.block)
+    except DescError as exc:
+        return _errors(con, exc.errors)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
