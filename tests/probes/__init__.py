@@ -1,0 +1,1 @@
+"""Known-answer probe kernels (CUDA C++ with inline PTX) for the tcgen05 emulator tests."""
