@@ -45,6 +45,7 @@ __all__ = [
     "place_image",
     "TmaLoadPlan",
     "plan_tensor_load",
+    "validate_load",
     "TmaStorePlan",
     "plan_tensor_store",
     "check_bulk_copy",
@@ -252,6 +253,13 @@ class TmaLoadPlan:
     values: npt.NDArray[np.uint8]
     tx_bytes: int
     box_bytes: int
+
+
+def validate_load(spec: TensorMapSpec, coords: Sequence[int], dst: int) -> None:
+    """Issue-time checks of a tile-mode load (supported features, shared alignment, coordinates); raises TmaError."""
+    _check_supported(spec)
+    _check_smem(spec, dst, "cp.async.bulk.tensor shared destination")
+    _check_coords(spec, coords, store=False)
 
 
 def plan_tensor_load(spec: TensorMapSpec, coords: Sequence[int], dst: int, read_global: GlobalReader) -> TmaLoadPlan:

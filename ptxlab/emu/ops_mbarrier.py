@@ -1,0 +1,258 @@
+"""mbarrier instructions (PTX ISA 9.7.13.15) and fence.mbarrier_init (9.7.13.4) for the emulator.
+
+State lives in ``st.side["mbarrier"]``: one :class:`~ptxlab.emu.mbarrier_model.MbarrierTable` per wave-relative CTA
+(the state machine, ranges and the 64-bit state-token encoding are in mbarrier_model / ptx_docs/mbarrier.md).
+Clusters are one CTA, so a ``.shared::cluster`` address is this CTA's shared address.
+
+A test_wait/try_wait that returns False parks the thread on key ``(cta << 32) | addr`` (API.md); every change of that
+barrier wakes it, and it re-runs its spin loop. A barrier that never completes therefore shows up as a deadlock
+report (DEADLOCK_EXPLAINERS) naming the barrier, its phase, pending arrivals and the missing tx bytes.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from ..errors import EmuError
+from . import ir, machine
+from .isa import BLOCK_END, Ctx, Unsupported, handler
+from .mbarrier_model import Mbarrier, MbarrierTable, decode_state
+from .memory import SHARED_WIN, WIN_SHIFT
+
+__all__ = ["tables", "table_of", "bar_key", "shared_addresses", "complete_tx_on", "describe_barriers"]
+
+_SPACES = ("shared::cta", "shared::cluster", "shared")
+
+
+def tables(st) -> dict[int, MbarrierTable]:
+    """Per-CTA mbarrier tables of the wave (created on first use)."""
+    t = st.side.get("mbarrier")
+    if t is None:
+        t = st.side["mbarrier"] = {}
+    return t
+
+
+def table_of(st, cta: int) -> MbarrierTable:
+    """The mbarrier table of wave-relative CTA ``cta``."""
+    ts = tables(st)
+    tab = ts.get(cta)
+    if tab is None:
+        tab = ts[cta] = MbarrierTable()
+    return tab
+
+
+def bar_key(cta: int, addr: int) -> int:
+    """Park/wake key of the barrier at shared address ``addr`` of CTA ``cta`` (API.md)."""
+    return (int(cta) << 32) | int(addr)
+
+
+def space_of(ins: ir.Instr) -> str:
+    """'shared' for .shared / .shared::cta / .shared::cluster operands, else 'generic'."""
+    return "shared" if any(m in _SPACES for m in ins.mods) else "generic"
+
+
+def shared_addresses(st, ins, addrs, sel: np.ndarray, space: str, what: str) -> np.ndarray:
+    """Shared::cta byte addresses (int64, one per thread of ``sel``) from operand values in ``space``."""
+    a = np.broadcast_to(np.asarray(addrs, dtype=np.uint64), (st.T,))[sel].astype(np.uint64)
+    if space == "generic":
+        win = (a >> np.uint64(WIN_SHIFT)).astype(np.int64)
+        bad = win != (SHARED_WIN >> WIN_SHIFT)
+        if bad.any():
+            k = int(np.flatnonzero(bad)[0])
+            st.fault(ins, sel[k:], f"{what}: generic address {int(a[k]):#x} is not in the shared window",
+                     "an mbarrier / TMA shared operand must point into shared memory (PTX ISA 9.7.13.15.9: outside "
+                     ".shared::cta the behaviour is undefined); use cvta.shared or a .shared::cta address")
+        a = a - np.uint64(SHARED_WIN)
+    out = a.astype(np.int64)
+    lim = st.smem_size
+    bad = (out < 0) | (out + 8 > lim)
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        st.fault(ins, sel[k:], f"{what}: shared address {int(out[k]):#x} is outside this CTA's {lim} bytes of "
+                 "shared memory")
+    return out
+
+
+def _run_model(st, ins, t: int, fn):
+    """Call a model operation; turn its MbarrierError into a located emulator fault."""
+    try:
+        return fn()
+    except EmuError as exc:
+        st.fault(ins, int(t), exc.message)
+
+
+def complete_tx_on(st, ins, thread: int, cta: int, addr: int, nbytes: int) -> None:
+    """complete-tx from an asynchronous copy (TMA, cp.async.bulk) on CTA ``cta``'s barrier at ``addr``."""
+    tab = table_of(st, cta)
+    bar = _run_model(st, ins, thread, lambda: tab.get(addr, "complete_tx of an asynchronous copy"))
+    _run_model(st, ins, thread, lambda: bar.complete_tx(nbytes))
+    st.wake(bar_key(cta, addr))
+
+
+def _sel(st, m) -> np.ndarray:
+    return np.arange(st.T)[st.status == machine.RUN] if m is None else np.flatnonzero(m)
+
+
+@handler("mbarrier")
+def build_mbarrier(ins: ir.Instr, ctx: Ctx):
+    """All mbarrier.* forms of PTX ISA 9.7.13.15.9-17."""
+    op = ins.mods[0] if ins.mods else ""
+    space = space_of(ins)
+    cluster = "shared::cluster" in ins.mods
+    if op == "pending_count":
+        rd_state = ctx.read(ins.args[1], "b64")
+        wr = ctx.write(ins.args[0], "u32")
+
+        def run_pending(st, m):
+            sel = _sel(st, m)
+            toks = np.broadcast_to(np.asarray(rd_state(st), dtype=np.uint64), (st.T,))
+            out = np.zeros(st.T, np.uint32)
+            for t in sel:
+                out[t] = _run_model(st, ins, t, lambda: decode_state(int(toks[t])))[2]
+            wr(st, out, m)
+        return run_pending
+
+    if op not in ("init", "inval", "expect_tx", "complete_tx", "arrive", "arrive_drop", "test_wait", "try_wait"):
+        raise Unsupported(f"mbarrier.{op} is not a PTX ISA 9.7.13.15 operation ({ins.where()})")
+    # operand positions
+    if op in ("init", "inval", "expect_tx", "complete_tx"):
+        addr_op = ins.args[0]
+    else:
+        addr_op = ins.args[1]
+    if not isinstance(addr_op, ir.Addr):
+        raise Unsupported(f"mbarrier.{op}: expected an address operand [..], got {addr_op} ({ins.where()})")
+    rd_addr = ctx.address(addr_op)
+    what = f"mbarrier.{op}"
+
+    if op in ("init", "inval"):
+        rd_cnt = ctx.read(ins.args[1], "u32") if op == "init" else None
+
+        def run_init(st, m):
+            sel = _sel(st, m)
+            addrs = shared_addresses(st, ins, rd_addr(st), sel, space, what)
+            cnts = np.broadcast_to(np.asarray(rd_cnt(st)), (st.T,))[sel] if rd_cnt else None
+            for i, t in enumerate(sel):
+                cta = int(st.cta_of[t])
+                tab = table_of(st, cta)
+                a = int(addrs[i])
+                if op == "init":
+                    _run_model(st, ins, t, lambda: tab.init(a, int(cnts[i])))
+                else:
+                    bar = _run_model(st, ins, t, lambda: tab.get(a, what))
+                    _run_model(st, ins, t, bar.inval)
+                st.wake(bar_key(cta, a))
+        return run_init
+
+    if op in ("expect_tx", "complete_tx"):
+        rd_n = ctx.read(ins.args[1], "u32")
+
+        def run_tx(st, m):
+            sel = _sel(st, m)
+            addrs = shared_addresses(st, ins, rd_addr(st), sel, space, what)
+            ns = np.broadcast_to(np.asarray(rd_n(st)), (st.T,))[sel]
+            for i, t in enumerate(sel):
+                cta, a = int(st.cta_of[t]), int(addrs[i])
+                bar = _run_model(st, ins, t, lambda: table_of(st, cta).get(a, what))
+                if op == "expect_tx":
+                    _run_model(st, ins, t, lambda: bar.expect_tx(int(ns[i])))
+                else:
+                    _run_model(st, ins, t, lambda: bar.complete_tx(int(ns[i])))
+                st.wake(bar_key(cta, a))
+        return run_tx
+
+    if op in ("arrive", "arrive_drop"):
+        expect = ins.has("expect_tx")
+        no_complete = ins.has("noComplete")
+        sink = isinstance(ins.args[0], ir.Sink)
+        if cluster and not sink:
+            raise Unsupported(f"{what} on a .shared::cluster barrier cannot return a state; the destination must be "
+                              f"'_' (PTX ISA 9.7.13.15.13) ({ins.where()})")
+        wr = ctx.write(ins.args[0], "b64")
+        rd_x = ctx.read(ins.args[2], "u32") if len(ins.args) > 2 else None
+
+        def run_arrive(st, m):
+            sel = _sel(st, m)
+            addrs = shared_addresses(st, ins, rd_addr(st), sel, space, what)
+            xs = np.broadcast_to(np.asarray(rd_x(st)), (st.T,))[sel] if rd_x else None
+            toks = np.zeros(st.T, np.uint64)
+            for i, t in enumerate(sel):
+                cta, a = int(st.cta_of[t]), int(addrs[i])
+                bar: Mbarrier = _run_model(st, ins, t, lambda: table_of(st, cta).get(a, what))
+                count = 1 if (expect or xs is None) else int(xs[i])
+                tx = int(xs[i]) if expect else None
+                fn = bar.arrive if op == "arrive" else bar.arrive_drop
+                toks[t] = _run_model(st, ins, t, lambda: fn(count, no_complete=no_complete, expect_tx=tx))
+                st.wake(bar_key(cta, a))
+            wr(st, toks, m)
+        return run_arrive
+
+    # test_wait / try_wait
+    if cluster:
+        raise Unsupported(f"{what} on a .shared::cluster address is not supported by PTX (waits are only allowed on "
+                          f"the local CTA's barrier, 9.7.13.15.8) ({ins.where()})")
+    parity = ins.has("parity")
+    rd_tok = ctx.read(ins.args[2], "u32" if parity else "b64")
+    wr = ctx.write(ins.args[0], "pred")
+
+    def run_wait(st, m):
+        sel = _sel(st, m)
+        addrs = shared_addresses(st, ins, rd_addr(st), sel, space, what)
+        toks = np.broadcast_to(np.asarray(rd_tok(st)), (st.T,))[sel]
+        res = np.zeros(st.T, np.bool_)
+        parked = np.zeros(st.T, np.bool_)
+        for i, t in enumerate(sel):
+            cta, a = int(st.cta_of[t]), int(addrs[i])
+            bar: Mbarrier = _run_model(st, ins, t, lambda: table_of(st, cta).get(a, what))
+            if parity:
+                ok = _run_model(st, ins, t, lambda: bar.test_wait_parity(int(toks[i])))
+            else:
+                ok = _run_model(st, ins, t, lambda: bar.test_wait(int(toks[i])))
+            res[t] = ok
+            if not ok:
+                parked[t] = True
+        wr(st, res, m)
+        if parked.any():
+            for t in np.flatnonzero(parked):
+                st.park(_one(st.T, t), bar_key(int(st.cta_of[t]), int(addrs[np.searchsorted(sel, t)])))
+            return BLOCK_END
+        return None
+    return run_wait
+
+
+def _one(T: int, t: int) -> np.ndarray:
+    m = np.zeros(T, np.bool_)
+    m[t] = True
+    return m
+
+
+@handler("fence.mbarrier_init")
+def build_fence_mbarrier_init(ins: ir.Instr, ctx: Ctx):
+    """fence.mbarrier_init.release.cluster (9.7.13.4): orders prior mbarrier.init; no effect in the emulator."""
+    def run(st, m):
+        return None
+    return run
+
+
+def describe_barriers(st) -> Optional[str]:
+    """Deadlock-report lines: every barrier with parked threads or an incomplete transaction count."""
+    ts = st.side.get("mbarrier")
+    if not ts:
+        return None
+    lines = []
+    for cta, tab in sorted(ts.items()):
+        block = st.coords(int(np.flatnonzero(st.cta_of == cta)[0]))[0]
+        for bar in tab:
+            if not bar.valid:
+                continue
+            key = bar_key(cta, bar.addr)
+            n = int(np.count_nonzero((st.status == machine.PARK) & (st.park_key == key)))
+            if n or bar.tx != 0:
+                who = f"{n} thread(s) wait on " if n else ""
+                lines.append(f"    block {block}: {who}{bar.describe()}")
+    if not lines:
+        return None
+    return "  mbarriers:\n" + "\n".join(lines)
+
+
+machine.DEADLOCK_EXPLAINERS.append(describe_barriers)

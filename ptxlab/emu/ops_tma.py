@@ -1,0 +1,397 @@
+"""TMA and bulk copies for the emulator: cp.async.bulk.tensor (PTX ISA 9.7.9.25.5.2), cp.async.bulk (9.7.9.25.4.1),
+cp.async.bulk.commit_group / wait_group (9.7.9.25.1.1 bulk async-groups), cp.async.bulk.prefetch{.tensor} and
+fence.proxy.{async,tensormap} (accepted, no effect).
+
+Copies are asynchronous: the instruction validates its operands (faults are located at the issuing thread) and submits
+an op to ``st.engine``; the engine completes ops in issue order only when no thread can run (API.md), so a kernel that
+reads a TMA destination without waiting on the mbarrier sees the 0xA5-style poison, not the data. Completion of a
+load writes shared memory (layout: ptxlab.emu.tma_model) and then performs complete-tx on the mbarrier with the byte
+count of tma_model.complete_tx_bytes (the full box: ASSUMPTION, ptx_docs/tma.md).
+
+Clusters are one CTA: ``.shared::cluster`` addresses are this CTA's shared addresses, ``.multicast::cluster`` must
+name only CTA 0 in ctaMask, ``.cta_group::1/2`` are accepted. The bulk async-groups are tracked per thread.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from ..errors import EmuError, TensorMapError
+from ..tensormap import decode_emu
+from . import ir, machine
+from .isa import Ctx, Unsupported, handler
+from .memory import GLOBAL_BASE, PARAM_WIN, WIN_SHIFT, WINDOWS
+from .ops_mbarrier import bar_key, complete_tx_on, shared_addresses, table_of
+from .tma_model import check_bulk_copy, plan_tensor_load, plan_tensor_store, validate_load
+
+__all__ = ["bulk_groups"]
+
+
+# ------------------------------------------------------------------------------------------------ helpers
+def _sel(st, m) -> np.ndarray:
+    return np.arange(st.T)[st.status == machine.RUN] if m is None else np.flatnonzero(m)
+
+
+def _per_thread(st, reader: Callable, dtype=np.uint64) -> np.ndarray:
+    return np.broadcast_to(np.asarray(reader(st), dtype=dtype), (st.T,))
+
+
+def _global_ptr(st, ins, t: int, addr: int, nbytes: int, what: str) -> int:
+    """Validate a global byte range [addr, addr+nbytes) against the heap; returns addr."""
+    if (addr >> WIN_SHIFT) != (GLOBAL_BASE >> WIN_SHIFT):
+        st.fault(ins, t, f"{what}: {addr:#x} is not a global address", "pass a global pointer (cvta.to.global)")
+    off = np.array([addr - GLOBAL_BASE], dtype=np.int64)
+    if st.heap.check(off, nbytes) is not None:
+        st.fault(ins, t, f"{what}: global range {addr:#x}+{nbytes} is outside every allocation",
+                 st.heap.nearest(int(off[0])))
+    return addr
+
+
+class _Groups:
+    """Bulk async-groups of one thread (9.7.9.25.1.1): ops not yet committed, then committed groups in order."""
+
+    def __init__(self) -> None:
+        self.open: list = []
+        self.committed: list[list] = []
+
+
+def bulk_groups(st, t: int) -> _Groups:
+    """The bulk async-group state of wave thread ``t``."""
+    d = st.side.setdefault("bulk_group", {})
+    g = d.get(t)
+    if g is None:
+        g = d[t] = _Groups()
+    return g
+
+
+def _read_tensor_map(st, ins, t: int, addr: int):
+    """Decode the 128-byte emulator tensor map at ``addr`` (param-space, generic param/global window)."""
+    win = addr >> WIN_SHIFT
+    if win in WINDOWS:
+        space = "generic"
+    else:
+        space = "param"
+    if addr % 64:
+        st.fault(ins, t, f"tensor map address {addr:#x} is not 64-byte aligned",
+                 "CUtensorMap objects must be 64-byte aligned (cuTensorMapEncodeTiled); pass the kernel parameter "
+                 "declared 'const __grid_constant__ CUtensorMap'")
+    m = np.zeros(st.T, np.bool_)
+    m[t] = True
+    raw = st.load(ins, space, np.uint64(addr), m, np.uint8, 128)[t]
+    try:
+        return decode_emu(bytes(raw))
+    except TensorMapError as exc:
+        st.fault(ins, t, "cp.async.bulk.tensor: the tensor-map operand is not a valid emulator tensor map",
+                 f"{exc}; build it with dev.tensor_map on the emu device and pass it by value (__grid_constant__)")
+
+
+def _fault_from(st, ins, t: int, exc: EmuError):
+    st.fault(ins, t, exc.message)
+
+
+# ------------------------------------------------------------------------------------------------ async ops
+class _TensorLoad:
+    def __init__(self, ins, t, cta, spec, coords, dst, mbar):
+        self.ins, self.thread, self.cta, self.spec, self.coords, self.dst, self.mbar = \
+            ins, t, cta, spec, coords, dst, mbar
+        self.done = False
+
+    def describe(self) -> str:
+        return (f"cp.async.bulk.tensor.{self.spec.rank}d load box {list(self.spec.box)} at {list(self.coords)} -> "
+                f"shared {self.dst:#x}, mbarrier {self.mbar:#x} (PTX line {self.ins.line})")
+
+    def complete(self, st) -> None:
+        heap = st.heap
+        try:
+            plan = plan_tensor_load(self.spec, self.coords, self.dst, heap.read_bytes)
+        except EmuError as exc:
+            _fault_from(st, self.ins, self.thread, exc)
+        smem = st.smem_of(self.cta)
+        if plan.smem_addrs.size and int(plan.smem_addrs.max()) >= smem.size:
+            st.fault(self.ins, self.thread, f"TMA load writes shared bytes up to {int(plan.smem_addrs.max()):#x}, "
+                     f"past this CTA's {smem.size} bytes of shared memory",
+                     f"box of {plan.box_bytes} bytes at {self.dst:#x}; enlarge shared_bytes or move the stage")
+        lo, hi = self.dst, self.dst + plan.box_bytes
+        clob = table_of(st, self.cta).overlapping(lo, hi)
+        if clob:
+            st.fault(self.ins, self.thread, f"TMA load into shared [{lo:#x}, {hi:#x}) overwrites the live mbarrier "
+                     f"at {clob[0].addr:#x}", "place mbarriers outside the TMA stage buffers")
+        smem[plan.smem_addrs] = plan.values
+        self.done = True
+        complete_tx_on(st, self.ins, self.thread, self.cta, self.mbar, plan.tx_bytes)
+
+
+class _TensorStore:
+    def __init__(self, ins, t, cta, spec, coords, src):
+        self.ins, self.thread, self.cta, self.spec, self.coords, self.src = ins, t, cta, spec, coords, src
+        self.done = False
+
+    def describe(self) -> str:
+        return (f"cp.async.bulk.tensor.{self.spec.rank}d store shared {self.src:#x} -> box at {list(self.coords)} "
+                f"(PTX line {self.ins.line})")
+
+    def complete(self, st) -> None:
+        try:
+            plan = plan_tensor_store(self.spec, self.coords, self.src)
+        except EmuError as exc:
+            _fault_from(st, self.ins, self.thread, exc)
+        smem = st.smem_of(self.cta)
+        if plan.smem_addrs.size:
+            if int(plan.smem_addrs.max()) >= smem.size:
+                st.fault(self.ins, self.thread, "TMA store reads past this CTA's shared memory",
+                         f"source {self.src:#x}, {smem.size} bytes of shared memory")
+            off = plan.gmem_addrs - GLOBAL_BASE
+            if st.heap.check(off, 1) is not None:
+                st.fault(self.ins, self.thread, "TMA store writes outside every global allocation",
+                         "the tensor map's extent is not inside one allocation")
+            st.heap.buf[off] = smem[plan.smem_addrs]
+        self.done = True
+
+
+class _BulkCopy:
+    def __init__(self, ins, t, cta, direction, dst, src, size, mbar=None, byte_mask=None):
+        self.ins, self.thread, self.cta, self.direction = ins, t, cta, direction
+        self.dst, self.src, self.size, self.mbar, self.byte_mask = dst, src, size, mbar, byte_mask
+        self.done = False
+
+    def describe(self) -> str:
+        return (f"cp.async.bulk {self.direction} {self.size} bytes {self.src:#x} -> {self.dst:#x} "
+                f"(PTX line {self.ins.line})")
+
+    def complete(self, st) -> None:
+        smem = st.smem_of(self.cta)
+        n = self.size
+        if self.direction == "global->shared":
+            if self.dst + n > smem.size:
+                st.fault(self.ins, self.thread, f"cp.async.bulk writes shared [{self.dst:#x}, {self.dst + n:#x}) past "
+                         f"this CTA's {smem.size} bytes")
+            clob = table_of(st, self.cta).overlapping(self.dst, self.dst + n)
+            if clob:
+                st.fault(self.ins, self.thread, f"cp.async.bulk overwrites the live mbarrier at {clob[0].addr:#x}")
+            smem[self.dst:self.dst + n] = st.heap.read_bytes(self.src, n)
+            self.done = True
+            complete_tx_on(st, self.ins, self.thread, self.cta, self.mbar, n)
+            return
+        if self.src + n > smem.size:
+            st.fault(self.ins, self.thread, f"cp.async.bulk reads shared [{self.src:#x}, {self.src + n:#x}) past "
+                     f"this CTA's {smem.size} bytes")
+        data = smem[self.src:self.src + n].copy()
+        off = self.dst - GLOBAL_BASE
+        if self.byte_mask is None:
+            st.heap.buf[off:off + n] = data
+        else:   # .cp_mask: bit i of byteMask copies byte i of every 16-byte chunk (9.7.9.25.4.1)
+            keep = np.array([(self.byte_mask >> i) & 1 for i in range(16)], bool)
+            keep = np.tile(keep, n // 16)
+            tgt = st.heap.buf[off:off + n]
+            tgt[keep] = data[keep]
+        self.done = True
+
+
+def _submit(st, t: int, op, group: bool) -> None:
+    st.engine.submit(op)
+    if group:
+        bulk_groups(st, t).open.append(op)
+
+
+# ------------------------------------------------------------------------------------------------ builders
+def _cta_mask_check(ins):
+    def check(st, t, mask_val):
+        if int(mask_val) & 0xFFFF != 1:
+            st.fault(ins, t, f".multicast::cluster with ctaMask {int(mask_val):#06x}: the emulator runs one-CTA "
+                     "clusters, so ctaMask must be exactly 0x1 (this CTA)",
+                     "launch without clusters, or drop .multicast::cluster")
+    return check
+
+
+@handler("cp.async.bulk.tensor")
+def build_tensor(ins: ir.Instr, ctx: Ctx):
+    """cp.async.bulk.tensor.{1..5}d loads (.shared::{cluster,cta}.global ... mbarrier) and stores (.global.shared::cta)."""
+    dim = next((m for m in ins.mods if m in ("1d", "2d", "3d", "4d", "5d")), None)
+    if dim is None:
+        raise Unsupported(f"cp.async.bulk.tensor without .1d-.5d ({ins.where()})")
+    rank = int(dim[0])
+    for mode in ins.mods:
+        if mode.startswith("im2col") or mode.startswith("tile::"):
+            raise Unsupported(f"cp.async.bulk.tensor load mode .{mode} is not emulated (only .tile); "
+                              f"({ins.where()})")
+    mods = list(ins.mods)
+    i_dim = mods.index(dim)
+    dst_space, src_space = mods[i_dim + 1], mods[i_dim + 2] if len(mods) > i_dim + 2 else ""
+    store = dst_space == "global"
+    if store:
+        if src_space != "shared::cta" or not ins.has("bulk_group"):
+            raise Unsupported(f"TMA store form not recognised (want .global.shared::cta.bulk_group) ({ins.where()})")
+        tm_op, src_op = ins.args[0], ins.args[1]
+    else:
+        if dst_space not in ("shared::cluster", "shared::cta") or src_space != "global":
+            raise Unsupported(f"cp.async.bulk.tensor direction .{dst_space}.{src_space} is not supported "
+                              f"({ins.where()})")
+        if not ins.has("mbarrier::complete_tx::bytes"):
+            raise Unsupported(f"TMA load without .mbarrier::complete_tx::bytes ({ins.where()})")
+        dst_op, tm_op, mbar_op = ins.args[0], ins.args[1], ins.args[2]
+    if not isinstance(tm_op, ir.Addr) or tm_op.vec is None or len(tm_op.vec.items) != rank:
+        raise Unsupported(f"cp.async.bulk.tensor.{dim}: expected [tensorMap, {{{rank} coordinates}}] ({ins.where()})")
+    rd_tm = ctx.address(ir.Addr(tm_op.base, tm_op.offset))
+    rd_coords = [ctx.read(x, "s32") for x in tm_op.vec.items]
+    multicast = ins.has("multicast::cluster")
+    rest = ins.args[2:] if store else ins.args[3:]
+    rd_mask = ctx.read(rest[0], "u16") if multicast else None
+    check_mask = _cta_mask_check(ins)
+
+    if store:
+        rd_src = ctx.address(src_op)
+
+        def run_store(st, m):
+            sel = _sel(st, m)
+            srcs = shared_addresses(st, ins, rd_src(st), sel, "shared", "TMA store source")
+            tms = _per_thread(st, rd_tm)
+            cs = [_per_thread(st, r, np.int32) for r in rd_coords]
+            for i, t in enumerate(sel):
+                spec = _read_tensor_map(st, ins, t, int(tms[t]))
+                _check_rank(st, ins, t, spec, rank)
+                op = _TensorStore(ins, int(t), int(st.cta_of[t]), spec, [int(c[t]) for c in cs], int(srcs[i]))
+                _submit(st, int(t), op, group=True)
+        return run_store
+
+    rd_dst = ctx.address(dst_op)
+    rd_bar = ctx.address(mbar_op)
+
+    def run_load(st, m):
+        sel = _sel(st, m)
+        dsts = shared_addresses(st, ins, rd_dst(st), sel, "shared", "TMA destination")
+        bars = shared_addresses(st, ins, rd_bar(st), sel, "shared", "TMA mbarrier")
+        tms = _per_thread(st, rd_tm)
+        cs = [_per_thread(st, r, np.int32) for r in rd_coords]
+        masks = _per_thread(st, rd_mask, np.uint16) if rd_mask else None
+        for i, t in enumerate(sel):
+            if masks is not None:
+                check_mask(st, int(t), masks[t])
+            cta = int(st.cta_of[t])
+            spec = _read_tensor_map(st, ins, t, int(tms[t]))
+            _check_rank(st, ins, t, spec, rank)
+            if table_of(st, cta).find(int(bars[i])) is None:
+                st.fault(ins, t, f"TMA load signals mbarrier at shared {int(bars[i]):#x}, which is not initialized",
+                         "mbarrier.init it (and fence.mbarrier_init / __syncthreads) before issuing the copy")
+            coords = [int(c[t]) for c in cs]
+            # issue-time validation (alignment, coordinates, unsupported features) with the issuing thread located
+            try:
+                validate_load(spec, coords, int(dsts[i]))
+            except EmuError as exc:
+                _fault_from(st, ins, int(t), exc)
+            st.engine.submit(_TensorLoad(ins, int(t), cta, spec, coords, int(dsts[i]), int(bars[i])))
+    return run_load
+
+
+def _check_rank(st, ins, t, spec, rank: int) -> None:
+    if spec.rank != rank:
+        st.fault(ins, t, f"cp.async.bulk.tensor.{rank}d used with a rank-{spec.rank} tensor map",
+                 "the .dim qualifier must equal the tensor map rank (PTX ISA 9.7.9.25.5.2)")
+
+
+@handler("cp.async.bulk")
+def build_bulk(ins: ir.Instr, ctx: Ctx):
+    """Non-tensor cp.async.bulk: global -> shared::{cta,cluster} (mbarrier), shared::cta -> global (bulk_group)."""
+    mods = [m for m in ins.mods if m not in ("async", "bulk")]
+    if len(mods) < 2:
+        raise Unsupported(f"cp.async.bulk form not recognised ({ins.where()})")
+    dst_space, src_space = mods[0], mods[1]
+    rd_dst, rd_src = ctx.address(ins.args[0]), ctx.address(ins.args[1])
+    rd_size = ctx.read(ins.args[2], "u32")
+    if dst_space in ("shared::cta", "shared::cluster") and src_space == "global":
+        if not ins.has("mbarrier::complete_tx::bytes"):
+            raise Unsupported(f"cp.async.bulk global->shared needs .mbarrier::complete_tx::bytes ({ins.where()})")
+        rd_bar = ctx.address(ins.args[3])
+        multicast = ins.has("multicast::cluster")
+        rd_mask = ctx.read(ins.args[4], "u16") if multicast else None
+        check_mask = _cta_mask_check(ins)
+
+        def run_g2s(st, m):
+            sel = _sel(st, m)
+            dsts = shared_addresses(st, ins, rd_dst(st), sel, "shared", "cp.async.bulk destination")
+            bars = shared_addresses(st, ins, rd_bar(st), sel, "shared", "cp.async.bulk mbarrier")
+            srcs, sizes = _per_thread(st, rd_src), _per_thread(st, rd_size, np.uint32)
+            masks = _per_thread(st, rd_mask, np.uint16) if rd_mask else None
+            for i, t in enumerate(sel):
+                if masks is not None:
+                    check_mask(st, int(t), masks[t])
+                cta = int(st.cta_of[t])
+                try:
+                    n = check_bulk_copy(int(dsts[i]), int(srcs[t]), int(sizes[t]), direction="global->shared")
+                except EmuError as exc:
+                    _fault_from(st, ins, int(t), exc)
+                _global_ptr(st, ins, int(t), int(srcs[t]), n, "cp.async.bulk source")
+                if table_of(st, cta).find(int(bars[i])) is None:
+                    st.fault(ins, t, f"cp.async.bulk signals mbarrier at shared {int(bars[i]):#x}, which is not "
+                             "initialized", "mbarrier.init it before issuing the copy")
+                st.engine.submit(_BulkCopy(ins, int(t), cta, "global->shared", int(dsts[i]), int(srcs[t]), n,
+                                           mbar=int(bars[i])))
+        return run_g2s
+    if dst_space == "global" and src_space == "shared::cta":
+        if not ins.has("bulk_group"):
+            raise Unsupported(f"cp.async.bulk shared->global needs .bulk_group ({ins.where()})")
+        rest = ins.args[3:]
+        rd_bm = ctx.read(rest[-1], "u16") if ins.has("cp_mask") else None
+
+        def run_s2g(st, m):
+            sel = _sel(st, m)
+            srcs = shared_addresses(st, ins, rd_src(st), sel, "shared", "cp.async.bulk source")
+            dsts, sizes = _per_thread(st, rd_dst), _per_thread(st, rd_size, np.uint32)
+            bms = _per_thread(st, rd_bm, np.uint16) if rd_bm else None
+            for i, t in enumerate(sel):
+                try:
+                    n = check_bulk_copy(int(dsts[t]), int(srcs[i]), int(sizes[t]), direction="shared->global")
+                except EmuError as exc:
+                    _fault_from(st, ins, int(t), exc)
+                _global_ptr(st, ins, int(t), int(dsts[t]), n, "cp.async.bulk destination")
+                op = _BulkCopy(ins, int(t), int(st.cta_of[t]), "shared->global", int(dsts[t]), int(srcs[i]), n,
+                               byte_mask=int(bms[t]) if bms is not None else None)
+                _submit(st, int(t), op, group=True)
+        return run_s2g
+    if dst_space == "shared::cluster" and src_space == "shared::cta":
+        raise Unsupported(f"cp.async.bulk.shared::cluster.shared::cta copies to another CTA of the cluster; the "
+                          f"emulator runs one-CTA clusters ({ins.where()})")
+    raise Unsupported(f"cp.async.bulk direction .{dst_space}.{src_space} is not supported ({ins.where()})")
+
+
+@handler("cp.async.bulk.commit_group")
+def build_commit(ins: ir.Instr, ctx: Ctx):
+    """Close this thread's open bulk async-group (9.7.9.25.1.1)."""
+    def run(st, m):
+        for t in _sel(st, m):
+            g = bulk_groups(st, int(t))
+            g.committed.append(g.open)
+            g.open = []
+        return None
+    return run
+
+
+@handler("cp.async.bulk.wait_group")
+def build_wait_group(ins: ir.Instr, ctx: Ctx):
+    """Wait until at most N of this thread's committed bulk groups are pending (.read: treated as full completion)."""
+    n_op = ins.args[0]
+    if not isinstance(n_op, ir.Imm):
+        raise Unsupported(f"cp.async.bulk.wait_group needs an immediate group count ({ins.where()})")
+    keep = int(n_op.value)
+
+    def run(st, m):
+        for t in _sel(st, m):
+            g = bulk_groups(st, int(t))
+            old = g.committed[:len(g.committed) - keep] if keep else g.committed
+            ops = [op for grp in old for op in grp]
+            if any(not op.done for op in ops):
+                st.engine.drain(st, until=lambda _op: all(o.done for o in ops))
+            if any(not op.done for op in ops):
+                st.fault(ins, int(t), "cp.async.bulk.wait_group: a committed bulk copy never completed",
+                         "internal emulator error: the async engine lost an operation")
+            g.committed = g.committed[len(old):]
+        return None
+    return run
+
+
+@handler("cp.async.bulk.prefetch", "fence.proxy.async", "fence.proxy.tensormap::generic")
+def build_noop(ins: ir.Instr, ctx: Ctx):
+    """L2 prefetches and proxy fences: accepted, no effect (the emulator keeps one coherent memory image)."""
+    def run(st, m):
+        return None
+    return run
