@@ -60,3 +60,63 @@ def roundtrip(shape: str, num: int, pack: bool, *, wait_ld: bool = True) -> str:
     ncols = 512
     return ("typedef unsigned int uint32_t;\nextern \"C\" __global__ void k(const uint32_t* in, uint32_t* out) {\n" + body +
             "}\n").replace("NCOLS", str(ncols))
+
+
+def _outs(n: int) -> str:
+    return ", ".join('"=r"(o[%d])' % j for j in range(n))
+
+
+def mma_f16(M: int, N: int, nk: int, *, wait_commit: bool = True, accumulate_first: bool = False) -> str:
+    """One CTA of 128 threads: A (M x 16*nk f16) and B (N x 16*nk) K-major SWIZZLE_NONE copied to SMEM by threads
+    (core matrices 8x16 B: SBO = 256 B between 8-row groups, LBO = 128 B between the two K core matrices of a K=16
+    slice, next K slice +  (rows/8)*256 B), nk MMAs by thread 0 (enable-input-d = k > 0), commit -> mbarrier,
+    everyone waits, then warp w loads rows 32w..32w+31 with 32x32b.x{N} and writes D as float bits."""
+    a_bytes = M * 32
+    return ("typedef unsigned int uint32_t; typedef unsigned long long uint64_t; typedef unsigned short uint16_t;\n"
+            "__device__ uint32_t dlo(uint32_t addr, uint32_t lbo) {\n"
+            "  return ((addr & 0x3FFFF) >> 4) | (((lbo & 0x3FFFF) >> 4) << 16);\n}\n"
+            "__device__ uint32_t dhi(uint32_t sbo) { return ((sbo & 0x3FFFF) >> 4) | (1u << 14); }\n"
+            "extern \"C\" __global__ void k(const uint32_t* A, const uint32_t* B, uint32_t* D) {\n"
+            f"  __shared__ __align__(1024) uint32_t sA[{M * 8 * nk}];\n"
+            f"  __shared__ __align__(1024) uint32_t sB[{N * 8 * nk}];\n"
+            "  __shared__ __align__(8) uint64_t bar;\n"
+            + ALLOC_SLOT.replace("NCOLS", "256") +
+            f"  const int K = {16 * nk};\n"
+            f"  for (int it = 0; it < {M * 8 * nk // 128}; ++it) {{ int i = it * 128 + threadIdx.x;\n"
+            "    int r = i / (K / 2), k = 2 * (i % (K / 2)), ks = k / 16, kk = k % 16;\n"
+            f"    int off = (ks * {a_bytes} + (r % 8) * 16 + (r / 8) * 256 + (kk / 8) * 128 + (kk % 8) * 2) / 4;\n"
+            "    sA[off] = A[i];\n  }\n"
+            f"  for (int it = 0; it < {(N * 8 * nk + 127) // 128}; ++it) {{ int i = it * 128 + threadIdx.x;\n"
+            f"    if (i >= {N * 8 * nk}) break;\n"
+            "    int r = i / (K / 2), k = 2 * (i % (K / 2)), ks = k / 16, kk = k % 16;\n"
+            f"    int off = (ks * {N * 32} + (r % 8) * 16 + (r / 8) * 256 + (kk / 8) * 128 + (kk % 8) * 2) / 4;\n"
+            "    sB[off] = B[i];\n  }\n"
+            "  const uint32_t bar_a = (uint32_t)__cvta_generic_to_shared(&bar);\n"
+            "  if (threadIdx.x == 0) asm volatile(\"mbarrier.init.shared::cta.b64 [%0], 1;\" :: \"r\"(bar_a));\n"
+            "  asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");\n"
+            "  __syncthreads();\n"
+            "  if (threadIdx.x == 0) {\n"
+            f"    const uint32_t idesc = (1u << 4) | (({N} >> 3) << 17) | (({M} >> 4) << 24);\n"
+            f"    for (int ks = 0; ks < {nk}; ++ks) {{\n"
+            f"      uint32_t aa = (uint32_t)__cvta_generic_to_shared(sA) + ks * {a_bytes};\n"
+            f"      uint32_t ba = (uint32_t)__cvta_generic_to_shared(sB) + ks * {N * 32};\n"
+            f"      uint32_t en = (ks > 0 || {int(accumulate_first)}) ? 1u : 0u;\n"
+            "      asm volatile(\"{.reg .pred p; .reg .b64 da, db; setp.ne.b32 p, %6, 0;\\n"
+            "mov.b64 da, {%1, %2}; mov.b64 db, {%3, %4};\\n"
+            "tcgen05.mma.cta_group::1.kind::f16 [%0], da, db, %5, p;}\"\n"
+            "                   :: \"r\"(base), \"r\"(dlo(aa, 128)), \"r\"(dhi(256)), \"r\"(dlo(ba, 128)),\n"
+            "                      \"r\"(dhi(256)), \"r\"(idesc), \"r\"(en) : \"memory\");\n"
+            "    }\n"
+            "    asm volatile(\"tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];\"\n"
+            "                 :: \"r\"(bar_a) : \"memory\");\n"
+            "  }\n"
+            + ("  asm volatile(\"{.reg .pred p; W: mbarrier.try_wait.parity.shared::cta.b64 p, [%0], 0; @!p bra W;}\"\n"
+               "               :: \"r\"(bar_a) : \"memory\");\n" if wait_commit else "  __syncthreads();\n") +
+            "  asm volatile(\"tcgen05.fence::after_thread_sync;\" ::: \"memory\");\n"
+            f"  uint32_t o[{N}];\n"
+            "  const uint32_t taddr = base + ((32u * warp) << 16);\n"
+            f"  asm volatile(\"tcgen05.ld.sync.aligned.32x32b.x{N}.b32 {_regs('', N, 0)}, [%{N}];\"\n"
+            "               : " + _outs(N) + " : \"r\"(taddr) : \"memory\");\n"
+            "  asm volatile(\"tcgen05.wait::ld.sync.aligned;\" ::: \"memory\");\n"
+            f"  for (int j = 0; j < {N}; ++j) D[threadIdx.x * {N} + j] = o[j];\n"
+            + DEALLOC.replace("NCOLS", "256") + "}\n")
