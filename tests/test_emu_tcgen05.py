@@ -117,3 +117,38 @@ def test_accumulate_into_uninitialized_tmem_is_caught(dev) -> None:
     with pytest.raises(EmuError) as e:
         _run_mma(dev, np.ones((128, 16)), np.ones((8, 16)), accumulate_first=True)
     assert "never written since tcgen05.alloc" in str(e.value)
+
+
+def _blocked_sf(sf: np.ndarray) -> np.ndarray:
+    """(rows<=128, 4) SF codes -> the gpu-mode permuted/blocked 512-B chunk: byte 16*(r%32) + 4*(r/32) + j."""
+    out = np.zeros(512, np.uint8)
+    for r in range(sf.shape[0]):
+        for j in range(4):
+            out[16 * (r % 32) + 4 * (r // 32) + j] = sf[r, j]
+    return out
+
+
+@pytest.mark.parametrize("N", [8, 64])
+def test_nvfp4_cp_scales_and_mma_exact(dev, rng: np.random.Generator, N: int) -> None:
+    from ptxlab.numerics import E2M1_VALUES
+
+    from probes.tcgen05_probes import mma_nvfp4
+
+    mod = ptxlab.compile(mma_nvfp4(N), arch="sm_100a")
+    require(mod, ["UTCCP", "UTCATOMSWS", "UTCBAR", "LDTM"])
+    a = rng.integers(0, 16, (128, 64), dtype=np.uint8)
+    b = rng.integers(0, 16, (N, 64), dtype=np.uint8)
+    ue4m3 = {0x00: 0.0, 0x30: 0.5, 0x38: 1.0, 0x40: 2.0, 0x44: 3.0}
+    sfa = rng.choice(list(ue4m3), (128, 4)).astype(np.uint8)
+    sfb = rng.choice(list(ue4m3), (N, 4)).astype(np.uint8)
+    pack = lambda c: (c[:, 0::2] | (c[:, 1::2] << 4)).astype(np.uint8)  # noqa: E731 (low nibble = even k)
+    out = _poisoned(dev, 128 * N * 4)
+    dev.launch(mod, "k", grid=(1, 1, 1), block=(128, 1, 1),
+               args=[dev.to_device(pack(a).view(np.uint32)), dev.to_device(pack(b).view(np.uint32)),
+                     dev.to_device(_blocked_sf(sfa).view(np.uint32)), dev.to_device(_blocked_sf(sfb).view(np.uint32)),
+                     out])
+    got = dev.to_host(out, np.uint32).reshape(128, N).view(np.float32)
+    sa = np.vectorize(ue4m3.get)(np.repeat(sfa, 16, axis=1))
+    sb = np.vectorize(ue4m3.get)(np.repeat(sfb, 16, axis=1))
+    ref = (E2M1_VALUES[a] * sa).astype(np.float64) @ (E2M1_VALUES[b] * sb).astype(np.float64).T
+    assert np.array_equal(got, ref.astype(np.float32))
