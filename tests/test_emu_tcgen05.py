@@ -152,3 +152,10 @@ def test_nvfp4_cp_scales_and_mma_exact(dev, rng: np.random.Generator, N: int) ->
     sb = np.vectorize(ue4m3.get)(np.repeat(sfb, 16, axis=1))
     ref = (E2M1_VALUES[a] * sa).astype(np.float64) @ (E2M1_VALUES[b] * sb).astype(np.float64).T
     assert np.array_equal(got, ref.astype(np.float32))
+
+
+def test_cta_group_2_is_rejected(dev) -> None:
+    mod = ptxlab.compile(alloc_only(32).replace("cta_group::1", "cta_group::2"), arch="sm_100a")
+    with pytest.raises(EmuError) as e:
+        dev.launch(mod, "k", grid=(1, 1, 1), block=(32, 1, 1), args=[_poisoned(dev, 4)])
+    assert "cta_group::2 is not supported" in str(e.value)
