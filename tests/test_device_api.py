@@ -265,6 +265,8 @@ def test_tensor_map_checks(rng):
         dev.tensor_map(g, np.uint8, [64, 32], [64], [128, 16], swizzle="64B")
     with pytest.raises(TensorMapError, match="16-byte aligned"):
         dev.tensor_map(g, np.uint8, [32, 16], [64], [32, 16], offset=8)
+    with pytest.raises(TensorMapError, match="interleave='16B' is not supported by ptxlab devices"):
+        dev.tensor_map(g, np.uint8, [16, 4, 4], [16, 64], [16, 4, 4], interleave="16B")
 
 
 def test_launch_checks_and_packing(rng):

@@ -201,6 +201,10 @@ class Device(ABC):
         spec = TensorMapSpec.make(dtype, buf.ptr + int(offset), global_shape, global_strides, box, element_strides,
                                   interleave, swizzle, l2_promotion, oob_fill)
         spec.validate()
+        if spec.interleave != "none":
+            raise TensorMapError(
+                f"tensor map: interleave={spec.interleave!r} is not supported by ptxlab devices (the H100 driver did not "
+                "follow its documented interleave rules, see NOTES.md 'H100 runs'); use interleave='none'")
         extent = spec.gmem_extent()
         if offset < 0 or offset + extent > buf.nbytes:
             raise TensorMapError(

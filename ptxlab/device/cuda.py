@@ -8,8 +8,8 @@ from typing import Any
 from ptxlab.device.args import Param
 from ptxlab.device.base import Device, Dim3, parse_arch
 from ptxlab.errors import DeviceUnavailable, LaunchError, PtxlabError, TensorMapError
-from ptxlab.tensormap import (DTYPE_CODES, INTERLEAVE_CODES, L2_PROMOTION_CODES, OOB_FILL_CODES, SWIZZLE_CODES,
-                              TensorMapSpec)
+from ptxlab.tensormap import (DTYPE_CODES, INTERLEAVE_CODES, L2_PROMOTION_CODES, OOB_FILL_CODES, PACKED_DTYPES,
+                              SWIZZLE_CODES, TensorMapSpec)
 
 __all__ = ["CudaDevice", "arch_runs_on"]
 
@@ -115,9 +115,17 @@ class CudaDevice(Device):
     # ---------------------------------------------------------------- tensor maps
     def _encode_tensor_map(self, spec: TensorMapSpec) -> bytes:
         drv = self._drv
+        if self.cc < (10, 0) and (spec.dtype in PACKED_DTYPES or spec.swizzle.startswith("128B_ATOM")):
+            what = f"dtype {spec.dtype}" if spec.dtype in PACKED_DTYPES else f"swizzle {spec.swizzle}"
+            raise TensorMapError(
+                f"tensor map: {what} needs a compute capability 10.x GPU (Blackwell); the driver rejects it on "
+                f"{self.describe()}. Use a UINT8 view with swizzle 128B here, or open_device('emu')")
+        # rank 1 has no strides; pass one unused entry so the driver never sees an empty (NULL) array, as CUTLASS
+        # always passes full-length arrays. (UNVERIFIED: rank-1 maps were rejected with an empty list on the H100.)
+        strides = list(spec.global_strides) or [-(-spec.global_shape[0] * spec.elem_bits // 128) * 16]
         tmap = self._ok(drv.cuTensorMapEncodeTiled(
             drv.CUtensorMapDataType(DTYPE_CODES[spec.dtype]), spec.rank, spec.global_address,
-            [drv.cuuint64_t(v) for v in spec.global_shape], [drv.cuuint64_t(v) for v in spec.global_strides],
+            [drv.cuuint64_t(v) for v in spec.global_shape], [drv.cuuint64_t(v) for v in strides],
             [drv.cuuint32_t(v) for v in spec.box], [drv.cuuint32_t(v) for v in spec.element_strides],
             drv.CUtensorMapInterleave(INTERLEAVE_CODES[spec.interleave]),
             drv.CUtensorMapSwizzle(SWIZZLE_CODES[spec.swizzle]),
