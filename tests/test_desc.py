@@ -332,3 +332,13 @@ def test_cli_module_entry() -> None:
     r = subprocess.run([sys.executable, "-m", "ptxlab.desc.cli", "smem", "0x1"], capture_output=True, text=True,
                        timeout=60)
     assert r.returncode == 2
+
+
+def test_docs_tables_in_sync() -> None:
+    """ptx_docs/descriptors.md embeds the generated field tables verbatim (regenerate: python -m ptxlab.desc.docgen)."""
+    from pathlib import Path
+
+    from ptxlab.desc.docgen import tables_markdown
+
+    doc = (Path(__file__).resolve().parents[1] / "ptx_docs" / "descriptors.md").read_text()
+    assert tables_markdown().strip() in doc
