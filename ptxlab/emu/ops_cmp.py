@@ -52,7 +52,7 @@ def _float_reader(ctx: Ctx, op, ty: str, ftz: bool):
 
 def _flush(x, tiny):
     x = np.asarray(x)
-    return np.where(np.abs(x) < tiny, x * 0, x)     # x*0 keeps the sign of zero
+    return np.where(np.abs(x) < tiny, np.copysign(x.dtype.type(0), x), x)   # sign-preserving zero
 
 
 def _lane_reader(ctx: Ctx, op, ty: str, ftz: bool, lane: int):

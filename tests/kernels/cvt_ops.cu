@@ -1,0 +1,115 @@
+// cvt_ops.cu — cvt probe (PTX ISA 9.7.9.21): int<->float with every rounding modifier, float<->float narrowing and
+// widening (.ftz/.sat/.relu/.satfinite), integral rounding, packed f16x2/bf16x2/e4m3x2/e5m2x2/tf32.  sm_90.
+// Signature: extern "C" __global__ void cvt_ops(const unsigned* fa, const unsigned* fb, const unsigned long long* fd,
+//                                               const unsigned long long* iv, const unsigned* hv,
+//                                               unsigned long long* out, unsigned n)
+//   x = fa[i], y = fb[i] (f32 bit patterns), d = fd[i] (f64 bits), l = iv[i] (64-bit integer), h = hv[i] & 0xffff
+//   (f16 / bf16 / packed narrow bits).  out[k * n + i] = zero-extended result bits of op k (source order of the
+//   C?/D?/L?/HH lines; tests/test_emu_cvt.py parses the names and holds the references).  Block (128,1,1).
+#define O(NAME, T, CON, INS, ...) { T r; asm volatile(INS : CON(r) : __VA_ARGS__); out[(k++) * n + i] = r; }
+#define R32(NAME, INS, ...) O(NAME, unsigned, "=r", INS, __VA_ARGS__)
+#define R64(NAME, INS, ...) O(NAME, unsigned long long, "=l", INS, __VA_ARGS__)
+#define R16(NAME, INS, ...) O(NAME, unsigned short, "=h", INS, __VA_ARGS__)
+extern "C" __global__ void cvt_ops(const unsigned* fa, const unsigned* fb, const unsigned long long* fd,
+                                   const unsigned long long* iv, const unsigned* hv, unsigned long long* out,
+                                   unsigned n) {
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  unsigned x = fa[i], y = fb[i];
+  unsigned long long d = fd[i], l = iv[i];
+  unsigned short h = (unsigned short)hv[i];
+  int k = 0;
+  // f32 -> integers (saturating, NaN -> 0 or 1<<(w-1))
+  R32(s32_f32_rni, "cvt.rni.s32.f32 %0, %1;", "f"(__uint_as_float(x)))
+  R32(s32_f32_rzi, "cvt.rzi.s32.f32 %0, %1;", "r"(x))
+  R32(s32_f32_rmi, "cvt.rmi.s32.f32 %0, %1;", "r"(x))
+  R32(s32_f32_rpi, "cvt.rpi.s32.f32 %0, %1;", "r"(x))
+  R32(u32_f32_rni, "cvt.rni.u32.f32 %0, %1;", "r"(x))
+  R32(u32_f32_rzi, "cvt.rzi.u32.f32 %0, %1;", "r"(x))
+  R64(s64_f32_rmi, "cvt.rmi.s64.f32 %0, %1;", "r"(x))
+  R64(u64_f32_rpi, "cvt.rpi.u64.f32 %0, %1;", "r"(x))
+  R16(s16_f32_rni, "cvt.rni.s16.f32 %0, %1;", "r"(x))
+  R16(u8_f32_rzi, "{ .reg .b8 t; cvt.rzi.u8.f32 t, %1; cvt.u16.u8 %0, t; }", "r"(x))
+  R32(s32_f32_rpi_ftz, "cvt.rpi.ftz.s32.f32 %0, %1;", "r"(x))
+  // f64 / f16 / bf16 -> integers
+  R32(s32_f64_rni, "cvt.rni.s32.f64 %0, %1;", "l"(d))
+  R32(u32_f64_rzi, "cvt.rzi.u32.f64 %0, %1;", "l"(d))
+  R64(s64_f64_rmi, "cvt.rmi.s64.f64 %0, %1;", "l"(d))
+  R64(u64_f64_rpi, "cvt.rpi.u64.f64 %0, %1;", "l"(d))
+  R32(s32_f16_rni, "cvt.rni.s32.f16 %0, %1;", "h"(h))
+  R32(u32_f16_rmi, "cvt.rmi.u32.f16 %0, %1;", "h"(h))
+  R32(s32_bf16_rzi, "cvt.rzi.s32.bf16 %0, %1;", "h"(h))
+  // integers -> floats
+  R32(f32_s32_rn, "cvt.rn.f32.s32 %0, %1;", "r"(x))
+  R32(f32_s32_rz, "cvt.rz.f32.s32 %0, %1;", "r"(x))
+  R32(f32_s32_rm, "cvt.rm.f32.s32 %0, %1;", "r"(x))
+  R32(f32_s32_rp, "cvt.rp.f32.s32 %0, %1;", "r"(x))
+  R32(f32_u32_rn, "cvt.rn.f32.u32 %0, %1;", "r"(x))
+  R32(f32_u32_rp, "cvt.rp.f32.u32 %0, %1;", "r"(x))
+  R32(f32_s64_rn, "cvt.rn.f32.s64 %0, %1;", "l"(l))
+  R32(f32_s64_rm, "cvt.rm.f32.s64 %0, %1;", "l"(l))
+  R32(f32_u64_rn, "cvt.rn.f32.u64 %0, %1;", "l"(l))
+  R32(f32_u64_rz, "cvt.rz.f32.u64 %0, %1;", "l"(l))
+  R64(f64_s64_rn, "cvt.rn.f64.s64 %0, %1;", "l"(l))
+  R64(f64_s64_rp, "cvt.rp.f64.s64 %0, %1;", "l"(l))
+  R64(f64_u64_rz, "cvt.rz.f64.u64 %0, %1;", "l"(l))
+  R64(f64_s32, "cvt.rn.f64.s32 %0, %1;", "r"(x))
+  R16(f16_s32_rn, "cvt.rn.f16.s32 %0, %1;", "r"(x))
+  R16(f16_s32_rz, "cvt.rz.f16.s32 %0, %1;", "r"(x))
+  R16(f16_u32_rp, "cvt.rp.f16.u32 %0, %1;", "r"(x))
+  R16(f16_s64_rm, "cvt.rm.f16.s64 %0, %1;", "l"(l))
+  R16(bf16_s32_rn, "cvt.rn.bf16.s32 %0, %1;", "r"(x))
+  R16(bf16_u64_rz, "cvt.rz.bf16.u64 %0, %1;", "l"(l))
+  // float narrowing
+  R16(f16_f32_rn, "cvt.rn.f16.f32 %0, %1;", "r"(x))
+  R16(f16_f32_rz, "cvt.rz.f16.f32 %0, %1;", "r"(x))
+  R16(f16_f32_rm, "cvt.rm.f16.f32 %0, %1;", "r"(x))
+  R16(f16_f32_rp, "cvt.rp.f16.f32 %0, %1;", "r"(x))
+  R16(f16_f32_rn_relu, "cvt.rn.relu.f16.f32 %0, %1;", "r"(x))
+  R16(f16_f32_rn_satfinite, "cvt.rn.satfinite.f16.f32 %0, %1;", "r"(x))
+  R16(f16_f32_rn_sat, "cvt.rn.sat.f16.f32 %0, %1;", "r"(x))
+  R16(bf16_f32_rn, "cvt.rn.bf16.f32 %0, %1;", "r"(x))
+  R16(bf16_f32_rz, "cvt.rz.bf16.f32 %0, %1;", "r"(x))
+  R16(bf16_f32_rm, "cvt.rm.bf16.f32 %0, %1;", "r"(x))
+  R16(bf16_f32_rp, "cvt.rp.bf16.f32 %0, %1;", "r"(x))
+  R16(bf16_f32_rz_relu_satfinite, "cvt.rz.relu.satfinite.bf16.f32 %0, %1;", "r"(x))
+  R32(f32_f64_rn, "cvt.rn.f32.f64 %0, %1;", "l"(d))
+  R32(f32_f64_rz, "cvt.rz.f32.f64 %0, %1;", "l"(d))
+  R32(f32_f64_rm, "cvt.rm.f32.f64 %0, %1;", "l"(d))
+  R32(f32_f64_rp, "cvt.rp.f32.f64 %0, %1;", "l"(d))
+  R32(f32_f64_rn_ftz, "cvt.rn.ftz.f32.f64 %0, %1;", "l"(d))
+  R16(f16_f64_rn, "cvt.rn.f16.f64 %0, %1;", "l"(d))
+  R16(bf16_f64_rp, "cvt.rp.bf16.f64 %0, %1;", "l"(d))
+  R16(bf16_f16_rn, "cvt.rn.bf16.f16 %0, %1;", "h"(h))
+  R16(f16_bf16_rz, "cvt.rz.f16.bf16 %0, %1;", "h"(h))
+  // widening and same-size
+  R32(f32_f16, "cvt.f32.f16 %0, %1;", "h"(h))
+  R32(f32_bf16, "cvt.f32.bf16 %0, %1;", "h"(h))
+  R64(f64_f32, "cvt.f64.f32 %0, %1;", "r"(x))
+  R64(f64_f16, "cvt.f64.f16 %0, %1;", "h"(h))
+  R32(f32_f32_ftz, "cvt.ftz.f32.f32 %0, %1;", "r"(x))
+  R32(f32_f32_sat, "cvt.sat.f32.f32 %0, %1;", "r"(x))
+  R32(f32_f32_rni, "cvt.rni.f32.f32 %0, %1;", "r"(x))
+  R32(f32_f32_rzi, "cvt.rzi.f32.f32 %0, %1;", "r"(x))
+  R32(f32_f32_rmi, "cvt.rmi.f32.f32 %0, %1;", "r"(x))
+  R32(f32_f32_rpi, "cvt.rpi.f32.f32 %0, %1;", "r"(x))
+  R32(f32_f32_rpi_ftz, "cvt.rpi.ftz.f32.f32 %0, %1;", "r"(x))
+  R64(f64_f64_rmi, "cvt.rmi.f64.f64 %0, %1;", "l"(d))
+  R16(f16_f16_rni, "cvt.rni.f16.f16 %0, %1;", "h"(h))
+  R16(bf16_bf16_rpi, "cvt.rpi.bf16.bf16 %0, %1;", "h"(h))
+  // packed (a -> upper field, b -> lower field)
+  R32(f16x2_f32_rn, "cvt.rn.f16x2.f32 %0, %1, %2;", "r"(x), "r"(y))
+  R32(f16x2_f32_rz_relu, "cvt.rz.relu.f16x2.f32 %0, %1, %2;", "r"(x), "r"(y))
+  R32(bf16x2_f32_rn, "cvt.rn.bf16x2.f32 %0, %1, %2;", "r"(x), "r"(y))
+  R32(bf16x2_f32_rz_satfinite, "cvt.rz.satfinite.bf16x2.f32 %0, %1, %2;", "r"(x), "r"(y))
+  R16(e4m3x2_f32, "cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;", "r"(x), "r"(y))
+  R16(e5m2x2_f32, "cvt.rn.satfinite.e5m2x2.f32 %0, %1, %2;", "r"(x), "r"(y))
+  R16(e4m3x2_f32_relu, "cvt.rn.satfinite.relu.e4m3x2.f32 %0, %1, %2;", "r"(x), "r"(y))
+  R16(e4m3x2_f16x2, "cvt.rn.satfinite.e4m3x2.f16x2 %0, %1;", "r"(x))
+  R16(e5m2x2_f16x2_relu, "cvt.rn.satfinite.relu.e5m2x2.f16x2 %0, %1;", "r"(x))
+  R32(f16x2_e4m3x2, "cvt.rn.f16x2.e4m3x2 %0, %1;", "h"(h))
+  R32(f16x2_e5m2x2, "cvt.rn.f16x2.e5m2x2 %0, %1;", "h"(h))
+  R32(f16x2_e4m3x2_relu, "cvt.rn.relu.f16x2.e4m3x2 %0, %1;", "h"(h))
+  R32(tf32_f32_rna, "cvt.rna.tf32.f32 %0, %1;", "r"(x))
+  R32(tf32_f32_rna_satfinite, "cvt.rna.satfinite.tf32.f32 %0, %1;", "r"(x))
+}
