@@ -367,3 +367,95 @@ def test_lop3_all_luts(dev, rng, request):
             idx = (ia << 2) | (ib << 1) | ic
             want |= ((np.uint32(lut) >> idx) & 1).astype(np.uint32) << np.uint32(bit)
         _check(f"lop3 0x{lut:02x}", res[lut], want, (a, b, c), f"seed {seed}")
+
+
+def s64(u):
+    return u - (1 << 64) if u >> 63 else u
+
+
+def mixed64(rng, n):
+    """Random uint64 values: uniform, random bit-length, 32-bit patterns, edges (0, ±1, INT64_MIN/MAX, small)."""
+    k = rng.integers(0, 5, n)
+    v = rng.integers(0, 2**64, n, dtype=np.uint64)
+    bl = rng.integers(1, 65, n).astype(np.uint64)
+    short = v >> (np.uint64(64) - bl)
+    short = np.where(rng.integers(0, 2, n) == 0, short, np.uint64(0) - short)
+    e = np.array([0, 1, 2, M64, M64 - 1, 1 << 63, (1 << 63) - 1, (1 << 63) + 1, M32, 1 << 32, 63, 64, 65, 31, 32,
+                  0x80000000, 0xFFFFFFFF80000000], dtype=np.uint64)
+    return np.select([k < 2, k < 3, k == 3], [v, short, mixed32(rng, n).astype(np.uint64)],
+                     e[rng.integers(0, len(e), n)]).astype(np.uint64)
+
+
+def _clz64(x):
+    return 64 - x.bit_length()
+
+
+REF64 = {
+    "add_u64": lambda x, y, z: (x + y) & M64,
+    "sub_s64": lambda x, y, z: (x - y) & M64,
+    "mul_lo_u64": lambda x, y, z: (x * y) & M64,
+    "mul_hi_u64": lambda x, y, z: (x * y) >> 64,
+    "mul_hi_s64": lambda x, y, z: ((s64(x) * s64(y)) >> 64) & M64,
+    "mad_lo_s64": lambda x, y, z: (x * y + z) & M64,
+    "mad_hi_u64": lambda x, y, z: (((x * y) >> 64) + z) & M64,
+    "mad_hi_s64": lambda x, y, z: (((s64(x) * s64(y)) >> 64) + z) & M64,
+    "mul_wide_u32": lambda x, y, z: (x & M32) * (y & M32),
+    "mul_wide_s32": lambda x, y, z: (s32(x & M32) * s32(y & M32)) & M64,
+    "mad_wide_s32": lambda x, y, z: (s32(x & M32) * s32(y & M32) + z) & M64,
+    "mad_wide_u32": lambda x, y, z: ((x & M32) * (y & M32) + z) & M64,
+    "addc_sum64": lambda x, y, z: (z + ((x + y) >> 64)) & M64,
+    "subc_bf64": lambda x, y, z: (z - int(x < y)) & M64,
+    "madc_lo64": lambda x, y, z: (((x * y) & M64) + ((((x * y) >> 64) + z) >> 64)) & M64,
+    "div_u64": lambda x, y, z: M64 if y == 0 else x // y,
+    "div_s64": lambda x, y, z: M64 if y == 0 else tdiv(s64(x), s64(y)) & M64,
+    "rem_u64": lambda x, y, z: M64 if y == 0 else x % y,
+    "rem_s64": lambda x, y, z: M64 if y == 0 else trem(s64(x), s64(y)) & M64,
+    "abs_s64": lambda x, y, z: abs(s64(x)) & M64,
+    "neg_s64": lambda x, y, z: (-x) & M64,
+    "min_s64": lambda x, y, z: min(s64(x), s64(y)) & M64,
+    "max_u64": lambda x, y, z: max(x, y),
+    "sad_s64": lambda x, y, z: (z + abs(s64(x) - s64(y))) & M64,
+    "popc_b64": lambda x, y, z: bin(x).count("1"),
+    "clz_b64": lambda x, y, z: _clz64(x),
+    "bfind_u64": lambda x, y, z: bfind(x, False, 64, False),
+    "bfind_s64": lambda x, y, z: bfind(s64(x), True, 64, False),
+    "bfind_sa_s64": lambda x, y, z: bfind(s64(x), True, 64, True),
+    "brev_b64": lambda x, y, z: int(f"{x:064b}"[::-1], 2),
+    "bfe_u64": lambda x, y, z: bfe(x, y & M32, z & M32, False, 64),
+    "bfe_s64": lambda x, y, z: bfe(x, y & M32, z & M32, True, 64),
+    "bfi_b64": lambda x, y, z: bfi(x, y, z & M32, z >> 32, 64),
+    "shl_b64": lambda x, y, z: 0 if (y & M32) >= 64 else (x << (y & M32)) & M64,
+    "shr_s64": lambda x, y, z: (s64(x) >> min(y & M32, 80)) & M64,
+    "shr_u64": lambda x, y, z: 0 if (y & M32) >= 64 else x >> (y & M32),
+    "xor_b64": lambda x, y, z: x ^ y,
+    "not_b64": lambda x, y, z: x ^ M64,
+    "cnot_b64": lambda x, y, z: int(x == 0),
+    "setp_lt_s64": lambda x, y, z: int(s64(x) < s64(y)),
+    "setp_hs_u64": lambda x, y, z: int(x >= y),
+    "selp_b64": lambda x, y, z: x if z & 1 else y,
+    "cvt_s64_s32": lambda x, y, z: s32(x & M32) & M64,
+    "cvt_u64_u32": lambda x, y, z: x & M32,
+    "cvt_sat_s32_s64": lambda x, y, z: max(-2**31, min(2**31 - 1, s64(x))) & M32,
+    "cvt_sat_u32_s64": lambda x, y, z: max(0, min(M32, s64(x))),
+    "cvt_u8_s64": lambda x, y, z: s16(((x & 0xFF) ^ 0x80) - 0x80) & 0xFFFF,
+    "cvt_sat_s8_u64": lambda x, y, z: min(x, 127),
+}
+
+
+def test_int_ops64(dev, rng, request):
+    names = op_names("int_ops64.cu", "Q|W")
+    assert len(names) == len(set(names)) and set(names) == set(REF64), set(names) ^ set(REF64)
+    n = 768
+    a, b, c = (mixed64(rng, n) for _ in range(3))
+    mod = ptxlab.compile((KDIR / "int_ops64.cu").read_text(), arch="sm_90a")
+    out = dev.empty(len(names) * n * 8)
+    dev.memset(out, 0xFF)
+    dev.launch(mod, "int_ops64", grid=((n + 127) // 128, 1, 1), block=(128, 1, 1),
+               args=[dev.to_device(a), dev.to_device(b), dev.to_device(c), out, np.uint32(n)])
+    res = dev.to_host(out, np.uint64).reshape(len(names), n)
+    seed = dict(request.node.user_properties).get("rng_seed")
+    al, bl, cl = (v.tolist() for v in (a, b, c))
+    for k, name in enumerate(names):
+        f = REF64[name]
+        want = np.array([f(x, y, z) for x, y, z in zip(al, bl, cl)], dtype=np.uint64)
+        _check(name, res[k], want, (a, b, c), f"seed {seed}")
