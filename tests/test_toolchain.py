@@ -106,6 +106,8 @@ def test_bad_arch_and_conflicting_options(fresh_cache: Path) -> None:
         ptxlab.compile(SAXPY % {"salt": 1}, arch="compute_100a")
     with pytest.raises(CompileError, match="conflicts with arch"):
         ptxlab.compile(SAXPY % {"salt": 1}, options=["-arch=sm_80"])
+    with pytest.raises(CompileError, match="options must be a sequence"):
+        ptxlab.compile(SAXPY % {"salt": 1}, options="-lineinfo")
     with pytest.raises(CompileError, match="include dir"):
         ptxlab.compile(SAXPY % {"salt": 1}, include_dirs=["/nonexistent/ptxlab"])
 
@@ -131,16 +133,18 @@ extern "C" __global__ void nosm(float* x) { x[threadIdx.x] += 1.0f; }
 
 
 def test_resources_stack_frame(rng: np.random.Generator, fresh_cache: Path) -> None:
-    n = int(rng.integers(16, 64))
+    n = int(rng.integers(300, 600))  # too big for registers whatever the compiler version: needs a stack frame
     src = r"""
 extern "C" __global__ void stk(float* x, int j) {
   volatile float a[%d];
   for (int i = 0; i < %d; ++i) a[i] = x[i];
-  x[0] = a[j];
+  a[j] = 1.0f;
+  x[0] = a[(j * 7) %% %d];
 }
-""" % (n, n)
+""" % (n, n, n)
     r = ptxlab.compile(src).resources["stk"]
     assert r.stack_bytes >= 4 * n
+    assert "STL" in ptxlab.compile(src).sass()
 
 
 def test_parse_ptxas_log_multiple_kernels() -> None:

@@ -168,6 +168,9 @@ def compile(  # noqa: A001 - mirrors ptxlab.compile
     """
     if not isinstance(source, str) or not source.strip():
         raise CompileError(f"ptxlab.compile({name!r}): source must be a non-empty str of CUDA C++ or PTX text")
+    for what, val in (("options", options), ("include_dirs", include_dirs)):
+        if isinstance(val, (str, bytes, Path)):
+            raise CompileError(f"ptxlab.compile({name!r}): {what} must be a sequence, e.g. [{str(val)!r}], not a single string")
     flags = debug.current()
     ptx_input = is_ptx_source(source, name)
     if ptx_input and not name.endswith(".ptx"):
