@@ -459,3 +459,117 @@ def test_int_ops64(dev, rng, request):
         f = REF64[name]
         want = np.array([f(x, y, z) for x, y, z in zip(al, bl, cl)], dtype=np.uint64)
         _check(name, res[k], want, (a, b, c), f"seed {seed}")
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# float comparisons (PTX ISA 9.7.6, 9.7.7): NaN rules, .ftz, half-precision lanes
+# ----------------------------------------------------------------------------------------------------------------
+import math  # noqa: E402
+import struct  # noqa: E402
+
+
+def _f32(u):
+    return struct.unpack("<f", struct.pack("<I", u & M32))[0]
+
+
+def _f64(u):
+    return struct.unpack("<d", struct.pack("<Q", u))[0]
+
+
+def _f16(u):
+    return float(np.array(u & 0xFFFF, np.uint16).view(np.float16))
+
+
+def _bf16(u):
+    return _f32((u & 0xFFFF) << 16)
+
+
+def _flush(v, tiny):
+    return math.copysign(0.0, v) if abs(v) < tiny else v
+
+
+def fcmp(op, a, b):
+    un = math.isnan(a) or math.isnan(b)
+    base = {"eq": a == b, "ne": a != b, "lt": a < b, "le": a <= b, "gt": a > b, "ge": a >= b}
+    if op in base:
+        return base[op] and not un
+    if op == "num":
+        return not un
+    if op == "nan":
+        return un
+    return un or base[op[:-1]]
+
+
+F16_POOL = [0, 0x8000, 0x7C00, 0xFC00, 0x7E00, 0xFE01, 0x3C00, 0xBC00, 0x0001, 0x8001, 0x03FF, 0x7BFF]
+F32_POOL = [0, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00001, 0x3F800000, 0xBF800000, 0x00000001,
+            0x80000001, 0x007FFFFF, 0x00800000, 0x7F7FFFFF, 0x3F800001]
+
+
+def mixed_fbits(rng, n):
+    k = rng.integers(0, 3, n)
+    rnd = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+    p32 = np.array(F32_POOL, np.uint32)[rng.integers(0, len(F32_POOL), n)]
+    p16 = np.array(F16_POOL, np.uint32)
+    pair = (p16[rng.integers(0, len(p16), n)] << 16) | p16[rng.integers(0, len(p16), n)]
+    return np.select([k == 0, k == 1], [rnd, p32], pair).astype(np.uint32)
+
+
+def mixed_dbits(rng, n):
+    pool = np.array([0, 1 << 63, 0x7FF0000000000000, 0xFFF0000000000000, 0x7FF8000000000000, 1,
+                     0x3FF0000000000000, 0xBFF0000000000000, 0x000FFFFFFFFFFFFF], np.uint64)
+    k = rng.integers(0, 2, n)
+    rnd = rng.integers(0, 2**64, n, dtype=np.uint64)
+    return np.where(k == 0, rnd, pool[rng.integers(0, len(pool), n)]).astype(np.uint64)
+
+
+def _lanes_cmp(op, x, y, bf):
+    dec = _bf16 if bf else _f16
+    return [fcmp(op, dec(x >> (16 * j)), dec(y >> (16 * j))) for j in (0, 1)]
+
+
+T32 = 2.0 ** -126
+REFC = {}
+for _op in ("eq", "ne", "lt", "le", "gt", "ge", "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan"):
+    REFC[f"f32_{_op}"] = (lambda op: lambda x, y, u, v: int(fcmp(op, _f32(x), _f32(y))))(_op)
+    REFC[f"f64_{_op}"] = (lambda op: lambda x, y, u, v: int(fcmp(op, _f64(u), _f64(v))))(_op)
+    REFC[f"f16_{_op}"] = (lambda op: lambda x, y, u, v: int(fcmp(op, _f16(x), _f16(y))))(_op)
+    REFC[f"bf16_{_op}"] = (lambda op: lambda x, y, u, v: int(fcmp(op, _bf16(x), _bf16(y))))(_op)
+REFC.update({
+    "f32_ftz_eq": lambda x, y, u, v: int(fcmp("eq", _flush(_f32(x), T32), _flush(_f32(y), T32))),
+    "f32_ftz_lt": lambda x, y, u, v: int(fcmp("lt", _flush(_f32(x), T32), _flush(_f32(y), T32))),
+    "f16_ftz_le": lambda x, y, u, v: int(fcmp("le", _flush(_f16(x), 2.0**-14), _flush(_f16(y), 2.0**-14))),
+    "f16x2_lt_pq": lambda x, y, u, v: sum(int(t) << j for j, t in enumerate(_lanes_cmp("lt", x, y, False))),
+    "bf16x2_equ_and": lambda x, y, u, v: sum(int(t and (u & 1) == 1) << j
+                                             for j, t in enumerate(_lanes_cmp("equ", x, y, True))),
+    "f32_gt_or_pq": lambda x, y, u, v: pq(fcmp("gt", _f32(x), _f32(y)), (u & 1) == 1, "or"),
+    "set_lt_u32_f32": lambda x, y, u, v: M32 if fcmp("lt", _f32(x), _f32(y)) else 0,
+    "set_geu_f32_f32": lambda x, y, u, v: 0x3F800000 if fcmp("geu", _f32(x), _f32(y)) else 0,
+    "set_ne_f32_f64": lambda x, y, u, v: 0x3F800000 if fcmp("ne", _f64(u), _f64(v)) else 0,
+    "set_lt_f16x2_f16x2": lambda x, y, u, v: sum((0x3C00 if t else 0) << (16 * j)
+                                                 for j, t in enumerate(_lanes_cmp("lt", x, y, False))),
+    "set_nan_u32_bf16x2": lambda x, y, u, v: sum((0xFFFF if t else 0) << (16 * j)
+                                                 for j, t in enumerate(_lanes_cmp("nan", x, y, True))),
+    "slct_f32": lambda x, y, u, v: y if (_f32(x) >= 0) else (u & M32),
+    "slct_ftz_f32": lambda x, y, u, v: y if (_flush(_f32(x), T32) >= 0) else (u & M32),
+    "selp_f32": lambda x, y, u, v: x if u & 1 else y,
+})
+
+
+def test_cmp_float(dev, rng, request):
+    names = op_names("cmp_float.cu", "S|R")
+    assert len(names) == len(set(names)) and set(names) <= set(REFC), set(names) - set(REFC)
+    n = 1024
+    x, y = mixed_fbits(rng, n), mixed_fbits(rng, n)
+    u, v = mixed_dbits(rng, n), mixed_dbits(rng, n)
+    mod = ptxlab.compile((KDIR / "cmp_float.cu").read_text(), arch="sm_90a")
+    out = dev.empty(len(names) * n * 4)
+    dev.memset(out, 0xFF)
+    dev.launch(mod, "cmp_float", grid=((n + 127) // 128, 1, 1), block=(128, 1, 1),
+               args=[dev.to_device(x), dev.to_device(y), dev.to_device(u), dev.to_device(v), out, np.uint32(n)])
+    res = dev.to_host(out, np.uint32).reshape(len(names), n).astype(np.uint64)
+    seed = dict(request.node.user_properties).get("rng_seed")
+    xl, yl, ul, vl = (t.tolist() for t in (x, y, u, v))
+    for k, name in enumerate(names):
+        f = REFC[name]
+        want = np.array([f(*t) for t in zip(xl, yl, ul, vl)], dtype=np.uint64)
+        _check(name, res[k], want, (x, y, u, v), f"seed {seed}")
