@@ -328,6 +328,21 @@ def _build_scalar(ins, ctx, dty, aty):
         if kind != "i":
             raise Unsupported(f"{ins.name}: float-to-int cvt needs .rni/.rzi/.rmi/.rpi (PTX ISA 9.7.9.21)")
         w = ctx.write(ins.args[0], dty)
+        if aty in ("f32", "f64") and BITS[dty] <= 32 and not ftz:
+            # fast path: float64 holds every f32/f64 integral part below 2^53 exactly; clip before the cast
+            r = ctx.read(ins.args[1], aty)
+            fn = {"rn": np.rint, "rz": np.trunc, "rm": np.floor, "rp": np.ceil}[mode]
+            lo, hi = _int_range(dty)
+            nanv = (1 << (BITS[dty] - 1)) if aty == "f64" else 0
+            ddt = DTYPE[dty]
+
+            def run_fast(st, m):
+                x = np.asarray(r(st)).astype(np.float64)
+                with np.errstate(invalid="ignore"):
+                    v = np.clip(fn(x), lo, hi)
+                    v = np.where(np.isnan(x), nanv, v)
+                w(st, v.astype(np.int64).astype(ddt), m)
+            return run_fast
         f64 = aty == "f64"
         return lambda st, m: w(st, _to_int(*src(st), dty, mode, ftz, f64), m)
     F = FLOATS[dty]
@@ -345,11 +360,42 @@ def _build_scalar(ins, ctx, dty, aty):
         mode = mode or "rn"          # cvt.f32.f32 (only .ftz/.sat make it do anything)
     elif mode is None:
         raise Unsupported(f"{ins.name}: a floating-point rounding modifier is required (PTX ISA 9.7.9.21)")
+    fast = _fast_path(ins, ctx, dty, aty, mode, ftz or sat or relu or satfinite, w)
+    if fast is not None:
+        return fast
     if satfinite and dty not in ("f16", "bf16"):
         raise Unsupported(f"{ins.name}: .satfinite with a .{dty} destination (PTX ISA 9.7.9.21)")
     if relu and dty not in ("f16", "bf16"):
         raise Unsupported(f"{ins.name}: .relu with a .{dty} destination (PTX ISA 9.7.9.21)")
     return lambda st, m: w(st, _bits_out(_encode(*src(st), F, mode, satfinite, relu, ftz, sat), bits), m)
+
+
+def _fast_path(ins, ctx, dty, aty, mode, modifiers, w):
+    """numpy casts that are exact for these pairs (checked bit for bit by tests/test_emu_cvt.py): f32→f16/bf16 and
+    f64→f32 .rn (IEEE RNE casts, subnormals included), exact widenings, and 32-bit int → f32/f64 .rn."""
+    if modifiers or mode not in (None, "rn"):
+        return None
+    pair = (dty, aty)
+    if pair in (("f16", "f32"), ("bf16", "f32"), ("f32", "f64"), ("f32", "f16"), ("f64", "f32"), ("f64", "f16")):
+        sdt = {"f32": np.float32, "f64": np.float64, "f16": np.float16}[aty]
+        r = ctx.read(ins.args[1], f"b{BITS[aty]}")
+        ddt = {"f16": np.float16, "bf16": DTYPE["bf16"], "f32": np.float32, "f64": np.float64}[dty]
+        ut = np.dtype(f"u{BITS[dty] // 8}")
+        nanc = ut.type(FLOATS[dty].nancode)
+
+        def run(st, m):
+            x = np.asarray(r(st)).view(sdt) if np.ndim(r(st)) else np.asarray(r(st)).astype(sdt)
+            with np.errstate(over="ignore", invalid="ignore"):
+                y = x.astype(ddt).view(ut)
+            w(st, np.where(np.isnan(x), nanc, y), m)
+        return run
+    if dty in ("f32", "f64") and aty in ("s32", "u32", "s16", "u16", "s8", "u8"):
+        r = ctx.read(ins.args[1], aty)
+        fdt = np.float32 if dty == "f32" else np.float64
+        ut = np.dtype(f"u{BITS[dty] // 8}")
+        # int32 → float32 casts are correctly rounded (RNE); → float64 is exact
+        return lambda st, m: w(st, np.asarray(r(st)).astype(fdt).view(ut), m)
+    return None
 
 
 def _build_round_integral(ins, ctx, F, mode, ftz, sat, w):
