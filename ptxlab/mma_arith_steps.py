@@ -65,20 +65,22 @@ def products(a: Decoded, b: Decoded, sa: Decoded | None = None, sb: Decoded | No
 
     With scales, the raw exponent includes both scales (MODEL §5: 'a product's raw exponent includes its scales').
     """
-    pm = a.mant[:, None, :] * b.mant[None, :, :]
-    pv = a.vexp[:, None, :] + b.vexp[None, :, :]
-    pr = a.rexp[:, None, :] + b.rexp[None, :, :]
+    # int32 halves memory traffic: |mantissa products| < 2**24 and exponents are small for every format.
+    i32 = np.int32
+    pm = a.mant.astype(i32)[:, None, :] * b.mant.astype(i32)[None, :, :]
+    pv = a.vexp.astype(i32)[:, None, :] + b.vexp.astype(i32)[None, :, :]
+    pr = a.rexp.astype(i32)[:, None, :] + b.rexp.astype(i32)[None, :, :]
     sr = None
     if sa is not None and sb is not None:
-        pm = pm * (sa.mant[:, None, :] * sb.mant[None, :, :])
-        pv = pv + sa.vexp[:, None, :] + sb.vexp[None, :, :]
-        sr = sa.rexp[:, None, :] + sb.rexp[None, :, :]
-        pr = pr + sr
+        pm *= sa.mant.astype(i32)[:, None, :] * sb.mant.astype(i32)[None, :, :]
+        pv += sa.vexp.astype(i32)[:, None, :] + sb.vexp.astype(i32)[None, :, :]
+        sr = sa.rexp.astype(i32)[:, None, :] + sb.rexp.astype(i32)[None, :, :]
+        pr += sr
     return pm, pv, pr, sr
 
 
 def _max_nz(x: I64, nz: npt.NDArray[np.bool_], axis: int = -1) -> I64:
-    return np.where(nz, x, NEG).max(axis=axis)
+    return np.where(nz, x, np.int32(-(1 << 30))).max(axis=axis).astype(np.int64).clip(NEG)
 
 
 def group_sum(pm: I64, pv: I64, g: int) -> tuple[I64, I64]:
@@ -90,7 +92,16 @@ def group_sum(pm: I64, pv: I64, g: int) -> tuple[I64, I64]:
     s = pv_g - emin[..., None]
     if s.size and s.max() > 40:
         raise AssertionError("group exponent spread too wide for exact int64 group sums")
-    return (pm_g << s).sum(-1), emin
+    return (pm_g.astype(np.int64) << s).sum(-1), emin.astype(np.int64)
+
+
+def regroup(g: I64, e: I64, f: int) -> tuple[I64, I64]:
+    """Exact sums of f consecutive exact group sums (g, e) -> coarser groups."""
+    M, N, G = g.shape
+    g = g.reshape(M, N, G // f, f)
+    e = e.reshape(M, N, G // f, f)
+    emin = e.min(-1)
+    return (g << (e - emin[..., None])).sum(-1), emin
 
 
 def _encode(units: I64, q: I64, d_fmt: str) -> tuple[U32, npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
@@ -150,13 +161,15 @@ def step_nvfp4(a: Decoded, b: Decoded, c: Decoded, c_bits: npt.NDArray, sa: Deco
     nz = pm != 0
     hasp = nz.any(-1)
     cnz = c.mant != 0
+    M, N, K = pm.shape
     R = _max_nz(pr, nz)
-    S = _max_nz(sr, nz)
+    nzb = nz.reshape(M, N, K // 16, 16).any(-1)
+    S = _max_nz(sr[..., ::16], nzb)              # the scale pair is constant inside a K=16 block
     cdom = cnz & (c.rexp >= R)
     q_p = np.maximum(np.maximum(R, np.where(cnz, c.rexp, NEG)) - 39, S - 35)
     q_c = c.rexp - 35
     g4, e4 = group_sum(pm, pv, 4)
-    g16, e16 = group_sum(pm, pv, 16)
+    g16, e16 = regroup(g4, e4, 4)                # exact K=16 block sums from the K=4 group sums
     u_p = trunc_units(g4, e4 - q_p[..., None]).sum(-1) + trunc_units(c.mant, c.vexp - q_p)
     u_c = trunc_units(g16, e16 - q_c[..., None]).sum(-1) + trunc_units(c.mant, c.vexp - q_c)
     units = np.where(cdom, u_c, u_p)
@@ -186,14 +199,14 @@ def step_mxf4_ue8m0(a: Decoded, b: Decoded, c: Decoded, c_bits: npt.NDArray, sa:
     nz = pm != 0
     hasp = nz.any(-1)
     cnz = c.mant != 0
-    R = _max_nz(pr, nz)
-    S = _max_nz(sr, nz)
     M, N, K = pm.shape
     g16, e16 = group_sum(pm, pv, 16)
     nzg = nz.reshape(M, N, K // 16, 16)
-    gR = np.where(nzg, pr.reshape(M, N, K // 16, 16), NEG).max(-1)
-    gS = np.where(nzg, sr.reshape(M, N, K // 16, 16), NEG).max(-1)
+    gR = _max_nz(pr.reshape(M, N, K // 16, 16), nzg)
+    R = gR.max(-1)
     ghas = nzg.any(-1)
+    gS = np.where(ghas, sr[..., ::16], NEG)      # the scale pair is constant inside a K=16 group
+    S = gS.max(-1)
     # global C-dominant path
     cdom = cnz & (c.rexp >= R)
     q_c = c.rexp - 35

@@ -658,11 +658,15 @@ def test_speed_one_instruction():
     sfb = rng.integers(0, 0x7F, (256, 4)).astype(U8)
     c = rand_f32(rng, (128, 256), -10, 10)
     kw = dict(a_fmt="e2m1", b_fmt="e2m1", c=c, sfa=sfa, sfb=sfb, scale_fmt="ue4m3")
-    mma("mxf4nvf4", a, b, **kw)
-    t = time.perf_counter()
-    mma("mxf4nvf4", a, b, **kw)
-    nv = time.perf_counter() - t
-    t = time.perf_counter()
-    mma("mxf4nvf4", a, b, **{**kw, "scale_fmt": "ue8m0", "block": 16, "sfa": sfa + 90, "sfb": sfb + 90})
-    mx = time.perf_counter() - t
+    kw8 = {**kw, "scale_fmt": "ue8m0", "block": 16, "sfa": sfa + 90, "sfb": sfb + 90}
+
+    def best(args: dict) -> float:        # best of 3: robust to other processes sharing the 2 cores
+        ts = []
+        for _ in range(3):
+            t = time.perf_counter()
+            mma("mxf4nvf4", a, b, **args)
+            ts.append(time.perf_counter() - t)
+        return min(ts)
+
+    nv, mx = best(kw), best(kw8)
     assert nv < 1.0 and mx < 1.0, (nv, mx)
