@@ -155,3 +155,37 @@ def test_sync_waits_for_diverged_lanes_and_exited(dev):
         v.append(vv)
     exp = [v[(t + 1) % 28] for t in range(28)] + [0xFFFFFFFF] * 4
     assert got.tolist() == exp
+
+
+def _f32_key(b):
+    v = np.array(b, np.uint32).view(np.float32)
+    return (float(v), 0 if b >> 31 else 1)      # -0 < +0
+
+
+def test_redux_f32_sm100(dev):
+    seed = int.from_bytes(os.urandom(4), "little")
+    rng = np.random.default_rng(seed)
+    try:
+        mod = ptxlab.compile((KDIR / "warp_ops.cu").read_text(), arch="sm_100a")
+    except Exception as e:  # noqa: BLE001
+        pytest.skip(f"sm_100a compile unavailable: {e}")
+    n = 128
+    x = rng.standard_normal(n).astype(np.float32).view(np.uint32)
+    x[0:32] = rng.choice(np.array([0, 0x80000000, 0x7FC00000, 0x3F800000, 0xBF800000], np.uint32), 32)
+    x[32:64][rng.random(32) < 0.2] = 0x7FC00001                 # some NaNs in warp 1
+    x[64:96] = 0x7FC00000                                       # all-NaN warp
+    X, O = dev.to_device(x), dev.empty(n * 16)
+    dev.memset(O, 0xFF)
+    dev.launch(mod, "warp_redux_f32", grid=(1, 1, 1), block=(n, 1, 1), args=[X, O])
+    got = dev.to_host(O, np.uint32).reshape(n, 4)
+    for w in range(n // 32):
+        xs = [int(v) for v in x[w * 32:(w + 1) * 32]]
+        isn = [np.isnan(np.array(v, np.uint32).view(np.float32)) for v in xs]
+        num = [v for v, q in zip(xs, isn) if not q]
+        nums_abs = [v & 0x7FFFFFFF for v in num]
+        exp = [min(num, key=_f32_key) if num else 0x7FFFFFFF, max(num, key=_f32_key) if num else 0x7FFFFFFF,
+               min(nums_abs, key=_f32_key) if num else 0x7FFFFFFF,
+               0x7FFFFFFF if any(isn) else max(num, key=_f32_key)]
+        for k in range(4):
+            assert (got[w * 32:(w + 1) * 32, k] == exp[k]).all(), \
+                f"seed {seed} warp {w} op {k}: got {hex(int(got[w * 32, k]))} expected {hex(exp[k])}"

@@ -39,3 +39,14 @@ extern "C" __global__ void warp_ops(const unsigned* a, const unsigned* ctl, unsi
     asm volatile("vote.sync.ballot.b32 %0, 1, %1;" : "=r"(r) : "r"(m4)); o[27] = r;
   }
 }
+
+// warp_redux_f32 (sm_100a): out[i*4 + k] = redux.sync.{min, max, min.abs, max.NaN}.f32 of a[i] over the full warp.
+// Signature: extern "C" __global__ void warp_redux_f32(const unsigned* a, unsigned* out)
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000
+#define RF(k, ins) asm volatile(ins " %0, %1, 0xffffffff;" : "=r"(r) : "r"(x)); o[k] = r;
+extern "C" __global__ void warp_redux_f32(const unsigned* a, unsigned* out) {
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x, x = a[i], r;
+  unsigned* o = out + (size_t)i * 4;
+  RF(0, "redux.sync.min.f32") RF(1, "redux.sync.max.f32") RF(2, "redux.sync.min.abs.f32") RF(3, "redux.sync.max.NaN.f32")
+}
+#endif
