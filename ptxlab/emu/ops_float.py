@@ -368,6 +368,12 @@ def f64_add(a, b, mode):
     r = round_f64(s, np.sign(e), mode)
     if mode == "rm":
         r = np.where(_rm_zero(s, x, y), np.uint64(0x8000000000000000), r)
+    if mode != "rn":   # overflow of finite operands: directed modes give ±max unless rounding away toward the inf
+        ovf = np.isinf(s) & np.isfinite(x) & np.isfinite(y)
+        if np.any(ovf):
+            keep_inf = (mode == "rp") & (s > 0) | (mode == "rm") & (s < 0)
+            mx = np.copysign(np.finfo(np.float64).max, s).view(np.uint64)
+            r = np.where(ovf & ~keep_inf, mx, r)
     return r
 
 
