@@ -17,6 +17,13 @@ __device__ __forceinline__ unsigned smem_u32(const void* p) {
     return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
 
+// 64-bit index via mul.wide (avoids cvt, so the kernel needs only the instructions under test)
+__device__ __forceinline__ unsigned long long W(unsigned x) {
+    unsigned long long r;
+    asm("mul.wide.u32 %0, %1, 1;" : "=l"(r) : "r"(x));
+    return r;
+}
+
 __device__ __forceinline__ unsigned window_base() { return (smem_u32(dyn_smem) + 1023u) & ~1023u; }
 
 __device__ __forceinline__ unsigned char* window_ptr() { return dyn_smem + (window_base() - smem_u32(dyn_smem)); }
@@ -113,14 +120,14 @@ extern "C" __global__ void tma_load(const __grid_constant__ TmapT tmap, unsigned
         if (read_raw) info[3] = raw_bar(bar);
     }
     __syncthreads();
-    for (unsigned i = threadIdx.x; i < region; i += blockDim.x) out[i] = win[i];
+    for (unsigned i = threadIdx.x; i < region; i += blockDim.x) out[W(i)] = win[i];
 }
 
 extern "C" __global__ void tma_store(const __grid_constant__ TmapT tmap, const unsigned char* in,
                                      int rank, int c0, int c1, int c2, int c3, int c4, unsigned src_off,
                                      unsigned region) {
     unsigned char* win = window_ptr();
-    for (unsigned i = threadIdx.x; i < region; i += blockDim.x) win[i] = in[i];
+    for (unsigned i = threadIdx.x; i < region; i += blockDim.x) win[i] = in[W(i)];
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     __syncthreads();
     if (threadIdx.x == 0) {
