@@ -104,6 +104,14 @@ def test_errors() -> None:
     assert t.get(0x410).expected == 4
 
 
+def test_add_pending_limit() -> None:
+    b = fresh(MAX_COUNT - 1)
+    b.add_pending(1)
+    assert b.pending == MAX_COUNT
+    with pytest.raises(MbarrierError, match="2\\^20-1"):
+        b.add_pending(1)
+
+
 def test_describe_names_phase_and_missing_bytes() -> None:
     b = fresh(1, addr=0x800)
     b.arrive(expect_tx=4096)

@@ -150,6 +150,15 @@ class Mbarrier:
         self._maybe_complete()
         return token
 
+    def add_pending(self, count: int = 1) -> None:
+        """pending += count (cp.async.mbarrier.arrive without .noinc, 9.7.13.15.15); checks the 2^20-1 limit."""
+        self._require_valid("cp.async.mbarrier.arrive")
+        new = self.pending + int(count)
+        if new > MAX_COUNT:
+            raise MbarrierError(f"cp.async.mbarrier.arrive on {self._where()}: pending count would become {new} > "
+                                "2^20-1 (PTX ISA 9.7.13.15.15)")
+        self.pending = new
+
     def test_wait(self, token: int) -> bool:
         """test_wait/try_wait with a state token (9.7.13.15.16): True iff the token's phase has completed."""
         self._require_valid("mbarrier.test_wait")

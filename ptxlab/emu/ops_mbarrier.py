@@ -20,7 +20,7 @@ from .isa import BLOCK_END, Ctx, Unsupported, handler
 from .mbarrier_model import Mbarrier, MbarrierTable, decode_state
 from .memory import SHARED_WIN, WIN_SHIFT
 
-__all__ = ["tables", "table_of", "bar_key", "shared_addresses", "complete_tx_on", "describe_barriers"]
+__all__ = ["tables", "table_of", "bar_key", "shared_addresses", "complete_tx_on", "describe_barriers", "run_model"]
 
 _SPACES = ("shared::cta", "shared::cluster", "shared")
 
@@ -80,6 +80,9 @@ def _run_model(st, ins, t: int, fn):
         return fn()
     except EmuError as exc:
         st.fault(ins, int(t), exc.message)
+
+
+run_model = _run_model   # public name for other families (ops_cpasync)
 
 
 def complete_tx_on(st, ins, thread: int, cta: int, addr: int, nbytes: int) -> None:
