@@ -409,10 +409,13 @@ class Scheduler:
         code, ends, r = self.code, self.ends, st.r
         pc, status = st.pc, st.status
         T = st.T
+        budget = self.budget
         while True:
             e_end = ends[p]
             n_active = T if m is None else int(np.count_nonzero(m))
             st.steps += 1
+            if st.thread_instrs > budget:
+                self._watchdog()
             i = p
             while i < e_end:
                 e = code[i]
@@ -518,6 +521,8 @@ class Scheduler:
             rows[(int(st.cta_of[t]), int(st.warp[t]), int(st.pc[t]), int(st.status[t]))] += 1
         lines = []
         for (c, w, p, s), n in sorted(rows.items())[:24]:
+            if s in (BAR, PARK) and p > 0:
+                p -= 1          # waiting threads have already moved past the instruction they wait at
             ins = self.code[p].ins if p < len(self.code) else None
             block = st.coords(int(np.flatnonzero(st.cta_of == c)[0]))[0]
             where = f"PTX line {ins.line}: {ins.text.strip()}" if ins is not None else "?"

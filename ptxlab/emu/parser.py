@@ -15,7 +15,7 @@ from ..errors import EmuError
 from . import ir
 from .types import BITS, TYPE_NAMES
 
-_NOSEMI = (".loc", ".file", ".maxntid", ".reqntid", ".minnctapersm", ".maxnctapersm", ".maxnreg",
+_NOSEMI = (".version", ".target", ".address_size", ".loc", ".file", ".maxntid", ".reqntid", ".minnctapersm", ".maxnctapersm", ".maxnreg",
            ".explicitcluster", ".reqnctapercluster", ".maxclusterrank", ".noreturn", ".blocksareclusters",
            ".abi_preserve", ".abi_preserve_control")
 _IDENT = re.compile(r"^[A-Za-z_$%][\w$]*$")
@@ -249,15 +249,21 @@ class Parser:
                         pending_header = fn
                     continue
                 self._statement(s, line)
+        for fn in self.mod.functions.values():
+            for ins in fn.body:
+                if not isinstance(ins, str) and ins.loc is not None and isinstance(ins.loc[0], int):
+                    ins.loc = (self.mod.files.get(ins.loc[0], f"file{ins.loc[0]}"), ins.loc[1])
         return self.mod
 
     # --- module / function structure -------------------------------------------------------------------------
     def _nosemi(self, s: str, line: int):
         parts = s.split()
+        if parts[0] in (".version", ".target", ".address_size"):
+            self._statement(s, line)
+            return
         if parts[0] == ".loc":
             if len(parts) >= 3:
-                fidx = int(parts[1])
-                self.loc = (self.mod.files.get(fidx, f"file{fidx}"), int(parts[2]))
+                self.loc = (int(parts[1]), int(parts[2]))  # file index resolved after parsing (.file may follow)
         elif parts[0] == ".file":
             m = re.match(r"\.file\s+(\d+)\s+\"([^\"]*)\"", s)
             if m:
