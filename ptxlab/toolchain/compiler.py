@@ -75,6 +75,8 @@ def build_options(
         if not p.is_dir():
             raise CompileError(f"ptxlab.compile: include dir {str(p)!r} does not exist; fix the include_dirs argument")
         opts.append(f"-I{p.resolve()}")
+    from .paths import cuda_include_dirs  # pip CUDA headers (cuda_fp16.h, cccl) after the caller's own dirs
+    opts += [f"-I{d}" for d in cuda_include_dirs()]
     return opts + user
 
 

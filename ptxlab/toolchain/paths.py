@@ -13,7 +13,7 @@ from ptxlab.errors import PtxlabError
 ENV_CACHE = "PTXLAB_CACHE"
 ENV_NVDISASM = "PTXLAB_NVDISASM"
 
-__all__ = ["cache_dir", "cutlass_include_dir", "nvdisasm_path", "nvidia_roots"]
+__all__ = ["cache_dir", "cuda_include_dirs", "cutlass_include_dir", "nvdisasm_path", "nvidia_roots"]
 
 
 def nvidia_roots() -> Iterator[Path]:
@@ -50,6 +50,22 @@ def nvdisasm_path() -> Path:
         "nvdisasm not found (looked in: " + ", ".join(dict.fromkeys(seen)) + ", and PATH); "
         "install it with `pip install nvidia-cuda-nvdisasm` or set PTXLAB_NVDISASM=/path/to/nvdisasm"
     )
+
+
+def cuda_include_dirs() -> list:
+    """CUDA headers from the pip wheels (nvidia-cuda-runtime: cuda_fp16.h ...; nvidia-cuda-cccl: cuda/std ...).
+
+    NVRTC ships only its builtin headers; these make ``#include <cuda_fp16.h>`` and CuTe/CUTLASS includes work.
+    """
+    out = []
+    for root in nvidia_roots():
+        for sub in ("cu13", "cu12"):
+            inc = root / sub / "include"
+            if (inc / "cuda_fp16.h").is_file() and inc not in out:
+                out.append(inc)
+            if (inc / "cccl").is_dir() and inc / "cccl" not in out:
+                out.append(inc / "cccl")
+    return out
 
 
 def cutlass_include_dir() -> Path:
