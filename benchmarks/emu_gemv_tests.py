@@ -1,0 +1,56 @@
+"""Run every gpu-mode nvfp4_gemv test shape (ptxlab.gpumode.GEMV_TESTS) through the CUDA-core GEMV on the emulator.
+
+    PYTHONPATH=. python3 benchmarks/emu_gemv_tests.py [--arch sm_90a,sm_100a] [--seed N]
+
+Fresh inputs per shape (random seed unless --seed), output poisoned with NaN, exact (bitwise) comparison with the
+float64 reference rounded to fp16 plus gpu-mode's rtol/atol check. Prints per-shape and total emulator time (the
+compile is excluded and shown separately). Exit code 1 on any mismatch.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import numpy as np
+
+
+def main(argv: list[str] | None = None) -> int:
+    import ptxlab
+    from ptxlab import gpumode as gm
+    from ptxlab.production.gemv import compile_gemv, run_gemv
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--arch", default="sm_90a,sm_100a", help="comma-separated archs whose PTX runs on the emulator")
+    ap.add_argument("--seed", type=int, default=None, help="base seed (default: random)")
+    args = ap.parse_args(argv)
+    seed0 = int(np.random.SeedSequence().entropy % (1 << 31)) if args.seed is None else args.seed
+    dev = ptxlab.open_device("emu")
+    failures = 0
+    grand = 0.0
+    for arch in [a.strip() for a in args.arch.split(",") if a.strip()]:
+        t0 = time.perf_counter()
+        compile_gemv(arch)
+        print(f"[{arch}] compile {time.perf_counter() - t0:.2f} s; base seed {seed0}")
+        total = 0.0
+        for i, kw in enumerate(gm.GEMV_TESTS):
+            p = gm.generate_gemv(kw["m"], kw["k"], kw["l"], seed=seed0 + i)
+            ref = gm.reference_gemv(p)
+            t = time.perf_counter()
+            out = run_gemv(p, dev, arch)
+            dt = time.perf_counter() - t
+            total += dt
+            exact = np.array_equal(out.view(np.uint16), ref.view(np.uint16))
+            bad = gm.check_close(out, ref)
+            ok = exact and not bad
+            failures += not ok
+            print(f"  m={kw['m']:5d} k={kw['k']:5d} l={kw['l']}  {dt:7.2f} s  {'exact' if ok else 'MISMATCH'}"
+                  + ("" if ok else f"  {bad[:3]}"))
+        grand += total
+        print(f"[{arch}] total emulator time for {len(gm.GEMV_TESTS)} GEMV_TESTS shapes: {total:.2f} s")
+    print(f"all archs: {grand:.2f} s; {'all exact' if not failures else f'{failures} FAILED'}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

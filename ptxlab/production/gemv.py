@@ -1,0 +1,98 @@
+"""Host wrappers for the CUDA-core NVFP4 GEMV (``ptxlab/kernels/nvfp4_gemv_cudacore.cu``) on ptxlab devices.
+
+``run_gemv(problem, device="emu")`` runs one gpu-mode GEMV problem (numpy, :class:`ptxlab.gpumode.NvFp4Problem`) on a
+ptxlab device (emulator or cuda) and returns c (M, 1, L) fp16; the output buffer is poisoned (0xFF = NaN) first, so a
+row the kernel does not write shows up as NaN.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any, Optional
+
+import numpy as np
+
+__all__ = ["KERNEL_FILE", "KERNEL_NAME", "ROWS_PER_CTA", "THREADS", "kernel_source", "compile_gemv", "check_shape",
+           "launch_geometry", "launch_gemv", "run_gemv"]
+
+KERNEL_FILE = "nvfp4_gemv_cudacore.cu"
+KERNEL_NAME = "nvfp4_gemv_cudacore"
+ROWS_PER_WARP = 2  # must match the .cu defaults (GEMV_ROWS_PER_WARP, GEMV_WARPS)
+WARPS = 4
+ROWS_PER_CTA = ROWS_PER_WARP * WARPS
+THREADS = 32 * WARPS
+GEMV_N_PADDED = 128  # rows of gpu-mode's b / sfb
+
+
+def kernel_source() -> str:
+    from ptxlab.kernels import read
+
+    return read(KERNEL_FILE)
+
+
+@lru_cache(maxsize=None)
+def compile_gemv(arch: str = "sm_90a") -> Any:
+    """ptxlab.compile the GEMV for arch ("sm_90a" or "sm_100a"); cached per process."""
+    import ptxlab
+    from ptxlab.kernels import KERNELS_DIR
+
+    return ptxlab.compile(kernel_source(), arch=arch, name=KERNEL_FILE, include_dirs=[KERNELS_DIR])
+
+
+def check_shape(m: int, k: int, l: int) -> None:
+    """The kernel's requirements: positive sizes, K % 32 == 0 (16-byte chunks of a row; gpu-mode guarantees K % 64)."""
+    if min(m, k, l) <= 0:
+        raise ValueError(f"nvfp4 GEMV: sizes must be positive, got M={m} K={k} L={l}")
+    if k % 32:
+        raise ValueError(f"nvfp4 GEMV: K={k} must be a multiple of 32 (the kernel reads 16-byte chunks of fp4x2)")
+    if l > 65535:
+        raise ValueError(f"nvfp4 GEMV: L={l} exceeds gridDim.y (65535)")
+
+
+def launch_geometry(m: int, l: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """(grid, block) for M rows and L batches."""
+    return ((m + ROWS_PER_CTA - 1) // ROWS_PER_CTA, l, 1), (THREADS, 1, 1)
+
+
+def launch_gemv(dev: Any, mod: Any, a: Any, b: Any, sfa: Any, sfb: Any, c: Any, m: int, k: int, l: int) -> None:
+    """Launch on ptxlab DeviceBuffers holding the physical (L, rows, cols) bytes of a, b, sfa, sfb and c (L, M) fp16."""
+    check_shape(m, k, l)
+    need = {"a": (a, l * m * k // 2), "b": (b, l * GEMV_N_PADDED * k // 2), "sfa": (sfa, l * m * k // 16),
+            "sfb": (sfb, l * GEMV_N_PADDED * k // 16), "c": (c, l * m * 2)}
+    for name, (buf, n) in need.items():
+        if buf.nbytes < n:
+            raise ValueError(f"nvfp4 GEMV: buffer {name} holds {buf.nbytes} bytes, needs {n} for M={m} K={k} L={l}")
+    grid, block = launch_geometry(m, l)
+    dev.launch(mod, KERNEL_NAME, grid=grid, block=block,
+               args=[a, b, sfa, sfb, c, np.int32(m), np.int32(k), np.int32(l)])
+
+
+def physical(x: np.ndarray) -> np.ndarray:
+    """(rows, cols, L) gpu-mode view -> its (L, rows, cols) bytes, contiguous (a view when already so laid out)."""
+    return np.ascontiguousarray(np.asarray(x).transpose(2, 0, 1))
+
+
+def run_gemv(problem: Any, device: Any = "emu", arch: str = "sm_90a", poison: int = 0xFF) -> np.ndarray:
+    """Run the GEMV on a gpu-mode problem (NvFp4Problem, n == 1); returns c as a new (M, 1, L) fp16 array with
+    gpu-mode's memory order. device: a ptxlab Device or a kind for ptxlab.open_device."""
+    import ptxlab
+
+    p = problem
+    if p.n != 1:
+        raise ValueError(f"run_gemv: problem has n={p.n}, expected a GEMV problem (n=1)")
+    m, k, l = p.m, p.k, p.l
+    check_shape(m, k, l)
+    own = not hasattr(device, "launch")
+    dev = ptxlab.open_device(device) if own else device
+    try:
+        mod = compile_gemv(arch)
+        bufs = [dev.to_device(physical(x)) for x in (p.a, p.b, p.sfa, p.sfb)]
+        c = dev.empty(l * m * 2)
+        dev.memset(c, poison)
+        launch_gemv(dev, mod, *bufs, c, m, k, l)
+        out = dev.to_host(c, np.float16, (l, m))
+        for buf in bufs + [c]:
+            dev.free(buf)
+    finally:
+        if own:
+            dev.close()
+    return out.transpose(1, 0)[:, None, :]
