@@ -115,3 +115,10 @@ def test_stage_passes_on_cuda(stages, sid, tmp_path, monkeypatch):
     monkeypatch.delenv("PTXLAB_STAGE_A_FAULT", raising=False)
     res = stages[sid].run(ctx(tmp_path, backend="cuda"))
     assert res.passed, _rows(res)
+
+
+def test_bounded_wait_build_passes_on_emulator(driver, tmp_path, monkeypatch):
+    """The hardware build (bounded mbarrier waits, -DPTXLAB_WAIT_PROBES) behaves the same when nothing goes wrong."""
+    monkeypatch.setattr(driver, "FORCE_BOUNDED_WAIT", True)
+    res = driver.run_a1(ctx(tmp_path), fault="none")
+    assert res.passed, _rows(res)

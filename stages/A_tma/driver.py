@@ -42,6 +42,7 @@ NUM_THREADS = 160   # 4 consumer warps + 1 producer warp
 TRACE_WORDS = 4
 DIAG_WORDS = 8
 WAIT_PROBES = 1 << 22  # hardware runs: give up a barrier wait after this many try_wait probes
+FORCE_BOUNDED_WAIT = False  # tests: build the bounded-wait (hardware) variant for the emulator too
 POISON_SMEM = 0xA5  # what the kernel writes into its stage buffers before the first TMA
 POISON_DUMP = 0xFF  # what the host writes into the dump buffer before the launch
 
@@ -202,7 +203,7 @@ def run_case(ctx: StageContext, case: Case, load_ab: bool, load_sf: bool, fault:
     dev = ctx.device
     backend = ctx.backend_name
     arch = run_arch(ctx)
-    mod = build(case, arch, load_ab, load_sf, bounded_wait=(backend != "emu"))
+    mod = build(case, arch, load_ab, load_sf, bounded_wait=(backend != "emu" or FORCE_BOUNDED_WAIT))
     seed = int(np.random.SeedSequence().entropy % (1 << 63))  # fresh data every run; printed for reproduction
     p = _problem(case, seed)
 
