@@ -1,0 +1,150 @@
+"""Host side of stages D/E: compiling the stage kernels, fresh gpu-mode data, uploads and independent references.
+
+Shared by stages/D_mma/driver.py and stages/E_epilogue/driver.py (E loads this file by path). Expected values come
+from ptxlab.gpumode / ptxlab.mma_arith on the host arrays (float64 sums over the reference-layout tensors), never from
+the kernels' index math.
+"""
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+import ptxlab
+from ptxlab.errors import DeviceUnavailable, PtxlabError
+from ptxlab.gpumode import NvFp4Problem, generate_gemm, generate_gemv
+from ptxlab.kernels import BLOCKS_DIR, KERNELS_DIR
+from ptxlab.lab.registry import Check, StageResult
+from ptxlab.numerics import decode_fp4x2, decode_ue4m3
+from ptxlab.scales import permuted_bytes
+
+HERE = Path(__file__).resolve().parent
+NEEDS_SM100 = "needs an sm_100a GPU or --backend emu"
+POISON_BYTE = 0xA5  # 0xA5A5A5A5 as f32 is -2.9e-16: never an exact accumulator of this data
+
+
+def _headers_hash() -> str:
+    """ptxlab.compile's cache key ignores header contents: fold the blocks + private helpers into the source."""
+    h = hashlib.sha256()
+    for p in sorted(BLOCKS_DIR.glob("*.cuh")) + sorted(HERE.glob("*.cuh")):
+        h.update(p.name.encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def compile_stage(path: Path, defines: Optional[Dict[str, int]] = None) -> Any:
+    """Compile a stage .cu for sm_100a with #defines prepended (include dirs: ptxlab/kernels, this dir)."""
+    pre = "".join(f"#define {k} {v}\n" for k, v in (defines or {}).items())
+    src = f"// headers {_headers_hash()}\n" + pre + path.read_text()
+    return ptxlab.compile(src, arch="sm_100a", name=path.name, include_dirs=[KERNELS_DIR, HERE])
+
+
+def fresh_seed() -> int:
+    return int(np.random.SeedSequence().entropy % (2**63))
+
+
+@dataclass
+class Uploaded:
+    """A problem on the device: buffers in the kernels' argument order plus sizes."""
+
+    p: NvFp4Problem
+    a: Any
+    b: Any
+    sfa: Any
+    sfb: Any
+    b_rows: int
+
+
+def upload(dev: Any, p: NvFp4Problem) -> Uploaded:
+    """a/b in gpu-mode memory order (L, rows, K/2); SFs as the permuted tensors' memory (blocked per batch)."""
+    a = np.ascontiguousarray(p.a.transpose(2, 0, 1))
+    b = np.ascontiguousarray(p.b.transpose(2, 0, 1))
+    return Uploaded(p, dev.to_device(a), dev.to_device(b), dev.to_device(permuted_bytes(p.sfa_permuted)),
+                    dev.to_device(permuted_bytes(p.sfb_permuted)), b.shape[1])
+
+
+def poisoned(dev: Any, nbytes: int) -> Any:
+    buf = dev.empty(nbytes)
+    dev.memset(buf, POISON_BYTE)
+    return buf
+
+
+def dequant(x: np.ndarray, sf: np.ndarray) -> np.ndarray:
+    """(R, K/2, L) fp4 bytes + (R, K/16, L) UE4M3 -> (L, R, K) float64 (exact)."""
+    vals = decode_fp4x2(x.transpose(2, 0, 1)).astype(np.float64)
+    scale = decode_ue4m3(sf.transpose(2, 0, 1)).astype(np.float64)
+    return vals * np.repeat(scale, 16, axis=2)
+
+
+def partial_sums(p: NvFp4Problem, nb: int) -> np.ndarray:
+    """float64 (L, K/64, M, nb): sum over k < 64*(c+1) of a*sfa*b*sfb for b rows 0..nb-1 (cumulative per chunk)."""
+    a = dequant(p.a, p.sfa)
+    b = dequant(p.b[:nb], p.sfb[:nb])
+    L, M, K = a.shape
+    prod = np.einsum("lmcx,lncx->lcmn", a.reshape(L, M, K // 64, 64), b.reshape(L, nb, K // 64, 64))
+    return np.cumsum(prod, axis=1)
+
+
+def full_sums(p: NvFp4Problem, nb: int) -> np.ndarray:
+    """float64 (L, M, nb) sum over all K."""
+    a = dequant(p.a, p.sfa)
+    b = dequant(p.b[:nb], p.sfb[:nb])
+    return np.matmul(a, b.transpose(0, 2, 1))
+
+
+def model_accumulator(p: NvFp4Problem, nb: int) -> np.ndarray:
+    """(L, M, nb) uint32 fp32 bits of the chained-MMA result from the bit-exact model ptxlab.mma_arith.mma (one MMA
+    per 64-wide K chunk, D of chunk i is C of chunk i+1) -- for data outside the exact regime."""
+    from ptxlab.mma_arith import mma
+    from ptxlab.numerics import unpack_fp4
+
+    out = []
+    for l in range(p.l):
+        a = unpack_fp4(p.a[:, :, l]).astype(np.uint8)
+        b = unpack_fp4(p.b[:nb, :, l]).astype(np.uint8)
+        out.append(mma("mxf4nvf4", a, b, a_fmt="e2m1", b_fmt="e2m1", sfa=np.ascontiguousarray(p.sfa[:, :, l]),
+                       sfb=np.ascontiguousarray(p.sfb[:nb, :, l]), scale_fmt="ue4m3", block=16))
+    return np.stack(out)
+
+
+def f32_bits(x: np.ndarray) -> np.ndarray:
+    return np.asarray(x, dtype=np.float32).view(np.uint32)
+
+
+def describe_f32(bits: int) -> str:
+    v = np.array([bits], dtype=np.uint32).view(np.float32)[0]
+    return f"{float(v)!r} (0x{int(bits):08x}{', POISON' if bits == 0xA5A5A5A5 else ''})"
+
+
+def refuse_rows(stage: str, exc: Exception) -> StageResult:
+    """Clean result for a device that cannot run sm_100a code (e.g. the cuda backend on an H100)."""
+    return StageResult.from_rows([Check("device can run sm_100a", False, f"{NEEDS_SM100}: {exc}")],
+                                 message=f"{stage}: {NEEDS_SM100}")
+
+
+def check_device(dev: Any) -> None:
+    """Raise DeviceUnavailable unless the device runs sm_100a modules."""
+    if not dev.arch_supported("sm_100a"):
+        raise DeviceUnavailable(f"{dev.describe()} cannot run sm_100a (tcgen05) code; {NEEDS_SM100}")
+
+
+def sass_row(mod: Any, wanted: Sequence[str]) -> Check:
+    from ptxlab.toolchain.sass import require
+
+    try:
+        counts = require(mod, list(wanted))
+        return Check("SASS " + " ".join(wanted), True, ", ".join(f"{k}x{v}" for k, v in counts.items()))
+    except PtxlabError as e:
+        return Check("SASS " + " ".join(wanted), False, str(e))
+
+
+class Timer:
+    def __init__(self) -> None:
+        self.t0 = time.perf_counter()
+
+    def __call__(self) -> float:
+        return time.perf_counter() - self.t0
