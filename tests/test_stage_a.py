@@ -122,3 +122,12 @@ def test_bounded_wait_build_passes_on_emulator(driver, tmp_path, monkeypatch):
     monkeypatch.setattr(driver, "FORCE_BOUNDED_WAIT", True)
     res = driver.run_a1(ctx(tmp_path), fault="none")
     assert res.passed, _rows(res)
+
+
+def test_h100_build_passes_on_emulator(stages, tmp_path, monkeypatch):
+    """The sm_90a build (what --backend cuda runs on an H100) gives the same images on the emulator."""
+    monkeypatch.delenv("PTXLAB_STAGE_A_FAULT", raising=False)
+    monkeypatch.setenv("PTXLAB_STAGE_A_ARCH", "sm_90a")
+    res = stages["A2"].run(ctx(tmp_path))
+    assert res.passed, _rows(res)
+    assert res.metrics["arch"] == "sm_90a"

@@ -33,6 +33,7 @@ KERNEL_FILE = HERE / "a_load.cu"
 KERNEL = "stage_a_load"
 BLOCKS_USED = ("common.cuh", "mbarrier.cuh", "tma.cuh")
 ENV_FAULT = "PTXLAB_STAGE_A_FAULT"
+ENV_ARCH = "PTXLAB_STAGE_A_ARCH"  # emulator only: which build to run (default sm_100a)
 FAULTS = ("none", "swizzle_none", "expect_tx")
 
 BM = 128            # A rows per tile (UMMA M)
@@ -168,10 +169,14 @@ def build(case: Case, arch: str, load_ab: bool, load_sf: bool, bounded_wait: boo
 
 
 def run_arch(ctx: StageContext) -> str:
-    """Arch of the module that runs: the emulator runs the sm_100a build (the target); an H100 runs sm_90a."""
+    """Arch of the module that runs: the emulator runs the sm_100a build (the target) unless ``$PTXLAB_STAGE_A_ARCH``
+    says otherwise (``sm_90a``: the exact build an H100 runs); a GPU runs sm_100a if it can, else sm_90a."""
     dev = ctx.device
     if ctx.backend_name == "emu":
-        return "sm_100a"
+        arch = os.environ.get(ENV_ARCH, "sm_100a") or "sm_100a"
+        if arch not in ("sm_90a", "sm_100a"):
+            raise StageAError(f"{ENV_ARCH}={arch!r}: use sm_90a or sm_100a")
+        return arch
     return "sm_100a" if dev.arch_supported("sm_100a") else "sm_90a"
 
 
