@@ -148,6 +148,11 @@ def cmd_run(argv: List[str]) -> int:
     for stage in stages:
         console.print(f"[bold]{stage.id}[/] {escape(stage.title)} ...")
         result, dt = _run_one(stage, ctx)
+        from ptxlab.lab.state import record_stage_run  # lab state (status / graduate); never raises
+
+        warn = record_stage_run(stage, ctx.backend_name, result.passed)
+        if warn:
+            console.print(f"warning: {warn}", style="yellow", markup=False)
         _print_result(stage, result, console)
         verdict = "[green]PASS[/]" if result.passed else "[red]FAIL[/]"
         summary.add_row(stage.id, escape(stage.checks), ctx.backend_name, verdict, f"{dt:.2f}s")
@@ -169,6 +174,9 @@ SUBCOMMANDS: Dict[str, Subcommand] = {
         Subcommand("run", "run stages (default)", cmd_run),
         Subcommand("list", "list registered stages", cmd_list),
         Subcommand("desc", "UMMA/TMA descriptor tools (ptxlab.desc.cli)", "ptxlab.desc.cli:main"),
+        Subcommand("diff", "compare stage dumps: lane x column heat map (ptxlab.lab.diff)", "ptxlab.lab.diff:main"),
+        Subcommand("status", "which stages passed where, on which source hash", "ptxlab.lab.status:main"),
+        Subcommand("graduate", "record a stage that passed on its current source", "ptxlab.lab.graduate:main"),
     )
 }
 
