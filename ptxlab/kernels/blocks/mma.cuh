@@ -14,6 +14,7 @@
 //
 // Everything is plain inline PTX; no CUTLASS. Include "blocks/mma.cuh" with include_dirs=[ptxlab.kernels.KERNELS_DIR].
 #pragma once
+#include "common.cuh"
 
 namespace ptxlab {
 namespace mma {
@@ -56,13 +57,8 @@ __host__ __device__ constexpr unsigned idesc_nvfp4(unsigned n, unsigned m = 128u
 }
 
 // ------------------------------------------------------------------------------------------ issue / commit
-// One thread of the warp returns true (elect.sync over the full mask). All 32 lanes must execute it converged.
-__device__ __forceinline__ bool elect_one() {
-  unsigned is_leader;
-  asm volatile("{\n .reg .pred p;\n .reg .b32 r;\n elect.sync r|p, 0xffffffff;\n selp.u32 %0, 1, 0, p;\n}"
-               : "=r"(is_leader));
-  return is_leader != 0u;
-}
+// One thread of the warp returns true (blocks/common.cuh elect_one_sync). All 32 lanes must execute it converged.
+__device__ __forceinline__ bool elect_one() { return elect_one_sync(); }
 
 // D[tmem d] (+)= A(desc) x B(desc)^T with UE4M3 block16 scales from TMEM (sfa/sfb column bases, 4 cols each for
 // M=128 / N<=128). accumulate = enable-input-d (false on the first K chunk of a tile).
