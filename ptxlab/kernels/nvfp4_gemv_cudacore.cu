@@ -78,7 +78,12 @@ __device__ __forceinline__ void ue4m3x2_to_f32(unsigned s, float& lo, float& hi)
 }
 
 // one 32-bit word of fp4 codes (8 elements) -> 4 f16x2 (order: any fixed permutation, identical for a and b)
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000
+// cvt.rn.f16x2.e2m1x2 is an arch-specific feature (sm_100a/sm_103a/sm_120a... not plain sm_100/sm_120), so the test
+// is on the feature macros rather than on __CUDA_ARCH__ >= 1000 alone; every other target takes the integer decode.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000 && \
+    (defined(__CUDA_ARCH_FEAT_SM100_ALL) || defined(__CUDA_ARCH_FEAT_SM103_ALL) || defined(__CUDA_ARCH_FEAT_SM110_ALL) || \
+     defined(__CUDA_ARCH_FEAT_SM120_ALL) || defined(__CUDA_ARCH_FEAT_SM121_ALL) || defined(__CUDA_ARCH_FAMILY_SPECIFIC__))
+#define GEMV_HW_E2M1 1
 #define GEMV_SCALE_BIAS 1.0f
 __device__ __forceinline__ void decode8(unsigned w, unsigned (&h)[4]) {
   asm("{\n\t.reg .b8 b0, b1, b2, b3;\n\t"
@@ -91,6 +96,7 @@ __device__ __forceinline__ void decode8(unsigned w, unsigned (&h)[4]) {
 }
 __device__ __forceinline__ void decode8_b(unsigned w, unsigned (&h)[4]) { decode8(w, h); }
 #else
+#define GEMV_HW_E2M1 0
 #define GEMV_SCALE_BIAS 16384.0f
 // pair k = (nibble k, nibble k+4): magnitude bits (4k..4k+2, 4k+16..) -> 9..11 / 25..27, sign (4k+3) -> 15 / 31
 __device__ __forceinline__ void decode8(unsigned w, unsigned (&h)[4]) {

@@ -71,9 +71,11 @@ def physical(x: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(np.asarray(x).transpose(2, 0, 1))
 
 
-def run_gemv(problem: Any, device: Any = "emu", arch: str = "sm_90a", poison: int = 0xFF) -> np.ndarray:
+def run_gemv(problem: Any, device: Any = "emu", arch: str = "sm_90a", poison: int = 0xFF,
+             module: Optional[Any] = None) -> np.ndarray:
     """Run the GEMV on a gpu-mode problem (NvFp4Problem, n == 1); returns c as a new (M, 1, L) fp16 array with
-    gpu-mode's memory order. device: a ptxlab Device or a kind for ptxlab.open_device."""
+    gpu-mode's memory order. device: a ptxlab Device or a kind for ptxlab.open_device; module: an already compiled
+    module of the kernel (default: compile_gemv(arch))."""
     import ptxlab
 
     p = problem
@@ -84,7 +86,7 @@ def run_gemv(problem: Any, device: Any = "emu", arch: str = "sm_90a", poison: in
     own = not hasattr(device, "launch")
     dev = ptxlab.open_device(device) if own else device
     try:
-        mod = compile_gemv(arch)
+        mod = compile_gemv(arch) if module is None else module
         bufs = [dev.to_device(physical(x)) for x in (p.a, p.b, p.sfa, p.sfb)]
         c = dev.empty(l * m * 2)
         dev.memset(c, poison)

@@ -1,0 +1,194 @@
+"""gpu-mode ``nvfp4_gemv`` adapter: ``custom_kernel(data)`` on the 7-tuple that gpu-mode's ``generate_input`` builds.
+
+This file is SELF-CONTAINED on purpose: ``python lab.py export --problem nvfp4_gemv`` copies it verbatim into a
+single-file submission, with ``KERNEL_SRC`` replaced by the kernel text. It needs only what a gpu-mode runner has:
+torch, and on a GPU cuda-python (``cuda.bindings``: NVRTC + driver API; the gpu-mode NVIDIA runners ship it, CuTe DSL
+depends on it). It never includes a CUDA header, so bare NVRTC compiles it.
+
+Paths:
+  * CUDA (``a.is_cuda``): the kernel is compiled once per process with NVRTC for the GPU's arch (sm_90a on Hopper,
+    sm_100a on Blackwell; other archs get sm_XY without the "a" features: the sm_90 decode path), loaded with the
+    driver API, and launched on torch's current stream with the tensors' ``data_ptr()`` -- gpu-mode's tensors are read
+    in place, c is written in place and returned. Nothing is repacked in the timed path. A tensor that is not laid out
+    batch-outermost (as gpu-mode builds them) is made so with a copy (never the case for gpu-mode's inputs).
+  * CPU tensors: the ptxlab emulator runs the same kernel (needs the ``ptxlab`` package; copies numpy views in and c
+    out). This is the test path of the lab, not a fast path.
+"""
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+__all__ = ["custom_kernel", "KERNEL_NAME", "ROWS_PER_CTA", "THREADS", "kernel_source", "nvrtc_cubin", "CudaGemv",
+           "cuda_gemv", "gemv_arch"]
+
+KERNEL_SRC = None  # the exporter embeds the kernel text here; None: read ptxlab/kernels/nvfp4_gemv_cudacore.cu
+KERNEL_NAME = "nvfp4_gemv_cudacore"
+ROWS_PER_CTA = 8  # GEMV_ROWS_PER_WARP * GEMV_WARPS of the kernel
+THREADS = 128  # 32 * GEMV_WARPS
+N_PADDED = 128  # rows of gpu-mode's GEMV b / sfb
+
+
+def kernel_source() -> str:
+    if KERNEL_SRC is not None:
+        return KERNEL_SRC
+    from ptxlab.kernels import read
+
+    return read("nvfp4_gemv_cudacore.cu")
+
+
+def gemv_arch(major: int, minor: int) -> str:
+    """NVRTC target for a GPU of compute capability major.minor."""
+    if major >= 9:
+        return f"sm_{major}{minor}a"  # sm_100a/sm_103a/sm_120a: cvt e2m1x2 decode; sm_90a: integer decode
+    return f"sm_{major}{minor}"  # pre-Hopper: integer decode (cvt e4m3x2 needs sm_89+)
+
+
+def nvrtc_cubin(arch: str, source: str | None = None) -> bytes:
+    """Compile the kernel with bare NVRTC (no include paths) to a cubin for arch; raises RuntimeError with the log."""
+    from cuda.bindings import nvrtc
+
+    def ok(res: tuple, what: str) -> tuple:
+        if res[0] != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            raise RuntimeError(f"NVRTC {what} failed: {res[0]!r}")
+        return res[1:]
+
+    src = kernel_source() if source is None else source
+    (prog,) = ok(nvrtc.nvrtcCreateProgram(src.encode(), b"nvfp4_gemv_cudacore.cu", 0, [], []), "create")
+    try:
+        opts = [f"-arch={arch}".encode(), b"-std=c++17"]
+        (res,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
+        if res != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            (n,) = ok(nvrtc.nvrtcGetProgramLogSize(prog), "log size")
+            buf = b" " * n
+            ok(nvrtc.nvrtcGetProgramLog(prog, buf), "log")
+            raise RuntimeError(f"NVRTC could not compile the GEMV for {arch}:\n{buf.decode(errors='replace')}")
+        (n,) = ok(nvrtc.nvrtcGetCUBINSize(prog), "cubin size")
+        buf = b" " * n
+        ok(nvrtc.nvrtcGetCUBIN(prog, buf), "cubin")
+        return bytes(buf)
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
+
+
+class CudaGemv:
+    """The GEMV loaded on one CUDA device through the driver API; ``launch`` takes raw device pointers."""
+
+    def __init__(self, device_index: int = 0, arch: str | None = None) -> None:
+        from cuda.bindings import driver as drv
+
+        self._drv = drv
+        self._check(drv.cuInit(0), "cuInit")
+        dev = self._check(drv.cuDeviceGet(device_index), "cuDeviceGet")
+        attr = drv.CUdevice_attribute
+        major = self._check(drv.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev), "cc")
+        minor = self._check(drv.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev), "cc")
+        self.arch = arch or gemv_arch(major, minor)
+        # torch uses the primary context too: retaining it and making it current is a no-op when torch already did
+        self._ctx = self._check(drv.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
+        self._check(drv.cuCtxSetCurrent(self._ctx), "cuCtxSetCurrent")
+        self.cubin = nvrtc_cubin(self.arch)
+        self._module = self._check(drv.cuModuleLoadData(self.cubin), "cuModuleLoadData")
+        self._func = self._check(drv.cuModuleGetFunction(self._module, KERNEL_NAME.encode()), "cuModuleGetFunction")
+
+    def _check(self, res: Any, what: str) -> Any:
+        err = res[0]
+        if err != self._drv.CUresult.CUDA_SUCCESS:
+            raise RuntimeError(f"CUDA driver call {what} failed: {err!r}")
+        return None if len(res) == 1 else (res[1] if len(res) == 2 else res[1:])
+
+    def params(self, a: int, b: int, sfa: int, sfb: int, c: int, m: int, k: int, l: int) -> tuple[Any, int]:
+        """Packed kernel parameters (keep the returned object alive until the launch is enqueued)."""
+        vals = [ctypes.c_uint64(a), ctypes.c_uint64(b), ctypes.c_uint64(sfa), ctypes.c_uint64(sfb), ctypes.c_uint64(c),
+                ctypes.c_int32(m), ctypes.c_int32(k), ctypes.c_int32(l)]
+        ptrs = (ctypes.c_void_p * len(vals))(*[ctypes.addressof(v) for v in vals])
+        return (vals, ptrs), ctypes.addressof(ptrs)
+
+    def launch(self, a: int, b: int, sfa: int, sfb: int, c: int, m: int, k: int, l: int, stream: int = 0,
+               packed: Any = None) -> None:
+        """Enqueue c(L, M) fp16 = GEMV of the physical (L, rows, cols) buffers at those addresses on stream."""
+        keep, addr = packed if packed is not None else self.params(a, b, sfa, sfb, c, m, k, l)
+        grid = ((m + ROWS_PER_CTA - 1) // ROWS_PER_CTA, l, 1)
+        self._check(self._drv.cuLaunchKernel(self._func, *grid, THREADS, 1, 1, 0, self._drv.CUstream(stream), addr, 0),
+                    f"cuLaunchKernel({KERNEL_NAME}, grid={grid})")
+        del keep
+
+
+_RUNNERS: dict[int, CudaGemv] = {}
+_EMU_MODULES: dict[str, Any] = {}
+
+
+def cuda_gemv(device_index: int) -> CudaGemv:
+    """The per-process CudaGemv of a device (compiled on first use)."""
+    if device_index not in _RUNNERS:
+        _RUNNERS[device_index] = CudaGemv(device_index)
+    return _RUNNERS[device_index]
+
+
+def _lmk(t: Any) -> Any:
+    """t (rows, cols, L) -> a tensor whose storage is (L, rows, cols) contiguous: t itself when gpu-mode built it."""
+    p = t.permute(2, 0, 1)
+    return t if p.is_contiguous() else p.contiguous().permute(1, 2, 0)
+
+
+def _shape(data: Any) -> tuple[int, int, int]:
+    a, b, sfa, sfb, _, _, c = data
+    m, half_k, l = a.shape
+    k = 2 * half_k
+    if k % 32:
+        raise ValueError(f"nvfp4_gemv custom_kernel: K={k} must be a multiple of 32")
+    want = {"b": (b, (N_PADDED, half_k, l)), "sfa": (sfa, (m, k // 16, l)), "sfb": (sfb, (N_PADDED, k // 16, l)),
+            "c": (c, (m, 1, l))}
+    for name, (t, shape) in want.items():
+        if tuple(t.shape) != shape:
+            raise ValueError(f"nvfp4_gemv custom_kernel: {name} has shape {tuple(t.shape)}, expected {shape}")
+    return m, k, l
+
+
+def custom_kernel(data: Any) -> Any:
+    """gpu-mode entry point: data = (a, b, sfa, sfb, sfa_permuted, sfb_permuted, c); returns c (M, 1, L) fp16.
+
+    Reads a, b (row 0), sfa, sfb in the reference layout (the permuted scale tensors are not used)."""
+    a, b, sfa, sfb, _, _, c = data
+    m, k, l = _shape(data)
+    if a.is_cuda:
+        import torch
+
+        a, b, sfa, sfb = (_lmk(t) for t in (a, b, sfa, sfb))
+        out = c if c.permute(2, 0, 1).is_contiguous() else torch.empty_like(c.permute(2, 0, 1)).permute(1, 2, 0)
+        runner = cuda_gemv(a.device.index if a.device.index is not None else torch.cuda.current_device())
+        runner.launch(a.data_ptr(), b.data_ptr(), sfa.data_ptr(), sfb.data_ptr(), out.data_ptr(), m, k, l,
+                      stream=torch.cuda.current_stream(a.device).cuda_stream)
+        if out is not c:
+            c.copy_(out)
+        return c
+    return _emulator_gemv(data, m, k, l)
+
+
+def _emulator_gemv(data: Any, m: int, k: int, l: int) -> Any:
+    """CPU tensors: run the kernel's PTX on the ptxlab emulator (copies in and out; lab/test path)."""
+    import numpy as np
+    import torch
+
+    try:
+        from ptxlab.gpumode import NvFp4Problem
+        from ptxlab.production.gemv import run_gemv
+    except ImportError as exc:  # pragma: no cover - exported file outside the lab
+        raise RuntimeError("nvfp4_gemv custom_kernel: CPU tensors need the ptxlab emulator (pip install ptxlab), "
+                           "or pass CUDA tensors") from exc
+    a, b, sfa, sfb, sfa_p, sfb_p, c = data
+
+    def u8(t: Any) -> Any:
+        return t.detach().view(torch.uint8).numpy()  # a numpy view with the tensor's strides (no copy)
+
+    p = NvFp4Problem(u8(a), u8(b), u8(sfa), u8(sfb), u8(sfa_p), u8(sfb_p), c.detach().numpy(), m, 1, k, l)
+    import os
+
+    import ptxlab
+
+    arch = os.environ.get("PTXLAB_GEMV_EMU_ARCH", "sm_90a")  # the emulator runs either arch's PTX
+    if arch not in _EMU_MODULES:  # compile THIS file's kernel text (the embedded one in an exported submission)
+        _EMU_MODULES[arch] = ptxlab.compile(kernel_source(), arch=arch, name="nvfp4_gemv_cudacore.cu")
+    out = run_gemv(p, "emu", arch=arch, module=_EMU_MODULES[arch])
+    c.copy_(torch.from_numpy(np.ascontiguousarray(out.transpose(2, 0, 1))).permute(1, 2, 0))
+    return c
