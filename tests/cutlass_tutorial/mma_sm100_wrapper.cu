@@ -44,3 +44,19 @@ template __global__ void gemm_device<ptxlab_tut::SMEMStorage, ptxlab_tut::Tensor
                                      ptxlab_tut::TiledMma, ptxlab_tut::ClusterShape, float, float>(
     ptxlab_tut::TensorA, ptxlab_tut::TensorB, ptxlab_tut::TensorC, ptxlab_tut::TensorD, ptxlab_tut::MmaTiler,
     ptxlab_tut::TiledMma, ptxlab_tut::ClusterShape, float, float);
+
+// Param/launch facts computed by CuTe itself, for cross-checking the Python-side hand packing:
+//   out[0..8)   bytes of a default TiledMma (UMMA::InstrDescriptor idesc_, UMMA::ScaleOut accumulate_)
+//   out[8..32)  bytes of TensorA built like gemm_host_f16xf16_f32_f32_tnt does from (ptr, M, K)
+//   out[32..36) sizeof(SMEMStorage) (the example's dynamic shared memory bytes)
+//   out[36..40) sizeof(TensorA), out[40..44) sizeof(TiledMma)
+extern "C" __global__ void ptxlab_tutorial_param_bytes(unsigned char* out, cutlass::half_t const* a, int m, int k) {
+  if (threadIdx.x != 0) return;
+  ptxlab_tut::TiledMma t{};
+  ptxlab_tut::TensorA ta = make_tensor(make_gmem_ptr(a), make_layout(make_shape(m, k), make_stride(k, Int<1>{})));
+  unsigned const sizes[3] = {unsigned(sizeof(ptxlab_tut::SMEMStorage)), unsigned(sizeof(ta)), unsigned(sizeof(t))};
+  static_assert(sizeof(t) == 8 && sizeof(ta) == 24, "param sizes changed: update build.py packing");
+  memcpy(out, &t, sizeof(t));
+  memcpy(out + 8, &ta, sizeof(ta));
+  memcpy(out + 32, sizes, sizeof(sizes));
+}
