@@ -66,6 +66,9 @@ def run_d1(ctx: StageContext, shapes: Sequence[Tuple[int, int, int]] = D1_SHAPES
 
 
 # ------------------------------------------------------------------------------------------------------------ D2
+SWIZZLE_NAMES = {0: "NONE", 1: "128B_BASE32B", 2: "128B", 4: "64B", 6: "32B"}
+
+
 def diagnose_descriptors(desc: np.ndarray, nb: int = NB) -> List[str]:
     """Field-by-field comparison of chunk 0's A/B descriptors and idesc with what the SW128 staging needs."""
     from ptxlab.desc import InstrDesc, SmemDesc, tile_desc
@@ -78,8 +81,10 @@ def diagnose_descriptors(desc: np.ndarray, nb: int = NB) -> List[str]:
             if f == "lbo":  # unused for swizzled K-major
                 continue
             if got.codes[f] != want.codes[f]:
-                out.append(f"{name} SMEM descriptor 0x{d:016x}: field {f} = {got.values[f]} (code {got.codes[f]}), "
-                           f"the K-major SW128 staged tile needs {want.values[f]} (code {want.codes[f]})")
+                show = (lambda v: SWIZZLE_NAMES.get(v, f"invalid {v}")) if f == "swizzle" else (lambda v: v)
+                out.append(f"{name} SMEM descriptor 0x{d:016x}: field {f} = {show(got.codes[f])} (code "
+                           f"{got.codes[f]}), the K-major SW128 staged tile needs {show(want.codes[f])} (code "
+                           f"{want.codes[f]})")
         out += [f"{name} SMEM descriptor: {e}" for e in SmemDesc.validate(d)]
     idesc = int(desc[2])
     want_i = InstrDesc.encode("mxf4nvf4", m=128, n=nb)

@@ -91,7 +91,12 @@ def run_e1(ctx: StageContext, broken_epi: int = 0) -> StageResult:
         except DeviceUnavailable as e:
             return H.refuse_rows("E1", e)
         except PtxlabError as e:
-            rows.append(Check(f"epilogue kernel ran: {what}", False, f"{tag}: {e}"))
+            hint = ""
+            if "out-of-bounds global store" in str(e):
+                hint = ("; cause: the epilogue's c index left the (M, Nc, L) fp16 output -- its index math must be "
+                        "c[(l*M + m)*Nc + n] with m = m0 + 32*(warp%4) + lane (TMEM lane = row), not the swizzled "
+                        "SW128 SMEM tile layout ((m/8)*1024 + (m%8)*128 + chunk^(m%8) ...)")
+            rows.append(Check(f"epilogue kernel ran: {what}", False, f"{tag}: {e}{hint}"))
             continue
         if p.n == 1:
             exp32 = H.full_sums(p, NB).astype(np.float32)
