@@ -174,6 +174,8 @@ SUBCOMMANDS: Dict[str, Subcommand] = {
         Subcommand("run", "run stages (default)", cmd_run),
         Subcommand("list", "list registered stages", cmd_list),
         Subcommand("desc", "UMMA/TMA descriptor tools (ptxlab.desc.cli)", "ptxlab.desc.cli:main"),
+        Subcommand("export", "write a single-file gpu-mode submission (ptxlab.production.export)",
+                   "ptxlab.production.export:main"),
         Subcommand("diff", "compare stage dumps: lane x column heat map (ptxlab.lab.diff)", "ptxlab.lab.diff:main"),
         Subcommand("status", "which stages passed where, on which source hash", "ptxlab.lab.status:main"),
         Subcommand("graduate", "record a stage that passed on its current source", "ptxlab.lab.graduate:main"),
