@@ -101,3 +101,15 @@ def test_unimplemented_instruction_names_line(dev):
     with pytest.raises(EmuError) as ei:
         dev.launch(mod, "u", grid=(1, 1, 1), block=(32, 1, 1), args=[y])
     assert "wgmma.fence.sync.aligned" in str(ei.value) and "not implemented" in str(ei.value)
+
+
+def test_pointer_param_after_u32_is_8_byte_aligned(dev, rng):
+    """'.param .u64 .ptr .align 1 p' declares the pointee's alignment; the param itself is 8-byte aligned."""
+    src = r'''extern "C" __global__ void pp(unsigned n, unsigned* y) { y[threadIdx.x] = n + threadIdx.x; }'''
+    mod = ptxlab.compile(src, arch="sm_90a", name="pp.cu")
+    assert ".ptr .align 1" in mod.ptx
+    n = int(rng.integers(1, 1 << 30))
+    y = dev.empty(4 * 32)
+    dev.memset(y, 0xFF)
+    dev.launch(mod, "pp", grid=1, block=32, args=[np.uint32(n), y])
+    assert (dev.to_host(y, np.uint32) == n + np.arange(32, dtype=np.uint32)).all()

@@ -306,7 +306,8 @@ class Parser:
         align, ty, ptr, extern = 0, "b8", False, False
         for i, a in enumerate(attrs):
             if a == ".align" and i + 1 < len(attrs):
-                align = parse_int(attrs[i + 1])
+                if not ptr:  # '.ptr .align N' is the pointee's alignment (PTX ISA 5.1.6.4), not the param's own
+                    align = parse_int(attrs[i + 1])
             elif a == ".ptr":
                 ptr = True
             elif a == ".extern":
