@@ -105,9 +105,25 @@ def test_unimplemented_instruction_names_line(dev):
 
 def test_pointer_param_after_u32_is_8_byte_aligned(dev, rng):
     """'.param .u64 .ptr .align 1 p' declares the pointee's alignment; the param itself is 8-byte aligned."""
-    src = r'''extern "C" __global__ void pp(unsigned n, unsigned* y) { y[threadIdx.x] = n + threadIdx.x; }'''
-    mod = ptxlab.compile(src, arch="sm_90a", name="pp.cu")
-    assert ".ptr .align 1" in mod.ptx
+    ptx = """
+.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry pp(.param .u32 pp_param_0, .param .u64 .ptr .align 1 pp_param_1)
+{
+  .reg .b32 %r<4>; .reg .b64 %rd<5>;
+  ld.param.u32 %r1, [pp_param_0];
+  ld.param.u64 %rd1, [pp_param_1];
+  cvta.to.global.u64 %rd2, %rd1;
+  mov.u32 %r2, %tid.x;
+  add.s32 %r3, %r1, %r2;
+  mul.wide.u32 %rd3, %r2, 4;
+  add.s64 %rd4, %rd2, %rd3;
+  st.global.u32 [%rd4], %r3;
+  ret;
+}
+"""
+    mod = ptxlab.compile(ptx, arch="sm_90a", name="pp.ptx")
     n = int(rng.integers(1, 1 << 30))
     y = dev.empty(4 * 32)
     dev.memset(y, 0xFF)
