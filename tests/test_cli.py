@@ -155,3 +155,19 @@ def test_subcommand_table_and_missing_desc(monkeypatch: pytest.MonkeyPatch, caps
     monkeypatch.setitem(cli.SUBCOMMANDS, "nothere", missing)
     assert cli.main(["nothere", "a"]) == 2
     assert "needs ptxlab.no_such_module_xyz.cli" in capsys.readouterr().err
+
+
+def test_refused_stage_is_reported_as_refused_not_failed(tmp_path):
+    """A stage that cannot run on the device (sm_100a on an H100) shows REFUSED and exits 3, not FAIL/1."""
+    d = tmp_path / "stages" / "X_refuse"
+    d.mkdir(parents=True)
+    (d / "driver.py").write_text(
+        "from ptxlab.lab.registry import Stage, StageResult\n"
+        "def run(ctx):\n"
+        "    return StageResult.refuse('not run: needs an sm_100a GPU or --backend emu', [('device', False, 'sm_90')])\n"
+        "STAGES = [Stage('X1', 'refusing stage', 'nothing', run)]\n")
+    env = dict(os.environ, PTXLAB_STAGES_DIR=str(tmp_path / "stages"))
+    p = subprocess.run([sys.executable, str(REPO / "lab.py"), "--backend", "emu"], capture_output=True, text=True,
+                       env=env, cwd=tmp_path)
+    assert p.returncode == 3, p.stdout + p.stderr
+    assert "REFUSED" in p.stdout and "cannot run on this device" in p.stdout and "FAIL" not in p.stdout

@@ -125,7 +125,7 @@ def test_refuses_without_sm100(B, C, tmp_path, how):
         else:
             ctx = StageContext(backend="cuda", dump_dir=tmp_path, debug=DebugFlags(), opener=_no_gpu)
         res = run(ctx)
-        assert not res.passed and NEEDS_SM100 in res.message
+        assert not res.passed and NEEDS_SM100 in res.message and NEEDS_SM100 in res.refused
         dev_rows = [c for c in res.rows if c.name == "device"]
         assert dev_rows and NEEDS_SM100 in dev_rows[0].detail
         # compile + SASS still ran and held

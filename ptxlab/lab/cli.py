@@ -154,12 +154,17 @@ def cmd_run(argv: List[str]) -> int:
         if warn:
             console.print(f"warning: {warn}", style="yellow", markup=False)
         _print_result(stage, result, console)
-        verdict = "[green]PASS[/]" if result.passed else "[red]FAIL[/]"
+        verdict = "[green]PASS[/]" if result.passed else ("[yellow]REFUSED[/]" if result.refused else "[red]FAIL[/]")
         summary.add_row(stage.id, escape(stage.checks), ctx.backend_name, verdict, f"{dt:.2f}s")
         if not result.passed:
             failed = stage
             break
     console.print(summary)
+    if failed is not None and result.refused:
+        skipped = len(stages) - stages.index(failed) - 1
+        console.print(f"[yellow]stage {failed.id} cannot run on this device: {escape(result.refused)}[/]"
+                      + (f"; {skipped} later stage(s) not run" if skipped else ""))
+        return 3
     if failed is not None:
         skipped = len(stages) - stages.index(failed) - 1
         console.print(f"[red]stage {failed.id} failed[/]" + (f"; {skipped} later stage(s) not run" if skipped else ""))

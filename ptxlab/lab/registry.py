@@ -63,6 +63,13 @@ class StageResult:
     metrics: Dict[str, Any] = field(default_factory=dict)
     dump_paths: List[Path] = field(default_factory=list)
     message: str = ""
+    refused: str = ""   # non-empty: the stage could not run on this device (e.g. "needs an sm_100a GPU"); not a failure
+
+    @classmethod
+    def refuse(cls, reason: str, rows: Sequence[Union[Check, Tuple[str, bool, str]]] = ()) -> "StageResult":
+        """The device cannot run this stage (an sm_100a stage on the cuda backend of an H100): say so, cleanly."""
+        checks = [r if isinstance(r, Check) else Check(*r) for r in rows]
+        return cls(passed=False, rows=checks, message=reason, refused=reason)
 
     @classmethod
     def from_rows(cls, rows: Sequence[Union[Check, Tuple[str, bool, str]]], **kw: Any) -> "StageResult":

@@ -55,7 +55,7 @@ def _meta(ctx: StageContext, stage: str, **kw) -> Dict:
 
 def _refused(rows: List[Check], detail: str) -> StageResult:
     rows.append(Check("device", False, detail))
-    return StageResult.from_rows(rows, message=f"not run: {NEEDS_SM100}")
+    return StageResult.refuse(f"not run: {NEEDS_SM100}", rows)
 
 
 def _variant(table: dict, variant: Optional[str], stage: str) -> Tuple[str, ...]:

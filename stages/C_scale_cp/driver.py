@@ -109,7 +109,7 @@ def run_c1(ctx: StageContext, variant: Optional[str] = None, seed: Optional[int]
         d = ctx.device
     except ptxlab.DeviceUnavailable as exc:
         rows.append(Check("device", False, f"{NEEDS_SM100}: {exc}"))
-        return StageResult.from_rows(rows, message=f"not run: {NEEDS_SM100}")
+        return StageResult.refuse(f"not run: {NEEDS_SM100}", rows)
     out = d.empty(128 * 8 * nk * 4)
     d.memset(out, 0xA5)
     res = launch_guarded(lambda: d, mod, "c1_sf_copy", grid=(1, 1, 1), block=(128, 1, 1),
@@ -117,7 +117,7 @@ def run_c1(ctx: StageContext, variant: Optional[str] = None, seed: Optional[int]
                                np.uint32(rest_k), np.uint32(l), np.uint32(mblk), np.uint32(nblk), np.uint32(nk)])
     if res.refused:
         rows.append(Check("device", False, res.detail))
-        return StageResult.from_rows(rows, message=f"not run: {NEEDS_SM100}")
+        return StageResult.refuse(f"not run: {NEEDS_SM100}", rows)
     rows.append(Check(f"launch ({nk} K-chunks, SFA+SFB per chunk)", res.ok, res.detail or str(shape)))
     if not res.ok:
         return StageResult.from_rows(rows, metrics=shape)
