@@ -120,7 +120,8 @@ def _print_result(stage: Stage, result: StageResult, console: Console) -> None:
         for col in ("check", "ok", "detail"):
             t.add_column(col)
         for r in result.rows:
-            t.add_row(escape(r.name), "[green]ok[/]" if r.ok else "[red]FAIL[/]", escape(str(r.detail)))
+            bad = "[yellow]n/a[/]" if result.refused else "[red]FAIL[/]"
+            t.add_row(escape(r.name), "[green]ok[/]" if r.ok else bad, escape(str(r.detail)))
         console.print(t)
     if result.metrics:
         console.print("  metrics: " + ", ".join(f"{k}={v}" for k, v in result.metrics.items()), markup=False)
