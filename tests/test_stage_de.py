@@ -123,3 +123,4 @@ def test_refuses_cleanly_without_sm100a(drivers, tmp_path, sid):
     res = stages[sid].run(ctx)
     assert not res.passed
     assert "needs an sm_100a GPU or --backend emu" in _text(res)
+    assert "needs an sm_100a GPU" in getattr(res, "refused", "needs an sm_100a GPU")

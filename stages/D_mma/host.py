@@ -122,8 +122,10 @@ def describe_f32(bits: int) -> str:
 
 def refuse_rows(stage: str, exc: Exception) -> StageResult:
     """Clean result for a device that cannot run sm_100a code (e.g. the cuda backend on an H100)."""
-    return StageResult.from_rows([Check("device can run sm_100a", False, f"{NEEDS_SM100}: {exc}")],
-                                 message=f"{stage}: {NEEDS_SM100}")
+    rows = [Check("device can run sm_100a", False, f"{NEEDS_SM100}: {exc}")]
+    if hasattr(StageResult, "refuse"):  # lab marks it REFUSED (exit 3), not FAIL
+        return StageResult.refuse(f"{stage}: {NEEDS_SM100}", rows)
+    return StageResult.from_rows(rows, message=f"{stage}: {NEEDS_SM100}")
 
 
 def check_device(dev: Any) -> None:
