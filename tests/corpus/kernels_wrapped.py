@@ -205,8 +205,8 @@ def _approx_in(rng):
 
 
 def _approx_split(x, cols):
-    xv = x.view(np.float32).astype(np.float64)
     with np.errstate(invalid="ignore"):
+        xv = x.view(np.float32).astype(np.float64)
         near1 = (xv > 0.5) & (xv < 2.0)
         inpi = np.abs(xv) <= np.pi
     c = lambda k: np.ascontiguousarray(cols[k])  # noqa: E731
@@ -222,7 +222,8 @@ def _approx_run(dev, mod, ins):
 
 
 def _approx_ref(ins):
-    xv = ins["x"].view(np.float32).astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        xv = ins["x"].view(np.float32).astype(np.float64)
     sub = (xv != 0) & (np.abs(xv) < 2.0**-126)
     xf = np.where(sub, np.copysign(0.0, xv), xv)
     with np.errstate(all="ignore"):
