@@ -4,6 +4,8 @@ derived from one seed, store inputs + outputs + metadata in one .npz, and compar
 
     PYTHONPATH=. python3 tests/fidelity/run_corpus.py run --backend cuda --out corpus_cuda.npz --seed 12345   # H100
     PYTHONPATH=. python3 tests/fidelity/run_corpus.py run --backend emu  --out corpus_emu.npz  --seed 12345   # CPU
+    PYTHONPATH=. python3 tests/fidelity/run_corpus.py run --backend emu  --out corpus_emu.npz \
+        --inputs-from corpus_cuda.npz                          # same inputs bit for bit, whatever numpy does
     PYTHONPATH=. python3 tests/fidelity/run_corpus.py compare corpus_cuda.npz corpus_emu.npz
     PYTHONPATH=. python3 tests/fidelity/run_corpus.py list
 
@@ -59,9 +61,11 @@ def _src_hash(e: Any) -> str:
     return hashlib.sha256(corpus.source_text(e).encode()).hexdigest()[:16]
 
 
-def run_entries(backend: str, seed: int, only: Optional[list]) -> tuple[dict, dict]:
-    """In-process run: (arrays, meta)."""
+def run_entries(backend: str, seed: int, only: Optional[list], inputs_from: Optional[str] = None) -> tuple[dict, dict]:
+    """In-process run: (arrays, meta).  inputs_from: take each entry's inputs from that .npz instead of the seed."""
     import ptxlab
+
+    given = load(inputs_from)[0] if inputs_from else None
 
     dev = ptxlab.open_device(backend)
     arrays: dict = {}
@@ -76,7 +80,12 @@ def run_entries(backend: str, seed: int, only: Optional[list]) -> tuple[dict, di
             continue
         t0 = time.time()
         try:
-            ins = e.make_inputs(corpus.entry_rng(seed, e.name))
+            if given is not None:
+                ins = _side(given, e.name, "in")
+                if not ins:
+                    raise RuntimeError(f"--inputs-from {inputs_from}: no inputs stored for {e.name}")
+            else:
+                ins = e.make_inputs(corpus.entry_rng(seed, e.name))
             for k, v in ins.items():
                 arrays[f"{e.name}{SEP}in{SEP}{k}"] = np.asarray(v)
             info["inputs"] = sorted(ins)
@@ -109,10 +118,12 @@ def load(path: str) -> tuple[dict, dict]:
 
 def cmd_run(a: argparse.Namespace) -> int:
     seed = a.seed if a.seed is not None else int.from_bytes(os.urandom(4), "little")
+    if a.inputs_from:
+        seed = int(load(a.inputs_from)[1]["seed"])
     print(f"corpus run: backend={a.backend} seed={seed}", flush=True)
     isolate = a.isolate if a.isolate is not None else (a.backend == "cuda")
     if not isolate:
-        arrays, meta = run_entries(a.backend, seed, a.only)
+        arrays, meta = run_entries(a.backend, seed, a.only, a.inputs_from)
     else:
         arrays, meta = {}, {"backend": a.backend, "seed": seed, "kernels": {}, "errors": {}, "skipped": {},
                             "isolated": True}
@@ -128,6 +139,8 @@ def cmd_run(a: argparse.Namespace) -> int:
                 part = os.path.join(td, f"{e.name}.npz")
                 cmd = [sys.executable, os.path.abspath(__file__), "run", "--backend", a.backend, "--seed", str(seed),
                        "--out", part, "--no-isolate", "--only", e.name]
+                if a.inputs_from:
+                    cmd += ["--inputs-from", os.path.abspath(a.inputs_from)]
                 try:
                     r = subprocess.run(cmd, capture_output=True, text=True, timeout=a.timeout)
                     if not os.path.exists(part):
@@ -266,6 +279,8 @@ def main(argv: Optional[list] = None) -> int:
     r.add_argument("--out", required=True)
     r.add_argument("--seed", type=int, default=None)
     r.add_argument("--only", nargs="*", default=None, help="entry names (default: all)")
+    r.add_argument("--inputs-from", default=None,
+                   help="reuse the inputs stored in this .npz (e.g. the H100 run) instead of regenerating them")
     g = r.add_mutually_exclusive_group()
     g.add_argument("--isolate", dest="isolate", action="store_true", default=None,
                    help="one subprocess per entry (default on cuda)")
