@@ -129,3 +129,36 @@ def test_pointer_param_after_u32_is_8_byte_aligned(dev, rng):
     dev.memset(y, 0xFF)
     dev.launch(mod, "pp", grid=1, block=32, args=[np.uint32(n), y])
     assert (dev.to_host(y, np.uint32) == n + np.arange(32, dtype=np.uint32)).all()
+
+
+def test_labels_are_local_to_their_block(dev, rng):
+    """Two inline-asm blocks may declare the same label (PTX labels are block-scoped): each branch goes to its own."""
+    src = r'''extern "C" __global__ void lab(const unsigned* x, unsigned* y) {
+      unsigned a = x[threadIdx.x], r1, r2;
+      asm volatile("{ .reg .pred p; mov.u32 %0, 0;\n L: add.u32 %0, %0, 1; setp.lt.u32 p, %0, %1; @p bra L; }"
+                   : "=r"(r1) : "r"(a & 7u));
+      asm volatile("{ .reg .pred p; mov.u32 %0, 100;\n L: add.u32 %0, %0, 3; setp.lt.u32 p, %0, %1; @p bra L; }"
+                   : "=r"(r2) : "r"(100u + (a >> 3)));
+      y[threadIdx.x] = r1 * 1000u + r2; }'''
+    mod = ptxlab.compile(src, arch="sm_90a", name="lab.cu")
+    x = rng.integers(1, 200, 64, dtype=np.uint32)
+    y = dev.empty(4 * 64)
+    dev.memset(y, 0xFF)
+    dev.launch(mod, "lab", grid=1, block=64, args=[dev.to_device(x), y])
+    xi = x.astype(np.int64)
+    r1 = np.maximum(xi & 7, 1)                                  # do-while: at least one increment
+    n2 = np.maximum(-(-(xi >> 3) // 3), 1)                      # ceil((a>>3)/3) steps of 3, at least one
+    assert (dev.to_host(y, np.uint32) == r1 * 1000 + 100 + 3 * n2).all()
+
+
+def test_operands_may_follow_the_opcode_without_a_blank(dev, rng):
+    """CuTe writes 'ld.global.b32{%r1},[%r2]'-style operands with no blank after the opcode."""
+    src = r'''extern "C" __global__ void nb(const unsigned* x, unsigned* y) {
+      unsigned v, w; asm volatile("ld.global.v2.u32{%0,%1},[%2];" : "=r"(v), "=r"(w) : "l"(x + 2 * threadIdx.x));
+      asm volatile("st.global.u32[%0],%1;" :: "l"(y + threadIdx.x), "r"(v ^ w)); }'''
+    mod = ptxlab.compile(src, arch="sm_90a", name="nb.cu")
+    x = rng.integers(1, 1 << 31, 64, dtype=np.uint32)
+    y = dev.empty(4 * 32)
+    dev.memset(y, 0xFF)
+    dev.launch(mod, "nb", grid=1, block=32, args=[dev.to_device(x), y])
+    assert (dev.to_host(y, np.uint32) == (x[0::2] ^ x[1::2])).all()

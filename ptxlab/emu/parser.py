@@ -201,6 +201,8 @@ class Parser:
         self.loc: Optional[tuple] = None
         self.fn_depth = 0
         self.skip_depth = 0  # inside a .section { } block
+        self.label_scopes: list = []   # per open { } block: (body index at open, {label: unique name})
+        self._nlabel = 0
 
     def error(self, line: int, msg: str) -> ParseError:
         src = self.text.splitlines()[line - 1].strip() if 0 < line <= len(self.text.splitlines()) else ""
@@ -226,6 +228,7 @@ class Parser:
                 else:
                     self.fn_depth += 1
                     self.scopes.push()
+                    self.label_scopes.append((len(self.fn.body), {}))
             elif kind == "close":
                 if self.fn is None:
                     raise self.error(line, "unexpected '}'")
@@ -235,9 +238,17 @@ class Parser:
                 else:
                     self.fn_depth -= 1
                     self.scopes.pop()
+                    self._close_label_scope()
             elif kind == "label":
                 if self.fn is None:
                     raise self.error(line, f"label {s} outside a function")
+                if self.fn_depth > 0:
+                    # labels are local to their { } block (PTX ISA 4.4 / 11.1): two inline-asm blocks may both
+                    # declare 'WAIT:'; give each a unique name, resolved when the block closes
+                    self._nlabel += 1
+                    uniq = f"{s}%b{self._nlabel}"
+                    self.label_scopes[-1][1][s] = uniq
+                    s = uniq
                 self.fn.body.append(s)
             else:
                 if s.startswith(".section"):
@@ -289,7 +300,17 @@ class Parser:
             self.mod.functions[fn.name] = fn
         return fn
 
+    def _close_label_scope(self):
+        start, names = self.label_scopes.pop()
+        if not names:
+            return
+        for ins in self.fn.body[start:]:
+            if isinstance(ins, str) or ins.opcode not in ("bra", "brx"):
+                continue
+            ins.args = [ir.Sym(names[a.name]) if isinstance(a, ir.Sym) and a.name in names else a for a in ins.args]
+
     def _begin_function(self, fn: ir.Function, line: int):
+        self.label_scopes = []
         self.fn = fn
         self.scopes = _Scopes(fn)
         self.fn_depth = 0
@@ -420,7 +441,9 @@ class Parser:
             neg = g.startswith("@!")
             gname = g[2:] if neg else g[1:]
             guard = self._reg(gname, line, neg=neg)
-        parts = s.split(None, 1)
+        # the opcode ends at white space or at the first operand's '{' / '[' ('tcgen05.ld...b32{%r1},[%r2]' is legal)
+        m = re.match(r"^([^\s{\[]+)\s*(.*)$", s, re.S)
+        parts = [m.group(1)] + ([m.group(2)] if m.group(2).strip() else [])
         opfull = parts[0]
         comps = opfull.split(".")
         opcode, mods = comps[0], tuple(c for c in comps[1:] if c)
