@@ -300,7 +300,7 @@ extern "C" __global__ void mis(const __grid_constant__ TmapT tm) {
     if (threadIdx.x == 0) {
         bar_init(sa(&bar), 1);
         bar_expect_arrive(sa(&bar), 1024);
-        tma2d(sa(buf) + 128, &tm, sa(&bar), 0, 0);
+        tma2d(sa(buf) + 64, &tm, sa(&bar), 0, 0);
         bar_wait(sa(&bar), 0);
     }
 }
@@ -309,5 +309,6 @@ extern "C" __global__ void mis(const __grid_constant__ TmapT tm) {
     x = dev.to_device(np.ones((8, 128), np.uint8))
     tm = dev.tensor_map(x, dtype=np.uint8, global_shape=[128, 8], global_strides=[128], box=[128, 8],
                         swizzle="128B")
-    with pytest.raises(EmuError, match="1024-byte aligned"):
+    # H100 (2026-11-22, tests/fidelity/tma probe 'align'): +64 B faults with CUDA_ERROR_MISALIGNED_ADDRESS
+    with pytest.raises(EmuError, match="128-byte aligned"):
         dev.launch(mod, "mis", grid=1, block=32, args=[tm])

@@ -1,7 +1,11 @@
 """TMA tile-mode load/store model vs a slow element-by-element reference written here."""
 from __future__ import annotations
 
+import importlib.util
 import itertools
+import json
+import os
+import sys
 
 import numpy as np
 import pytest
@@ -192,10 +196,36 @@ def test_complete_tx_is_full_box_even_when_oob(rng) -> None:
     assert plan.values.size == 128
 
 
-def test_narrow_inner_box_with_swizzle_refuses_to_guess() -> None:
-    spec = spec2d(box=[64, 8], swizzle="128B")
-    with pytest.raises(TmaUnconfirmed, match="narrower"):
-        plan_tensor_load(spec, [0, 0], 0x400, lambda a, n: bytes(n))
+def test_narrow_inner_box_rows_sit_one_span_apart(rng) -> None:
+    """H100-measured layout (2026-11-22): row r of a narrow swizzled box starts at dst + r * span, swizzled by address."""
+    gmem = rng.integers(1, 256, size=8192, dtype=np.uint8)
+    for sw, inner in sorted(tm.NARROW_CONFIRMED):
+        span = tm.swizzle_span(sw)
+        spec = spec2d(global_shape=[256, 16], global_strides=[256], box=[inner, 6], swizzle=sw)
+        plan = plan_tensor_load(spec, [16, 3], 0x800, reader(gmem))
+        img = np.full(0x800 + 6 * span + 1024, POISON, np.uint8)
+        img[plan.smem_addrs] = plan.values
+        exp = np.full_like(img, POISON)
+        for r in range(6):
+            for b in range(inner):
+                exp[ref_swz(sw, 0x800 + r * span + b)] = gmem[(3 + r) * 256 + 16 + b]
+        assert np.array_equal(img, exp), (sw, inner)
+        assert plan.tx_bytes == inner * 6 and plan.box_bytes == span * 6
+        # a dense-row layout would differ: the gap bytes must stay untouched
+        assert (img[0x800 + inner:0x800 + span] == POISON).all() or inner == span
+
+
+def test_narrow_unmeasured_or_illegal_inner_boxes() -> None:
+    zero = lambda a, n: bytes(n)  # noqa: E731
+    with pytest.raises(TmaUnconfirmed, match="not measured"):
+        plan_tensor_load(spec2d(box=[16, 8], swizzle="128B"), [0, 0], 0x400, zero)
+    with pytest.raises(TmaUnconfirmed, match="not measured"):
+        plan_tensor_load(spec2d(box=[64, 8], swizzle="128B_ATOM_32B"), [0, 0], 0x400, zero)
+    with pytest.raises(TmaError, match="ILLEGAL_INSTRUCTION") as ei:
+        plan_tensor_load(spec2d(box=[16, 8], swizzle="32B"), [0, 0], 0x400, zero)
+    assert not isinstance(ei.value, TmaUnconfirmed)
+    with pytest.raises(TmaUnconfirmed, match="store"):
+        plan_tensor_store(spec2d(box=[64, 8], swizzle="128B"), [0, 0], 0x400)
 
 
 def test_nan_fill_needs_a_measured_pattern(rng, monkeypatch) -> None:
@@ -215,10 +245,14 @@ def test_nan_fill_needs_a_measured_pattern(rng, monkeypatch) -> None:
 def test_alignment_and_rule_errors(rng) -> None:
     spec = spec2d(swizzle="128B")
     zero = lambda a, n: bytes(n)  # noqa: E731
-    with pytest.raises(TmaError, match="1024-byte"):
-        plan_tensor_load(spec, [0, 0], 0x480, zero)
-    with pytest.raises(TmaError, match="128-byte"):
-        plan_tensor_load(spec2d(), [0, 0], 0x410, zero)
+    for off in (0x410, 0x420, 0x440):     # H100: CUDA_ERROR_MISALIGNED_ADDRESS below 128 B
+        for sw in ("none", "64B", "128B"):
+            with pytest.raises(TmaError, match="128-byte"):
+                plan_tensor_load(spec2d(swizzle=sw, box=[{"64B": 64}.get(sw, 128), 8]), [0, 0], off, zero)
+    # off the natural 1024-B boundary but 128-B aligned: accepted (H100), swizzled by the absolute address
+    plan = plan_tensor_load(spec, [0, 0], 0x480, lambda a, n: bytes(range(n)))
+    assert list(plan.smem_addrs[:3]) == [ref_swz("128B", 0x480 + i) for i in range(3)]
+    assert plan.smem_addrs[128] == ref_swz("128B", 0x500) == 0x500 ^ (2 << 4)
     with pytest.raises(TmaError, match="rank-2"):
         plan_tensor_load(spec, [0, 0, 0], 0x400, zero)
     with pytest.raises(TmaError, match="non-negative"):
@@ -241,3 +275,58 @@ def test_bulk_copy_rules() -> None:
         check_bulk_copy(0x408, GBASE, 32, direction="global->shared")
     with pytest.raises(TmaError, match="srcMem"):
         check_bulk_copy(0x400, GBASE + 8, 32, direction="global->shared")
+
+
+# ---------------------------------------------------------------------------------------- H100 replay (2026-11-22)
+H100_DATA = os.path.join(os.path.dirname(__file__), "fidelity", "tma", "data", "h100_20261122_narrow_align.npz")
+
+
+def _kit():
+    spec = importlib.util.spec_from_file_location(
+        "run_tma_fidelity", os.path.join(os.path.dirname(__file__), "fidelity", "tma", "run_tma_fidelity.py"))
+    kit = importlib.util.module_from_spec(spec)
+    sys.modules["run_tma_fidelity"] = kit
+    spec.loader.exec_module(kit)
+    return kit
+
+
+def _h100_cases():
+    kit = _kit()
+    z = np.load(H100_DATA)
+    return kit, z, [kit.Case(**c) for c in json.loads(str(z["cases_json"]))]
+
+
+def test_h100_narrow_and_align_images_replay_through_the_model() -> None:
+    kit, z, cases = _h100_cases()
+    ran = faulted = 0
+    for case in cases:
+        hw_err = str(z[f"{case.name}:error"])
+        if hw_err:                                  # hardware faulted: the model must refuse with a TmaError
+            assert "ILLEGAL_INSTRUCTION" in hw_err or "MISALIGNED_ADDRESS" in hw_err, hw_err
+            with pytest.raises(TmaError) as ei:
+                kit.run_model(case)
+            assert not isinstance(ei.value, TmaUnconfirmed), case.name
+            faulted += 1
+            continue
+        res = kit.run_model(case)
+        hw = z[f"{case.name}:image"]
+        assert res["image"].shape == hw.shape and np.array_equal(res["image"], hw), case.name
+        ran += 1
+    assert ran == 15 and faulted == 10
+
+
+def test_h100_narrow_and_align_images_replay_through_the_emulator() -> None:
+    import ptxlab
+
+    kit, z, cases = _h100_cases()
+    dev = ptxlab.open_device("emu")
+    n = 0
+    for case in cases:
+        if str(z[f"{case.name}:error"]) or case.name.endswith(("off256", "/hi")):
+            continue
+        res = kit.run_one("emu", case, 64, dev)
+        assert res["error"] == "", (case.name, res["error"])
+        assert np.array_equal(res["image"], z[f"{case.name}:image"]), case.name
+        assert int(res["info"][0]) == 1
+        n += 1
+    assert n >= 8

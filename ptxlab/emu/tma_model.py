@@ -5,7 +5,8 @@ padding), 5.5.7 (swizzle), 9.7.9.25.4.1 (cp.async.bulk), 9.7.9.25.5 (cp.async.bu
 
 Load (global -> shared): the box is read element by element at coordinates ``coords[d] + i * element_strides[d]``
 (dims >= 1; dim 0 ignores its element stride without interleave), ``ceil(box[d] / element_strides[d])`` elements per
-dim, written densely to shared memory with dim 0 innermost, then every byte address is permuted by the swizzle of the
+dim, written to shared memory with dim 0 innermost (rows dense, or one swizzle span apart when the inner box is narrower
+than the span: H100-measured, NARROW_CONFIRMED), then every byte address is permuted by the swizzle of the
 absolute shared address (ptxlab.emu.swizzle). Out-of-bound elements are filled with zeros, or with the OOB-NaN pattern
 for oob_fill='nan' (bit pattern UNCONFIRMED: raises until measured, see OOB_NAN_BITS). ALIGN16B types leave their
 gap bytes unwritten (PTX 5.5.1.1: "The padded region that gets added is un-initialized").
@@ -64,8 +65,14 @@ OOB_NAN_BITS: dict[str, Optional[int]] = {
 }
 
 BULK_GRANULE = 16          # PTX 9.7.9.25.4.1: size multiple of 16, both addresses 16-byte aligned
-TMA_SMEM_ALIGN = 128       # commonly cited TMA shared-memory alignment; UNCONFIRMED (ptx_facts §9 #7)
-REQUIRE_NATURAL_SWIZZLE_ALIGNMENT = True   # 1024/512/256 B for swizzled boxes (base offset 0), see ptx_docs/tma.md
+# TMA shared-memory alignment: 128 B, measured on an H100 on 2026-11-22 (tests/fidelity/tma probe 'align'): shared
+# destinations at +16/+32/+64 B off a 1024-B boundary fault with CUDA_ERROR_MISALIGNED_ADDRESS, +128/+256/+512 B are
+# accepted for swizzle none/64B/128B (ptx_facts UNCONFIRMED #7 settled).
+TMA_SMEM_ALIGN = 128
+# Swizzled boxes off their natural 1024/512/256-B boundary: the H100 accepts them and its images match the swizzle of
+# the absolute address bit for bit (align/64B|128B/off128|256|512), so the emulator accepts them too. NOTE: a UMMA /
+# wgmma smem descriptor reading such a stage then needs base_offset != 0, which ptxlab's descriptor code refuses.
+REQUIRE_NATURAL_SWIZZLE_ALIGNMENT = False
 
 
 class TmaError(EmuError):
@@ -82,7 +89,19 @@ class BoxGeometry:
 
     counts: tuple[int, ...]        # elements traversed per dim: box[0], ceil(box[d] / element_strides[d])
     row_bytes: int                 # shared bytes of one dim-0 row (gaps of ALIGN16B types included)
-    total_bytes: int               # shared bytes of the whole box
+    total_bytes: int               # row_bytes * rows: the bytes of the box itself (the complete_tx count)
+    row_pitch: int = 0             # shared bytes from one row to the next: row_bytes, or the swizzle span for a
+                                   # narrow swizzled box (H100-measured, see NARROW_CONFIRMED); 0 = row_bytes
+
+    @property
+    def pitch(self) -> int:
+        """Distance between consecutive box rows in shared memory."""
+        return self.row_pitch or self.row_bytes
+
+    @property
+    def footprint(self) -> int:
+        """Shared bytes spanned by the box image (padding of narrow swizzled rows included)."""
+        return self.pitch * self.rows
 
     @property
     def rows(self) -> int:
@@ -93,16 +112,38 @@ class BoxGeometry:
         return n
 
 
+# Inner boxes narrower than the swizzle span (ptx_facts UNCONFIRMED #3), settled on an H100 on 2026-11-22
+# (tests/fidelity/tma, probe 'narrow'; replayed by tests/test_tma_model.py from tests/fidelity/tma/data/): every box row
+# occupies one full span of shared memory (row pitch = span, the bytes past the inner box are left untouched), and the
+# swizzle is the usual function of the absolute shared address. Measured (mode, inner box bytes) pairs only:
+NARROW_CONFIRMED: frozenset[tuple[str, int]] = frozenset({("128B", 64), ("128B", 32), ("64B", 32)})
+# Faulted on the H100 (CUDA_ERROR_ILLEGAL_INSTRUCTION at the cp.async.bulk.tensor, 2026-11-22, probe narrow/32B/inner16).
+NARROW_ILLEGAL: frozenset[tuple[str, int]] = frozenset({("32B", 16)})
+
+
+def _narrow(spec: TensorMapSpec) -> bool:
+    span = swizzle_span(spec.swizzle)
+    return bool(span) and spec.box_inner_bytes < span
+
+
 def _check_supported(spec: TensorMapSpec) -> None:
     if spec.interleave != "none":
         raise TmaError(f"tensor map interleave={spec.interleave}: interleaved layouts (PTX ISA 5.5.6, NC/8DHWC8) are "
                        "not implemented in the emulator; use interleave='none'")
     span = swizzle_span(spec.swizzle)
-    if span and spec.box_inner_bytes != span:
+    key = (spec.swizzle, spec.box_inner_bytes)
+    if key in NARROW_ILLEGAL:
+        raise TmaError(
+            f"inner box of {spec.box_inner_bytes} B with swizzle {spec.swizzle}: the H100 (sm_90, driver 580.159.04, "
+            "2026-11-22) faults with CUDA_ERROR_ILLEGAL_INSTRUCTION at this cp.async.bulk.tensor although "
+            "cuTensorMapEncodeTiled accepts the tensor map (tests/fidelity/tma probe narrow/32B/inner16); use an "
+            f"inner box of {span} B")
+    if span and spec.box_inner_bytes != span and key not in NARROW_CONFIRMED:
         raise TmaUnconfirmed(
             f"inner box of {spec.box_inner_bytes} B is narrower than the {spec.swizzle} swizzle span of {span} B: "
-            "the shared-memory layout for that case is not stated by PTX ISA 5.5.7 (ptx_facts UNCONFIRMED #3); "
-            f"make box[0] * element size == {span} B, or settle it with tests/fidelity/tma (probe 'narrow')")
+            "hardware puts each box row at a pitch of one span (measured on an H100 for 128B with 64/32 B and 64B "
+            f"with 32 B only, ptx_docs/tma.md); {spec.box_inner_bytes} B with {spec.swizzle} is not measured yet; "
+            f"make box[0] * element size == {span} B, or measure it with tests/fidelity/tma (probe 'narrow')")
 
 
 def box_geometry(spec: TensorMapSpec) -> BoxGeometry:
@@ -112,11 +153,15 @@ def box_geometry(spec: TensorMapSpec) -> BoxGeometry:
     total = row
     for c in counts[1:]:
         total *= c
-    return BoxGeometry(counts=counts, row_bytes=row, total_bytes=total)
+    span = swizzle_span(spec.swizzle)
+    pitch = span if span and row < span else row
+    return BoxGeometry(counts=counts, row_bytes=row, total_bytes=total, row_pitch=pitch)
 
 
 def complete_tx_bytes(spec: TensorMapSpec) -> int:
-    """Bytes a tile-mode load signals with complete_tx: the full box, OOB included (ASSUMPTION, see module doc)."""
+    """Bytes a tile-mode load signals with complete_tx: the full box, OOB included (ASSUMPTION, see module doc).
+
+    For a narrow swizzled box this is inner bytes x rows (the row padding is not counted): also an ASSUMPTION."""
     return box_geometry(spec).total_bytes
 
 
@@ -168,7 +213,7 @@ def _rows(spec: TensorMapSpec, coords: tuple[int, ...]):
                 gaddr = None
                 break
             gaddr += x * spec.global_strides[d - 1]
-        yield r * geo.row_bytes, gaddr, (lo, hi) if hi > lo else (0, 0)
+        yield r * geo.pitch, gaddr, (lo, hi) if hi > lo else (0, 0)
 
 
 def _fill_pattern(spec: TensorMapSpec, nbytes: int) -> npt.NDArray[np.uint8]:
@@ -194,8 +239,10 @@ def load_box_image(spec: TensorMapSpec, coords: Sequence[int],
     _check_supported(spec)
     c = _check_coords(spec, coords, store=False)
     geo = box_geometry(spec)
-    img = np.full(geo.total_bytes, 0xCD, dtype=np.uint8)   # sentinel: every written byte is set explicitly
-    written = np.ones(geo.total_bytes, dtype=np.bool_)
+    img = np.full(geo.footprint, 0xCD, dtype=np.uint8)     # sentinel: every written byte is set explicitly
+    written = np.zeros(geo.footprint, dtype=np.bool_)
+    for r in range(geo.rows):                                 # row padding of narrow swizzled boxes stays untouched
+        written[r * geo.pitch:r * geo.pitch + geo.row_bytes] = True
     packed16 = spec.dtype in ("16U4_ALIGN16B", "16U6_ALIGN16B")
     for soff, gaddr, (lo, hi) in _rows(spec, c):
         row = img[soff:soff + geo.row_bytes]
@@ -288,6 +335,11 @@ def plan_tensor_store(spec: TensorMapSpec, coords: Sequence[int], src: int) -> T
     if spec.dtype == "16U6_ALIGN16B":
         raise TmaUnconfirmed("16U6_ALIGN16B store uses the .b6p2x16 shared layout (PTX 5.5.1.1), which the "
                              "emulator does not model; store bytes instead")
+    if _narrow(spec):
+        raise TmaUnconfirmed(
+            f"TMA store of a {spec.box_inner_bytes}-B inner box with swizzle {spec.swizzle} (narrower than the span): "
+            "the load layout is measured (row pitch = span), the store is not yet; measure it with tests/fidelity/tma "
+            "(probe 'narrow', store cases) or use box[0] * element size == span")
     _check_smem(spec, src, "cp.async.bulk.tensor shared source")
     c = _check_coords(spec, coords, store=True)
     s_parts: list[npt.NDArray[np.int64]] = []

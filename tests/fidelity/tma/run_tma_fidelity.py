@@ -189,14 +189,6 @@ def run_model(case: Case) -> dict[str, np.ndarray]:
     from ptxlab.emu.tma_model import complete_tx_bytes, plan_tensor_load, plan_tensor_store
     from ptxlab.tensormap import TensorMapSpec
 
-    if case.probe == "align":   # predict with the PTX 5.5.7 base-offset model (absolute-address swizzle, 16-B rule)
-        saved = tma_model.TMA_SMEM_ALIGN, tma_model.REQUIRE_NATURAL_SWIZZLE_ALIGNMENT
-        tma_model.TMA_SMEM_ALIGN, tma_model.REQUIRE_NATURAL_SWIZZLE_ALIGNMENT = 16, False
-        try:
-            return run_model(Case(**{**asdict(case), "probe": "align-model"}))
-        finally:
-            tma_model.TMA_SMEM_ALIGN, tma_model.REQUIRE_NATURAL_SWIZZLE_ALIGNMENT = saved
-
     base = 0x10000
     g = gmem_data(case)
     spec = TensorMapSpec.make(case.dtype, base, case.shape, case.strides, case.box, case.estr, swizzle=case.swizzle,
