@@ -138,3 +138,17 @@ def test_harness_run_and_compare(tmp_path, capsys):
         arr["divergence::in::a"][0] ^= np.uint32(1)
     rc, text = variant("inputs", other_inputs)
     assert rc == 1 and "INPUTS DIFFER" in text, text
+
+
+def test_new_kernels_contain_their_ptx_features():
+    from corpus.kernels_new import PTX_FEATURES
+
+    ents = {e.name: e for e in ENTRIES}
+    for name, (kernel, feats) in PTX_FEATURES.items():
+        ptx = corpus.compile_entry(ents[name]).ptx
+        i = ptx.find(f".entry {kernel}(")
+        assert i >= 0, (name, kernel)
+        j = ptx.find(".entry", i + 8)
+        body = ptx[i:j if j > 0 else None]
+        missing = [f for f in feats if f not in body]
+        assert not missing, f"{name}: PTX of {kernel} lacks {missing}"

@@ -598,3 +598,22 @@ ENTRIES = [
           note="C-level f32 edge cases (NaN/Inf/denormals): prec-div/sqrt, contraction, fmin/fmax, rint/floor/"
                "ceil/trunc, casts, f64<->f32, f16 cvt, directed-rounding intrinsics, saturate, comparisons"),
 ]
+
+# PTX that each new kernel must contain (tests/test_corpus.py checks it, so a compiler change that optimises a
+# feature away is noticed): entry -> (kernel symbol, substrings of its .entry body)
+PTX_FEATURES = {
+    "divergence": ("corpus_divergence", ["bra", "popc"]),
+    "local_array": ("corpus_local_array", ["ld.local", "st.local"]),
+    "noinline_call": ("corpus_noinline_call", ["call"]),
+    "grid3d": ("corpus_grid3d", ["%ctaid.z", "%tid.z", "%nctaid.y", "%ntid.z", "%laneid"]),
+    "const_table": ("corpus_const_table", ["ld.const"]),
+    "generic_ptr": ("corpus_generic_ptr", ["cvta.shared", "isspacep.shared", "ld.volatile.u32", "st.volatile.u32"]),
+    "reduce": ("corpus_reduce", ["shfl.sync.down", "shfl.sync.bfly", "bar.sync"]),
+    "named_barrier": ("corpus_named_barrier", ["bar.arrive 1, 128", "bar.sync 1, 128", "bar.sync 2, 64"]),
+    "cpasync_pipeline": ("corpus_cpasync_pipeline", ["cp.async.cg.shared.global", "cp.async.wait_group 1"]),
+    "vote_loop": ("corpus_vote_loop", ["vote.sync.any", "vote.sync.ballot", "vote.sync.all", "shfl.sync.idx"]),
+    "atomics_hist": ("corpus_atomics_hist", ["atom.shared.add", "atom.global.add", "atom.global.max"]),
+    "int_edge": ("corpus_int_edge", ["div.u64", "div.s64", "prmt", "shf.l", "mul.hi", "brev", "clz"]),
+    "float_edge": ("corpus_float_edge", ["div.rn.f32", "sqrt.rn.f32", "fma.rn.f32", "cvt.rni.f32.f32",
+                                         "cvt.rn.f32.f64", "add.rz.f32", "mul.rp.f32", "mul.f32"]),
+}
