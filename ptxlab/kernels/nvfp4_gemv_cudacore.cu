@@ -18,8 +18,8 @@
 //   * A and SFA: ld.global.nc.L1::no_allocate (streamed once); b and sfb: ld.global.nc (re-read by every warp of
 //     the batch, stays in L1/L2), decoded once per chunk and reused for GEMV_ROWS_PER_WARP rows;
 //   * decode e2m1 -> f16x2: sm_100a `cvt.rn.f16x2.e2m1x2` (exact); sm_90 (no such cvt) integer bit placement:
-//     magnitude bits -> fp16 bits 11..9, sign -> bit 15, which is the value times 2^-14 (exact, fp16 subnormals
-//     included); b's decode is multiplied by 2^14 (exact), so products are a*b*2^-14, and 2^14 is folded into the
+//     magnitude bits -> fp16 bits 11..9, sign -> bit 15 (bytewise shifts/masks, then PRMT into f16x2), which is the
+//     value times 2^-14 (exact, fp16 subnormals included); b's decode is multiplied by 2^14 (exact), so products are a*b*2^-14, and 2^14 is folded into the
 //     block scale.  The pairing of elements inside f16x2 differs between the two decodes but is the same for a
 //     and b, which is all a dot product needs;
 //   * per 16-element block: 8 x fma.rn.f16x2 from zero.  Exact for ANY e2m1 data: each half sums 8 products that
@@ -31,10 +31,10 @@
 // bare NVRTC (no include paths) and with nvcc.
 
 #ifndef GEMV_ROWS_PER_WARP
-#define GEMV_ROWS_PER_WARP 2
+#define GEMV_ROWS_PER_WARP 4
 #endif
 #ifndef GEMV_WARPS
-#define GEMV_WARPS 4
+#define GEMV_WARPS 2
 #endif
 #ifndef GEMV_UNROLL
 #define GEMV_UNROLL 2
@@ -98,12 +98,21 @@ __device__ __forceinline__ void decode8_b(unsigned w, unsigned (&h)[4]) { decode
 #else
 #define GEMV_HW_E2M1 0
 #define GEMV_SCALE_BIAS 16384.0f
-// pair k = (nibble k, nibble k+4): magnitude bits (4k..4k+2, 4k+16..) -> 9..11 / 25..27, sign (4k+3) -> 15 / 31
+// H(c) = fp16 high byte of code c = sign << 7 | magnitude << 1 (low byte 0). Bytewise for the 4 even (low-nibble)
+// and the 4 odd (high-nibble) elements of the word, then PRMT with a zero register spreads them into f16x2:
+// h = {(e0,e2), (e4,e6), (e1,e3), (e5,e7)} (low half first). 3 SHF + 4 LOP3 + 4 PRMT per 8 elements.
+__device__ __forceinline__ unsigned prmt0(unsigned x, unsigned sel) {
+  unsigned d;
+  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(x), "r"(0u), "r"(sel));
+  return d;
+}
 __device__ __forceinline__ void decode8(unsigned w, unsigned (&h)[4]) {
-  h[0] = ((w << 9) & 0x0E000E00u) | ((w << 12) & 0x80008000u);
-  h[1] = ((w << 5) & 0x0E000E00u) | ((w << 8) & 0x80008000u);
-  h[2] = ((w << 1) & 0x0E000E00u) | ((w << 4) & 0x80008000u);
-  h[3] = ((w >> 3) & 0x0E000E00u) | (w & 0x80008000u);
+  const unsigned lo = ((w << 1) & 0x0E0E0E0Eu) | ((w << 4) & 0x80808080u);
+  const unsigned hi = ((w >> 3) & 0x0E0E0E0Eu) | (w & 0x80808080u);
+  h[0] = prmt0(lo, 0x1404u);
+  h[1] = prmt0(lo, 0x3424u);
+  h[2] = prmt0(hi, 0x1404u);
+  h[3] = prmt0(hi, 0x3424u);
 }
 // b's decode times 2^14 (0x7400 = 16384.0 in fp16), exact
 __device__ __forceinline__ void decode8_b(unsigned w, unsigned (&h)[4]) {

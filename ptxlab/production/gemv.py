@@ -16,8 +16,8 @@ __all__ = ["KERNEL_FILE", "KERNEL_NAME", "ROWS_PER_CTA", "THREADS", "kernel_sour
 
 KERNEL_FILE = "nvfp4_gemv_cudacore.cu"
 KERNEL_NAME = "nvfp4_gemv_cudacore"
-ROWS_PER_WARP = 2  # must match the .cu defaults (GEMV_ROWS_PER_WARP, GEMV_WARPS)
-WARPS = 4
+ROWS_PER_WARP = 4  # must match the .cu defaults (GEMV_ROWS_PER_WARP, GEMV_WARPS)
+WARPS = 2
 ROWS_PER_CTA = ROWS_PER_WARP * WARPS
 THREADS = 32 * WARPS
 GEMV_N_PADDED = 128  # rows of gpu-mode's b / sfb

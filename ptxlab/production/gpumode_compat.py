@@ -25,7 +25,7 @@ __all__ = ["custom_kernel", "KERNEL_NAME", "ROWS_PER_CTA", "THREADS", "kernel_so
 KERNEL_SRC = None  # the exporter embeds the kernel text here; None: read ptxlab/kernels/nvfp4_gemv_cudacore.cu
 KERNEL_NAME = "nvfp4_gemv_cudacore"
 ROWS_PER_CTA = 8  # GEMV_ROWS_PER_WARP * GEMV_WARPS of the kernel
-THREADS = 128  # 32 * GEMV_WARPS
+THREADS = 64  # 32 * GEMV_WARPS
 N_PADDED = 128  # rows of gpu-mode's GEMV b / sfb
 
 
