@@ -1,0 +1,166 @@
+"""Host wrapper for the fused NVFP4 GEMM for sm_100a (``ptxlab/kernels/nvfp4_gemm_tcgen05.cu``).
+
+``nvfp4_gemm(dev, problem) -> c`` runs one gpu-mode nvfp4_gemm problem (:class:`ptxlab.gpumode.NvFp4Problem`) on a
+ptxlab device that runs sm_100a code (the emulator, or a B200) and returns c as a new (M, N, L) fp16 array with
+gpu-mode's memory order (L, M, N). The tensors are used as they are laid out by gpu-mode:
+
+* a, b: physical (L, rows, K/2) bytes -> 3-D UINT8 tensor maps {K/2, rows, L}, box {128 B, 128 | BN rows, 1},
+  SWIZZLE_128B (the SMEM image the UMMA K-major SW128 descriptor reads);
+* sfa_permuted / sfb_permuted: physical (L, rest, K/64, 32, 4, 4) bytes -> 2-D UINT8 maps {128 B, total/128 rows},
+  box {128, 16} (4 consecutive 512-B SF blocks = the SFs of 128 rows x 256 K), no swizzle;
+* c: (L, M, N) fp16, poisoned before the launch (0xFF bytes = NaN), so an element the kernel misses shows up.
+
+The kernel is built from ``ptxlab/kernels/blocks/*.cuh``; :func:`blocks_report` says which of the blocks it uses are
+graduated in the lab state (``ptxlab.lab.state.graduated_blocks``).
+"""
+from __future__ import annotations
+
+import hashlib
+from functools import lru_cache
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+__all__ = ["KERNEL_FILE", "KERNEL_NAME", "BLOCKS_USED", "THREADS", "compile_gemm", "choose_bn", "check_shape",
+           "stage_bytes", "shared_bytes", "blocks_report", "nvfp4_gemm", "DEFAULT_STAGES"]
+
+KERNEL_FILE = "nvfp4_gemm_tcgen05.cu"
+KERNEL_NAME = "nvfp4_gemm_tcgen05"
+BLOCKS_USED = ("common.cuh", "mbarrier.cuh", "tma.cuh", "tmem.cuh", "scales.cuh", "mma.cuh", "epilogue.cuh")
+THREADS = 192  # warp 0 TMA producer, warp 1 MMA issuer, warps 2-5 epilogue
+BM = 128
+BK_BYTES = 128
+SF_BOX = (128, 16)  # bytes x rows: 2048 B = 4 SF blocks of 512 B
+DEFAULT_STAGES = {128: 4, 256: 4}
+POISON = 0xFF
+
+
+def _blocks_sha() -> str:
+    """ptxlab.compile's cache key ignores header contents: fold a hash of the blocks into the options."""
+    from ptxlab.kernels import BLOCKS_DIR
+
+    h = hashlib.sha256()
+    for name in BLOCKS_USED:
+        h.update(name.encode())
+        h.update((BLOCKS_DIR / name).read_bytes())
+    return h.hexdigest()[:16]
+
+
+@lru_cache(maxsize=None)
+def _compile(bn: int, stages: int, sha: str) -> Any:
+    import ptxlab
+    from ptxlab.kernels import KERNELS_DIR, read
+
+    return ptxlab.compile(read(KERNEL_FILE), arch="sm_100a", name=f"nvfp4_gemm_tcgen05_bn{bn}_s{stages}.cu",
+                          options=(f"-DGEMM_BN={bn}", f"-DGEMM_STAGES={stages}", f"-DPTXLAB_BLOCKS_SHA=0x{sha}"),
+                          include_dirs=[KERNELS_DIR])
+
+
+def compile_gemm(bn: int = 256, stages: Optional[int] = None) -> Any:
+    """The sm_100a module for a 128 x bn tile (bn 128 or 256) with a `stages`-deep TMA ring (cached per process)."""
+    if bn not in (128, 256):
+        raise ValueError(f"nvfp4 GEMM: BN={bn} must be 128 or 256")
+    s = DEFAULT_STAGES[bn] if stages is None else int(stages)
+    if s < 2:
+        raise ValueError("nvfp4 GEMM: at least 2 pipeline stages")
+    return _compile(bn, s, _blocks_sha())
+
+
+def choose_bn(n: int) -> int:
+    """256 when N allows it (fewer CTAs re-reading A), else 128."""
+    return 256 if n % 256 == 0 else 128
+
+
+def check_shape(m: int, n: int, k: int, l: int, bn: int) -> None:
+    if min(m, n, k, l) <= 0:
+        raise ValueError(f"nvfp4 GEMM: sizes must be positive, got M={m} N={n} K={k} L={l}")
+    if m % BM:
+        raise ValueError(f"nvfp4 GEMM: M={m} must be a multiple of the tile M {BM}")
+    if n % bn:
+        raise ValueError(f"nvfp4 GEMM: N={n} must be a multiple of the tile N {bn}")
+    if k % 256:
+        raise ValueError(f"nvfp4 GEMM: K={k} must be a multiple of 256 (one 128-B swizzle row per pipeline stage)")
+    if m // BM > 2**31 - 1 or n // bn > 65535 or l > 65535:
+        raise ValueError(f"nvfp4 GEMM: grid ({m // BM}, {n // bn}, {l}) too large")
+
+
+def stage_bytes(bn: int) -> int:
+    return BM * BK_BYTES + bn * BK_BYTES + 2048 + 2048 * (bn // 128)
+
+
+def shared_bytes(bn: int, stages: int) -> int:
+    return stages * stage_bytes(bn) + 1024  # + slack to round the dynamic SMEM base up to 1024 B
+
+
+def blocks_report() -> Dict[str, List[str]]:
+    """{block: [graduated stages covering it]} for each block the kernel includes ([] = not graduated)."""
+    try:
+        from ptxlab.lab.state import graduated_blocks
+
+        g = graduated_blocks()
+    except Exception as exc:  # lab state unreadable: report it rather than fail the GEMM
+        return {f"blocks/{b}": [f"lab state unavailable: {exc}"] for b in BLOCKS_USED}
+    return {f"blocks/{b}": list(g.get(f"blocks/{b}", [])) for b in BLOCKS_USED}
+
+
+def _physical(x: np.ndarray) -> np.ndarray:
+    """(rows, cols, L) gpu-mode view -> its (L, rows, cols) bytes, contiguous."""
+    return np.ascontiguousarray(np.asarray(x).transpose(2, 0, 1))
+
+
+def _sf_physical(sf_perm: np.ndarray) -> np.ndarray:
+    """gpu-mode (32, 4, rest_m, 4, rest_k, L) permuted SF -> its memory (L, rest_m, rest_k, 32, 4, 4), flat bytes."""
+    return np.ascontiguousarray(np.asarray(sf_perm).transpose(5, 2, 4, 0, 1, 3)).reshape(-1)
+
+
+def nvfp4_gemm(dev: Any, problem: Any, *, bn: Optional[int] = None, stages: Optional[int] = None,
+               module: Optional[Any] = None, report: Optional[Dict[str, Any]] = None) -> np.ndarray:
+    """Run the GEMM on `dev` (a ptxlab Device that runs sm_100a) for a gpu-mode problem; returns c (M, N, L) fp16.
+
+    bn: tile N (default choose_bn(N)); stages: ring depth (default DEFAULT_STAGES[bn]); module: a compiled module
+    from compile_gemm(bn, stages). If `report` is a dict it receives bn, stages, grid, shared_bytes, tx_bytes and
+    the blocks report (graduated blocks used)."""
+    p = problem
+    m, n, k, l = p.m, p.n, p.k, p.l
+    bn = choose_bn(n) if bn is None else int(bn)
+    s = DEFAULT_STAGES.get(bn, 4) if stages is None else int(stages)
+    check_shape(m, n, k, l, bn)
+    if p.b.shape[0] != n:
+        raise ValueError(f"nvfp4 GEMM: b has {p.b.shape[0]} rows, expected N={n}")
+    mod = compile_gemm(bn, s) if module is None else module
+    kbytes = k // 2
+    a_h, b_h = _physical(p.a), _physical(p.b)
+    sfa_h, sfb_h = _sf_physical(p.sfa_permuted), _sf_physical(p.sfb_permuted)
+    bufs: List[Any] = []
+    try:
+        d_a, d_b, d_sfa, d_sfb = (dev.to_device(x) for x in (a_h, b_h, sfa_h, sfb_h))
+        bufs += [d_a, d_b, d_sfa, d_sfb]
+        d_c = dev.empty(l * m * n * 2)
+        bufs.append(d_c)
+        dev.memset(d_c, POISON)
+        tm_a = dev.tensor_map(d_a, dtype=np.uint8, global_shape=[kbytes, m, l], global_strides=[kbytes, m * kbytes],
+                              box=[BK_BYTES, BM, 1], swizzle="128B")
+        tm_b = dev.tensor_map(d_b, dtype=np.uint8, global_shape=[kbytes, n, l], global_strides=[kbytes, n * kbytes],
+                              box=[BK_BYTES, bn, 1], swizzle="128B")
+        tm_sfa = dev.tensor_map(d_sfa, dtype=np.uint8, global_shape=[128, sfa_h.size // 128], global_strides=[128],
+                                box=list(SF_BOX), swizzle="none")
+        tm_sfb = dev.tensor_map(d_sfb, dtype=np.uint8, global_shape=[128, sfb_h.size // 128], global_strides=[128],
+                                box=list(SF_BOX), swizzle="none")
+        tx = tm_a.spec.box_bytes + tm_b.spec.box_bytes + tm_sfa.spec.box_bytes + (bn // 128) * tm_sfb.spec.box_bytes
+        if tx != stage_bytes(bn):  # the kernel's compile-time expect_tx must equal what the boxes deliver
+            raise AssertionError(f"nvfp4 GEMM: tensor-map boxes deliver {tx} B per stage, kernel expects {stage_bytes(bn)}")
+        grid = (m // BM, n // bn, l)
+        smem = shared_bytes(bn, s)
+        dev.launch(mod, KERNEL_NAME, grid=grid, block=(THREADS, 1, 1),
+                   args=[tm_a, tm_b, tm_sfa, tm_sfb, d_c, np.uint32(m), np.uint32(n), np.uint32(k)],
+                   shared_bytes=smem)
+        out = dev.to_host(d_c, np.float16, (l, m, n))
+    finally:
+        for buf in bufs:
+            try:
+                dev.free(buf)
+            except Exception:
+                pass
+    if report is not None:
+        report.update(bn=bn, stages=s, grid=grid, shared_bytes=smem, tx_bytes=tx, blocks=blocks_report())
+    return out.transpose(1, 2, 0)
