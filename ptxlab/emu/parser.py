@@ -305,9 +305,8 @@ class Parser:
         if not names:
             return
         for ins in self.fn.body[start:]:
-            if isinstance(ins, str) or ins.opcode not in ("bra", "brx"):
-                continue
-            ins.args = [ir.Sym(names[a.name]) if isinstance(a, ir.Sym) and a.name in names else a for a in ins.args]
+            if not isinstance(ins, str):
+                ins.args = [_rename_syms(a, names) for a in ins.args]
 
     def _begin_function(self, fn: ir.Function, line: int):
         self.label_scopes = []
@@ -412,6 +411,12 @@ class Parser:
             if self.fn is None:
                 self.mod.globals.append(var)
             else:
+                if self.fn_depth > 0 and var.space in ("param", "local"):
+                    # block-scoped (call-sequence '.param .b64 param0;' repeats per call): unique name per block
+                    self._nlabel += 1
+                    uniq = f"{var.name}%v{self._nlabel}"
+                    self.label_scopes[-1][1][var.name] = uniq
+                    var.name = uniq
                 self.fn.locals.append(var)
 
     def _reg_decl(self, s: str, line: int):
@@ -518,6 +523,17 @@ class Parser:
             else:
                 base = ir.Sym(base_s)
         return ir.Addr(base, offset, vec)
+
+
+def _rename_syms(op, names: dict):
+    """Replace block-local symbol names (labels, call-sequence .param variables) in an operand tree."""
+    if isinstance(op, ir.Sym):
+        return ir.Sym(names[op.name]) if op.name in names else op
+    if isinstance(op, ir.Addr) and isinstance(op.base, ir.Sym) and op.base.name in names:
+        return ir.Addr(ir.Sym(names[op.base.name]), op.offset, op.vec)
+    if isinstance(op, (ir.Vec, ir.Paren, ir.Pair)):
+        return type(op)(tuple(_rename_syms(x, names) for x in op.items))
+    return op
 
 
 def parse(text: str, name: str = "<ptx>") -> ir.Module:

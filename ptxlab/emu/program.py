@@ -20,6 +20,7 @@ from .memory import GlobalHeap
 DYN_SMEM_ALIGN = 1024
 
 K_NORMAL, K_BRA, K_EXIT, K_TRAP = 0, 1, 2, 3
+_SYSTEM_CALLS = {"vprintf": "vprintf", "__assertfail": "assertfail"}
 
 
 @dataclass
@@ -141,9 +142,16 @@ class Program:
         callee_name = args.pop(0).name
         params = list(args.pop(0).items) if args and isinstance(args[0], ir.Paren) else []
         callee = self.module.functions.get(callee_name)
+        if callee_name in _SYSTEM_CALLS and (callee is None or not callee.body):
+            # CUDA system calls without a PTX body: a pseudo-instruction handled by ops_printf.py
+            if ins.guard is not None:
+                raise EmuError(f"predicated call is not supported by the emulator ({ins.where()})")
+            self.body.append(replace(ins, opcode="ptxlab", mods=(_SYSTEM_CALLS[callee_name],),
+                                     args=[ir.Addr(p, 0) for p in params] + [ir.Addr(r, 0) for r in rets]))
+            return
         if callee is None or not callee.defined or not callee.body:
-            raise EmuError(f"call to '{callee_name}', which has no body in this module (external functions such "
-                           f"as vprintf are not supported by the emulator) ({ins.where()})")
+            raise EmuError(f"call to '{callee_name}', which has no body in this module (external functions other than "
+                           f"vprintf and __assertfail are not supported by the emulator) ({ins.where()})")
         if ins.guard is not None:
             raise EmuError(f"predicated call is not supported by the emulator ({ins.where()})")
         symmap = {}
