@@ -151,9 +151,10 @@ def check_dst_alignment(mode: str, addr: int, *, what: str = "TMA shared-memory 
                         tensor_min_align: int = 128, require_natural: bool = True) -> None:
     """Raise SwizzleError naming the rule if ``addr`` breaks a shared-memory alignment rule of a tensor copy.
 
-    Rules (ptx_docs/tma.md): 16 B always (PTX 5.5.3.1, bounding box address); ``tensor_min_align`` (128 B, the
-    commonly cited TMA rule, UNCONFIRMED); atom alignment 32/64 B for the ATOM sub-modes (PTX 5.5.7 text); and, when
-    ``require_natural``, the natural pattern boundary (1024/512/256 B) so that the swizzle base offset is 0.
+    Rules (ptx_docs/tma.md): 16 B always (PTX 5.5.3.1, bounding box address); ``tensor_min_align`` (128 B for TMA,
+    measured on an H100 on 2026-11-22); atom alignment 32/64 B for the ATOM sub-modes (PTX 5.5.7 text); and, when
+    ``require_natural``, the natural pattern boundary (1024/512/256 B) so that the swizzle base offset is 0 (not a
+    TMA rule: the H100 accepts 128-B aligned swizzled destinations; tma_model passes require_natural=False).
     """
     swizzle_span(mode)
     a = int(addr)
@@ -161,8 +162,9 @@ def check_dst_alignment(mode: str, addr: int, *, what: str = "TMA shared-memory 
         raise SwizzleError(f"{what} 0x{a:x} is not 16-byte aligned (PTX ISA 5.5.3.1: the bounding box address must "
                            "be aligned to 16 bytes); align the shared buffer")
     if tensor_min_align and a % tensor_min_align:
-        raise SwizzleError(f"{what} 0x{a:x} is not {tensor_min_align}-byte aligned (TMA shared destination rule, "
-                           "UNCONFIRMED in the PTX text, see ptx_docs/tma.md); align the stage buffer to 128 B")
+        raise SwizzleError(f"{what} 0x{a:x} is not {tensor_min_align}-byte aligned (TMA shared destination rule: "
+                           "not in the PTX text, but an H100 faults with CUDA_ERROR_MISALIGNED_ADDRESS at +16/+32/+64 B "
+                           "and accepts +128 B, ptx_docs/tma.md); align the stage buffer to 128 B")
     atom = _ATOMICITY[mode]
     if a % atom:
         raise SwizzleError(f"{what} 0x{a:x}: swizzle {mode} keeps {atom}-byte atoms and 'requires {atom} byte "

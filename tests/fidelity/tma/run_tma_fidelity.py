@@ -9,13 +9,18 @@
 Probes (``--probes``, default all):
   images  : every swizzle mode x dtype (UINT8, FLOAT16, 16U4_ALIGN8B) x rank 2..5 x {in bounds, OOB low, OOB high};
             the whole 1024-aligned shared window is dumped, so stray writes and untouched (0xA5) bytes show.
-  tx      : the complete_tx byte count of partially-OOB boxes (ptx_facts UNCONFIRMED #10): the same load is run with
-            expect_tx = full box bytes and with expect_tx = in-bound bytes; exactly one of them completes the phase.
-  narrow  : inner box narrower than the swizzle span (UNCONFIRMED #3): the hardware image shows the layout.
+  tx      : the complete_tx byte count of partially-OOB boxes (ptx_facts UNCONFIRMED #10). tx_mode 1: expect_tx(E)
+            without arriving, the load, a ~100 us sleep, then the only arrival, so the phase completes iff E equals
+            the bytes the hardware counted (no intermediate tx==0 crossing can complete it). Run with E = full box,
+            in-bound bytes and full-16: exactly one should complete; compare prints the verdict.
+  narrow  : inner box narrower than the swizzle span (UNCONFIRMED #3): the hardware image shows the layout; loads
+            for 128B x 64/48/32/16 B, 64B x 48/32/16 B, 32B x 16 B, and stores for the measured pairs.
   nanfill : oob_fill='nan' on FLOAT16/FLOAT32: the OOB-NaN bit pattern (tma_model.OOB_NAN_BITS).
   store   : TMA store, in bounds and partially OOB (OOB elements must not be written).
-  align   : destination offsets 16..512 B off a 1024-B boundary (UNCONFIRMED #7); on cuda each runs in a subprocess,
-            since a faulting TMA poisons the CUDA context.
+  align   : destination offsets 16..512 B off a 1024-B boundary (UNCONFIRMED #7).
+On cuda every probe group runs in child processes: a case that faults (ILLEGAL_INSTRUCTION, MISALIGNED_ADDRESS)
+poisons its CUDA context, so the child checks the context after any error and exits; the parent restarts a fresh
+child at the next case. No fault can take later cases down with it.
 All inputs derive from --seed, so every backend sees identical data. Nothing here needs a GPU except --backend cuda.
 """
 from __future__ import annotations
@@ -55,7 +60,8 @@ class Case:
     estr: list[int]
     coords: list[int]
     dst_off: int = 0
-    expect: str = "full"           # "full" | "inbound"
+    expect: str = "full"           # "full" | "inbound" | "fullm16" (full - 16)
+    tx_mode: int = 0               # 1: deferred arrival (tx probe), see tma_probe.cu
     oob_fill: str = "none"
     seed: int = 0
     meta: dict[str, Any] = field(default_factory=dict)
@@ -145,16 +151,23 @@ def build_cases(seed: int, probes: set[str], quick: bool) -> list[Case]:
     if "tx" in probes:
         for dt, sw in (("UINT8", "none"), ("UINT8", "128B"), ("FLOAT16", "128B"), ("16U4_ALIGN8B", "128B")):
             for pos in ("lo", "hi"):
-                for exp in ("full", "inbound"):
-                    add("tx", f"tx/{sw}/{dt}/2d/{pos}/{exp}", dt, sw, 2, pos, expect=exp)
-        add("tx", "tx/128B/UINT8/2d/allout/full", "UINT8", "128B", 2, "hi", expect="full", meta={"all_out": True})
-        cases[-1].coords = [cases[-1].shape[0], cases[-1].shape[1]]
-        add("tx", "tx/128B/UINT8/2d/allout/inbound", "UINT8", "128B", 2, "hi", expect="inbound")
-        cases[-1].coords = [cases[-1].shape[0], cases[-1].shape[1]]
+                for exp in ("full", "inbound", "fullm16"):
+                    add("tx", f"tx/{sw}/{dt}/2d/{pos}/{exp}", dt, sw, 2, pos, expect=exp, tx_mode=1)
+        for exp in ("full", "inbound", "fullm16"):
+            add("tx", f"tx/128B/UINT8/2d/allout/{exp}", "UINT8", "128B", 2, "hi", expect=exp, tx_mode=1,
+                meta={"all_out": True})
+            cases[-1].coords = [cases[-1].shape[0], cases[-1].shape[1]]
     if "narrow" in probes:
         for sw, inner in (("128B", 64), ("128B", 32), ("64B", 32), ("32B", 16), ("128B_ATOM_32B", 64)):
             for pos in ("in", "hi"):
                 add("narrow", f"narrow/{sw}/inner{inner}/{pos}", "UINT8", sw, 2, pos, inner_bytes=inner)
+        for sw, inner in (("128B", 16), ("128B", 48), ("128B", 96), ("64B", 16), ("64B", 48)):   # unmeasured
+            add("narrow", f"narrow/{sw}/inner{inner}/in", "UINT8", sw, 2, "in", inner_bytes=inner)
+        add("narrow", "narrow/128B/inner64/3d/in", "UINT8", "128B", 3, "in", inner_bytes=64)
+        for sw, inner in (("128B", 64), ("64B", 32)):                                           # narrow stores
+            for pos in ("in", "hi"):
+                add("narrow", f"narrow/store/{sw}/inner{inner}/{pos}", "UINT8", sw, 2, pos, inner_bytes=inner,
+                    kind="store")
     if "nanfill" in probes:
         for dt in ("FLOAT16", "FLOAT32"):
             add("nanfill", f"nan/{dt}/2d/hi", dt, "128B", 2, "hi", oob_fill="nan")
@@ -180,6 +193,8 @@ def smem_data(case: Case) -> np.ndarray:
 
 
 def expect_bytes(case: Case) -> int:
+    if case.expect == "fullm16":
+        return case.box_bytes() - 16
     return case.box_bytes() if case.expect == "full" else case.inbound_bytes()
 
 
@@ -232,8 +247,15 @@ def run_device(dev: Any, case: Case, max_polls: int, read_raw: bool) -> dict[str
         dev.memset(info, 0x00)
         args = [tmap, out, info, np.int32(case.rank)] + [np.int32(x) for x in c] + \
                [np.uint32(case.dst_off), np.uint32(region), np.uint32(expect_bytes(case)), np.uint32(int(read_raw)),
-                np.uint32(max_polls)]
-        dev.launch(mod, "tma_load", grid=(1, 1, 1), block=(128, 1, 1), args=args, shared_bytes=region + 1024)
+                np.uint32(max_polls), np.uint32(case.tx_mode)]
+        try:
+            dev.launch(mod, "tma_load", grid=(1, 1, 1), block=(128, 1, 1), args=args, shared_bytes=region + 1024)
+        except Exception as exc:
+            # The emulator turns a phase that can never complete into a deadlock error; for the tx probe that IS the
+            # answer "did not complete" (hardware: the bounded poll loop gives up). No image then (kernel aborted).
+            if case.probe == "tx" and "deadlock" in str(exc) and dev.__class__.__name__ == "EmuDevice":
+                return {"image": np.zeros(0, np.uint8), "info": np.zeros(8, np.uint64)}
+            raise
         return {"image": dev.to_host(out, dtype=np.uint8, shape=(region,)),
                 "info": dev.to_host(info, dtype=np.uint64, shape=(8,))}
     dev.memset(gbuf, POISON_GMEM)
@@ -259,38 +281,75 @@ def run_one(backend: str, case: Case, max_polls: int, dev: Any = None) -> dict[s
         return {"image": np.zeros(0, np.uint8), "info": np.zeros(8, np.uint64), "error": msg}
 
 
-def run_isolated(case: Case, max_polls: int) -> dict[str, Any]:
-    """Run one cuda case in a child process (a TMA fault leaves the CUDA context unusable)."""
+def context_ok(dev: Any) -> bool:
+    """False when the CUDA context is poisoned (a sticky fault shows up on the next API call)."""
+    if os.environ.get("TMA_FIDELITY_FAKE_POISON"):     # tests: treat every error as context-killing
+        return False
+    try:
+        b = dev.empty(256)
+        dev.memset(b, 0x11)
+        return bool((dev.to_host(b, dtype=np.uint8, shape=(256,)) == 0x11).all())
+    except Exception:
+        return False
+
+
+def run_children(cases: list[Case], args: argparse.Namespace, polls: int) -> list[dict[str, Any]]:
+    """cuda: run the cases in child processes, one probe group after another; a child stops after a case that left
+    its context unusable, and the next case starts in a fresh child. A child that dies or hangs costs one case."""
     import tempfile
 
+    results: list[Optional[dict[str, Any]]] = [None] * len(cases)
+    groups: list[tuple[int, int]] = []
+    for i, c in enumerate(cases):
+        if groups and cases[groups[-1][0]].probe == c.probe:
+            groups[-1] = (groups[-1][0], i + 1)
+        else:
+            groups.append((i, i + 1))
     with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "one.npz")
-        proc = subprocess.run([sys.executable, os.path.abspath(__file__), "one", "--case", json.dumps(asdict(case)),
-                               "--out", out, "--max-polls", str(max_polls)], capture_output=True, text=True,
-                              timeout=120)
-        if not os.path.exists(out):
-            return {"image": np.zeros(0, np.uint8), "info": np.zeros(8, np.uint64),
-                    "error": f"child process failed rc={proc.returncode}: {proc.stderr.strip()[-800:]}"}
-        z = np.load(out)
-        return {"image": z["image"], "info": z["info"], "error": str(z["error"])}
+        cfile = os.path.join(tmp, "cases.json")
+        with open(cfile, "w") as f:
+            json.dump([asdict(c) for c in cases], f)
+        for g0, g1 in groups:
+            i = g0
+            while i < g1:
+                try:
+                    proc = subprocess.run([sys.executable, os.path.abspath(__file__), "batch", "--cases", cfile,
+                                           "--backend", args.child_backend,
+                                           "--start", str(i), "--stop", str(g1), "--dir", tmp,
+                                           "--max-polls", str(polls)], capture_output=True, text=True,
+                                          timeout=args.child_timeout)
+                    tail = (proc.stderr or proc.stdout).strip()[-600:]
+                    rc = proc.returncode
+                except subprocess.TimeoutExpired:
+                    tail, rc = f"timed out after {args.child_timeout} s", -1
+                j = i
+                while j < g1 and os.path.exists(os.path.join(tmp, f"{j}.npz")):
+                    z = np.load(os.path.join(tmp, f"{j}.npz"))
+                    results[j] = {"image": z["image"], "info": z["info"], "error": str(z["error"])}
+                    j += 1
+                if j == i:      # the child died inside case i without a result
+                    results[i] = {"image": np.zeros(0, np.uint8), "info": np.zeros(8, np.uint64),
+                                  "error": f"child process died in this case (rc={rc}): {tail}"}
+                    j = i + 1
+                i = j
+    return [r for r in results if r is not None]
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     probes = set(args.probes.split(",")) if args.probes else {"images", "tx", "narrow", "nanfill", "store", "align"}
     cases = build_cases(args.seed, probes, args.quick)
     dev = None
-    if args.backend != "model":
+    if args.backend == "emu":
         import ptxlab
         dev = ptxlab.open_device(args.backend)
     polls = args.max_polls if args.max_polls else (200_000 if args.backend == "cuda" else 64)
     arrays: dict[str, Any] = {"cases_json": np.array(json.dumps([asdict(c) for c in cases])),
                               "backend": np.array(args.backend), "seed": np.array(args.seed)}
     n_err = 0
+    isolate = args.backend == "cuda" or args.child_backend != "cuda"
+    results = run_children(cases, args, polls) if isolate else None
     for i, case in enumerate(cases):
-        if args.backend == "cuda" and case.probe == "align":
-            res = run_isolated(case, polls)
-        else:
-            res = run_one(args.backend, case, polls, dev)
+        res = results[i] if results is not None else run_one(args.backend, case, polls, dev)
         for k in ("image", "info"):
             arrays[f"{case.name}:{k}"] = res[k]
         arrays[f"{case.name}:error"] = np.array(res["error"])
@@ -302,12 +361,22 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_one(args: argparse.Namespace) -> int:
+def cmd_batch(args: argparse.Namespace) -> int:
+    """Child side of run_children: run cases[start:stop], one .npz per case; exit 3 after a context-killing fault."""
     import ptxlab
 
-    case = Case(**json.loads(args.case))
-    res = run_one("cuda", case, args.max_polls, ptxlab.open_device("cuda"))
-    np.savez(args.out, image=res["image"], info=res["info"], error=np.array(res["error"]))
+    with open(args.cases) as f:
+        cases = [Case(**c) for c in json.load(f)]
+    dev = ptxlab.open_device(args.backend)
+    for i in range(args.start, args.stop):
+        res = run_one(args.backend, cases[i], args.max_polls, dev)
+        poisoned = bool(res["error"]) and not context_ok(dev)
+        if poisoned:
+            res["error"] += " [CUDA context unusable afterwards: the next case runs in a fresh process]"
+        np.savez(os.path.join(args.dir, f"{i}.npz"), image=res["image"], info=res["info"],
+                 error=np.array(res["error"]))
+        if poisoned:
+            return 3
     return 0
 
 
@@ -338,6 +407,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
             if diff.size:
                 o = int(diff[0])
                 msgs.append(f"{diff.size} bytes differ; first at +0x{o:x}: {ia[o]:#04x} vs {ib[o]:#04x}")
+        if case.probe == "tx" and (ia.size == 0 or ib.size == 0):
+            msgs = []               # no image when the emulator reports the never-completing phase as a deadlock
         if case.kind == "load" and int(fa[0]) != int(fb[0]):
             msgs.append(f"phase completed with expect_tx={case.expect} ({expect_bytes(case)} B): "
                         f"{la}={int(fa[0])} {lb}={int(fb[0])}")
@@ -357,8 +428,26 @@ def cmd_compare(args: argparse.Namespace) -> int:
                       f"in-bound {case.inbound_bytes()} B) -> completed={int(z[f'{name}:info'][0])}")
             if case.probe in ("align", "nanfill", "narrow") and f"{name}:error" in z.files:
                 print(f"  {case.probe:5s} {name}: {str(z[f'{name}:error']) or 'ok'}"[:300])
+        print(tx_verdicts(z, ca))
     print(f"\n{same} identical, {differ} differ, {skipped} with errors on either side")
     return 1 if differ else 0
+
+
+def tx_verdicts(z: Any, cases: dict[str, Case]) -> str:
+    """For each tx_mode-1 group: which expect_tx value completed the phase, i.e. what the hardware counts."""
+    groups: dict[str, dict[str, int]] = {}
+    for name, case in cases.items():
+        if case.probe == "tx" and case.tx_mode == 1 and f"{name}:info" in z.files and not str(z[f"{name}:error"]):
+            groups.setdefault(name.rsplit("/", 1)[0], {})[case.expect] = int(z[f"{name}:info"][0])
+    lines = ["tx verdicts (deferred arrival: completes iff expect_tx == counted bytes):"]
+    for g, r in sorted(groups.items()):
+        done = sorted(k for k, v in r.items() if v)
+        verdict = {("full",): "complete_tx = FULL box (model assumption confirmed)",
+                   ("inbound",): "complete_tx = IN-BOUND bytes only (model must change)",
+                   ("full", "inbound"): "full == in-bound here (no information)"}.get(tuple(done),
+                                                                                       f"INCONCLUSIVE ({done})")
+        lines.append(f"  {g}: completed for {done or 'none'} of {sorted(r)} -> {verdict}")
+    return "\n".join(lines)
 
 
 def main(argv: Optional[list[str]] = None) -> int:
@@ -371,17 +460,22 @@ def main(argv: Optional[list[str]] = None) -> int:
     r.add_argument("--probes", default="", help="comma list of images,tx,narrow,nanfill,store,align (default all)")
     r.add_argument("--quick", action="store_true", help="ranks 2-3 only")
     r.add_argument("--max-polls", type=int, default=0, help="test_wait polls before giving up (0 = backend default)")
+    r.add_argument("--child-timeout", type=int, default=300, help="seconds per cuda child process")
+    r.add_argument("--child-backend", default="cuda", help=argparse.SUPPRESS)   # tests run the children on emu
     r.add_argument("-v", "--verbose", action="store_true")
-    o = sub.add_parser("one", help=argparse.SUPPRESS)
-    o.add_argument("--case", required=True)
-    o.add_argument("--out", required=True)
+    o = sub.add_parser("batch", help=argparse.SUPPRESS)
+    o.add_argument("--cases", required=True)
+    o.add_argument("--start", type=int, required=True)
+    o.add_argument("--stop", type=int, required=True)
+    o.add_argument("--dir", required=True)
     o.add_argument("--max-polls", type=int, default=200_000)
+    o.add_argument("--backend", default="cuda")
     c = sub.add_parser("compare", help="diff two .npz files bit for bit")
     c.add_argument("a")
     c.add_argument("b")
     c.add_argument("-v", "--verbose", action="store_true")
     args = p.parse_args(argv)
-    return {"run": cmd_run, "one": cmd_one, "compare": cmd_compare}[args.cmd](args)
+    return {"run": cmd_run, "batch": cmd_batch, "compare": cmd_compare}[args.cmd](args)
 
 
 if __name__ == "__main__":

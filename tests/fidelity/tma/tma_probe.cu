@@ -3,6 +3,10 @@
 // tma_load : poison the 1024-aligned shared window, mbarrier.init(1), arrive.expect_tx(expect), one
 //            cp.async.bulk.tensor.<rank>d load to window+dst_off, bounded test_wait.parity(0) loop, then copy the whole
 //            window [base, base+region) to out.
+//            tx_mode 1 (tx probe, conclusive): mbarrier.expect_tx(expect) WITHOUT arriving, issue the load, sleep ~100 us
+//            so it lands, THEN arrive. While the arrival is pending the phase cannot complete, so intermediate tx==0
+//            crossings cannot complete it; at the arrival tx-count = expect - (bytes the hardware counted), and the
+//            phase completes iff they are equal. (tx_mode 0: arrive.expect_tx first, as real kernels do.)
 //            info[0] = 1 if the phase completed, info[1] = polls, info[2]/info[3] = raw mbarrier word before/after
 //            the wait (only when read_raw != 0), info[4] = window base (shared address), info[5] = dst address.
 // tma_store: fill the window from `in`, fence.proxy.async, one cp.async.bulk.tensor.<rank>d store from window+src_off,
@@ -91,9 +95,11 @@ __device__ __forceinline__ void issue_store(int rank, unsigned src, unsigned lon
 
 extern "C" __global__ void tma_load(const __grid_constant__ TmapT tmap, unsigned char* out, unsigned long long* info,
                                     int rank, int c0, int c1, int c2, int c3, int c4, unsigned dst_off,
-                                    unsigned region, unsigned expect, unsigned read_raw, unsigned max_polls) {
-    __shared__ __align__(8) unsigned long long bar_storage;
-    const unsigned bar = smem_u32(&bar_storage);
+                                    unsigned region, unsigned expect, unsigned read_raw, unsigned max_polls,
+                                    unsigned tx_mode) {
+    __shared__ __align__(8) unsigned long long bar_storage, bar2_storage;
+    __shared__ __align__(16) unsigned char scratch[16];
+    const unsigned bar = smem_u32(&bar_storage), bar2 = smem_u32(&bar2_storage);
     unsigned char* win = window_ptr();
     for (unsigned i = threadIdx.x; i < region; i += blockDim.x) win[i] = 0xA5;
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
@@ -104,8 +110,28 @@ extern "C" __global__ void tma_load(const __grid_constant__ TmapT tmap, unsigned
         const unsigned dst = window_base() + dst_off;
         info[4] = window_base();
         info[5] = dst;
-        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(bar), "r"(expect) : "memory");
+        if (tx_mode) {
+            asm volatile("mbarrier.expect_tx.shared::cta.b64 [%0], %1;" :: "r"(bar), "r"(expect) : "memory");
+        } else {
+            asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(bar), "r"(expect) : "memory");
+        }
         issue_load(rank, dst, reinterpret_cast<unsigned long long>(&tmap), bar, c0, c1, c2, c3, c4);
+        if (tx_mode) {
+            // Let the load land before the only arrival. Hardware: ~100 us of sleep. Emulator (async ops complete in
+            // issue order once no thread can run): a 16-B bulk copy issued after the load, on a second barrier, waited.
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(bar2) : "memory");
+            asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+            asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], 16;" :: "r"(bar2) : "memory");
+            asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], 16, [%2];"
+                         :: "r"(smem_u32(scratch)), "l"(out), "r"(bar2) : "memory");
+            unsigned d2 = 0;
+            for (unsigned k = 0; k < max_polls && !d2; ++k)
+                asm volatile("{\n\t.reg .pred p;\n\tmbarrier.test_wait.parity.shared::cta.b64 p, [%1], 0;\n\t"
+                             "selp.u32 %0, 1, 0, p;\n\t}" : "=r"(d2) : "r"(bar2) : "memory");
+            for (int k = 0; k < 100; ++k) __nanosleep(1000);
+            info[6] = d2;
+            asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(bar) : "memory");
+        }
         if (read_raw) info[2] = raw_bar(bar);
         unsigned done = 0, polls = 0;
         while (polls < max_polls) {
