@@ -86,6 +86,17 @@ def torch_dq_mm(torch, s: dict):
 
 
 # ------------------------------------------------------------------------------------------------ timing
+def gpu_sleep(torch, cycles: int) -> None:
+    """Keep the GPU busy for about `cycles` clocks so the launches queued next are not CPU-starved."""
+    sleep = getattr(torch.cuda, "_sleep", None)
+    if sleep is not None:
+        sleep(int(cycles))
+    else:  # fallback: a few large matmuls (~ms); only the queueing matters, not the exact duration
+        x = torch.ones(4096, 4096, device="cuda")
+        for _ in range(8):
+            x = x @ x * 1e-4
+
+
 def time_launches(torch, fns, iters: int, sleep_cycles: int, batch: int = 50) -> dict:
     """Per-launch CUDA-event times (us) of fns[i % len(fns)](), queued behind a GPU sleep in batches."""
     times, starved = [], 0
@@ -97,7 +108,7 @@ def time_launches(torch, fns, iters: int, sleep_cycles: int, batch: int = 50) ->
         s0, s1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         torch.cuda.synchronize()
         s0.record()
-        torch.cuda._sleep(sleep_cycles)
+        gpu_sleep(torch, sleep_cycles)
         s1.record()
         t0 = time.perf_counter()
         for e0, e1 in ev:
