@@ -50,7 +50,7 @@ def test_stage_passes_on_emulator(stages, sid, tmp_path, monkeypatch):
     # every case dumped its images; actual == expected in the dump too
     assert len(res.dump_paths) == 2
     with np.load(res.dump_paths[0]) as z:
-        assert z["actual"].shape == z["expected"].shape and np.array_equal(z["actual"], z["expected"])
+        assert z["got"].shape == z["expected"].shape and np.array_equal(z["got"], z["expected"])
     assert res.metrics["bytes_compared"] > 400_000
 
 

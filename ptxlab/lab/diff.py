@@ -116,5 +116,5 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 console.print(f"  lane {r} col {c}: A {decode_word(wa, decode)} | B {decode_word(wb, decode)}",
                               markup=False)
             else:
-                console.print(f"  [{r}, {c}]: A {va!r} | B {vb!r}", markup=False)
+                console.print(f"  [{r}, {c}]: A {va.item()!r} | B {vb.item()!r}", markup=False)
     return 1 if any_diff else 0

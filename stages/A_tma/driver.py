@@ -369,16 +369,21 @@ def compare(run: CaseRun, label: str) -> List[Check]:
 
 
 def _dump_npz(ctx: StageContext, label: str, run: CaseRun) -> Optional[Path]:
+    """Write the SMEM images as a lab dump (``got``/``expected`` + JSON metadata) for ``lab.py diff``."""
     explicit = os.environ.get("PTXLAB_DUMP_DIR") or Path(ctx.dump_dir) != Path(DEFAULT_DUMP_DIR)
     if not explicit:
         return None
-    d = Path(ctx.dump_dir)
-    d.mkdir(parents=True, exist_ok=True)
-    path = d / f"{label}_{run.case.name}.npz"
-    np.savez(path, actual=run.dump, expected=run.expected, trace=run.trace, tiles=np.array(run.tiles),
-             region_names=np.array([r.name for r in run.regions]), region_offsets=np.array([r.off for r in run.regions]),
-             region_sizes=np.array([r.size for r in run.regions]), seed=np.array(run.seed))
-    return path
+    from ptxlab.lab.dumps import write_dump
+    from ptxlab.lab.state import current_source_hash
+
+    arrays = {"got": run.dump, "expected": run.expected, "trace": run.trace, "tiles": np.array(run.tiles),
+              "region_names": np.array([r.name for r in run.regions]),
+              "region_offsets": np.array([r.off for r in run.regions]),
+              "region_sizes": np.array([r.size for r in run.regions]), "seed": np.array(run.seed)}
+    meta = {"backend": ctx.backend_name, "arch": "sm_90a" if ctx.backend_name == "cuda" else "sm_100a",
+            "source_hash": current_source_hash(label), "case": run.case.name,
+            "layout": "(tile, k-block, stage bytes): SMEM image of each consumed pipeline stage"}
+    return write_dump(ctx.dump_dir, label, run.case.name, arrays, meta)
 
 
 def sass_check(case: Case, load_ab: bool, load_sf: bool) -> Check:
