@@ -38,6 +38,9 @@ from typing import Any, Optional
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+if ROOT not in sys.path:            # children are started as scripts; make `import ptxlab` work without PYTHONPATH
+    sys.path.insert(0, ROOT)
 POISON_SMEM = 0xA5
 POISON_GMEM = 0x5A
 BITS = {"UINT8": 8, "FLOAT16": 16, "FLOAT32": 32, "16U4_ALIGN8B": 4}
