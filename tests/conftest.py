@@ -58,3 +58,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
         for key, value in item.user_properties:
             if key == "rng_seed":
                 report.sections.append(("rng", f"rng seed = {value}  (reproduce: np.random.default_rng({value}))"))
+
+
+@pytest.fixture(autouse=True)
+def _isolated_lab_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never touch the user's lab state (.ptxlab/lab_state.json): each test gets its own state file
+    (subprocesses inherit it through the environment).  Tests that set PTXLAB_STATE_FILE themselves win."""
+    if "PTXLAB_STATE_FILE" not in os.environ or os.environ.get("_PTXLAB_TEST_STATE") == "1":
+        monkeypatch.setenv("PTXLAB_STATE_FILE", str(tmp_path_factory.mktemp("labstate") / "lab_state.json"))
+        monkeypatch.setenv("_PTXLAB_TEST_STATE", "1")
