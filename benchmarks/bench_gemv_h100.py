@@ -41,7 +41,12 @@ SHAPES = [(7168, 16384, 1), (4096, 7168, 8), (7168, 2048, 4)]  # ptxlab.gpumode.
 SOL_B200_US = {(7168, 16384, 1): 8.622, (4096, 7168, 8): 17.275, (7168, 2048, 4): 4.317}  # task.yml @ f83cb92
 B200_DRAM = 5.9e12
 L2_BYTES = 50 * 2**20
+DEFAULT_CONFIG = (4, 2, 2)  # (GEMV_ROWS_PER_WARP, GEMV_WARPS, GEMV_UNROLL): the kernel's defaults
+VARIANTS = [(2, 4, 2), (4, 2, 1), (8, 1, 1), (4, 4, 4), (1, 8, 2)]  # tuning sweep (each exact-checked)
 NB = 128  # gpu-mode pads b to 128 rows
+DEVICE = "cuda"  # torch device of all tensors (a plumbing smoke test on CPU sets "cpu")
+COMPAT_TESTS = None  # shapes for the custom_kernel check (None: ptxlab.gpumode.GEMV_TESTS)
+COPY_BYTES = 1 << 30  # size of the device-to-device copy that measures the bandwidth ceiling
 E2M1 = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0]
 
 
@@ -50,8 +55,9 @@ def gemv_bytes(m: int, k: int, l: int) -> int:
 
 
 # ------------------------------------------------------------------------------------------------ inputs
-def make_set(torch, m: int, k: int, l: int, gen, device: str = "cuda") -> dict:
+def make_set(torch, m: int, k: int, l: int, gen, device: str | None = None) -> dict:
     """gpu-mode generate_input distributions, physical (L, rows, cols) contiguous uint8 (SF as UE4M3 codes)."""
+    device = device or DEVICE
     code = torch.tensor([0x00, 0x38, 0x40], dtype=torch.uint8, device=device)  # UE4M3 of 0, 1, 2
     ri = lambda hi, shape: torch.randint(0, hi, shape, generator=gen, device=device, dtype=torch.int64)  # noqa: E731
     return {
@@ -92,7 +98,7 @@ def gpu_sleep(torch, cycles: int) -> None:
     if sleep is not None:
         sleep(int(cycles))
     else:  # fallback: a few large matmuls (~ms); only the queueing matters, not the exact duration
-        x = torch.ones(4096, 4096, device="cuda")
+        x = torch.ones(4096, 4096, device=DEVICE)
         for _ in range(8):
             x = x @ x * 1e-4
 
@@ -144,9 +150,9 @@ def time_plain(torch, fn, iters: int) -> dict:
 
 
 def copy_bandwidth(torch, sleep_cycles: int, iters: int) -> dict:
-    n = 1 << 30
-    src = torch.empty(n, dtype=torch.uint8, device="cuda").random_(0, 255)
-    dsts = [torch.empty(n, dtype=torch.uint8, device="cuda") for _ in range(2)]
+    n = COPY_BYTES
+    src = torch.empty(n, dtype=torch.uint8, device=DEVICE).random_(0, 255)
+    dsts = [torch.empty(n, dtype=torch.uint8, device=DEVICE) for _ in range(2)]
     k = [0]
 
     def cp() -> None:
@@ -162,11 +168,37 @@ def copy_bandwidth(torch, sleep_cycles: int, iters: int) -> dict:
 
 
 # ------------------------------------------------------------------------------------------------ main
-def bench_shape(torch, runner, m: int, k: int, l: int, args, sleep_cycles: int) -> dict:
+def bench_variants(torch, variants: dict, sets: list, m: int, k: int, l: int, nbytes: int, iters: int,
+                   sleep_cycles: int) -> list:
+    """Time each (rows_per_warp, warps, unroll) variant on the same input sets; exact check on a re-poisoned set 0."""
+    out = []
+    stream = torch.cuda.current_stream().cuda_stream
+    for cfg, runner in variants.items():
+        row: dict = {"config": list(cfg)}
+        try:
+            packed = [runner.params(s["a"].data_ptr(), s["b"].data_ptr(), s["sfa"].data_ptr(), s["sfb"].data_ptr(),
+                                    s["c"].data_ptr(), m, k, l) for s in sets]
+            fns = [lambda p=p, r=runner: r.launch(0, 0, 0, 0, 0, m, k, l, stream=stream, packed=p) for p in packed]
+            sets[0]["c"].fill_(float("nan"))
+            fns[0]()
+            torch.cuda.synchronize()
+            ref = reference(torch, sets[0])
+            row["exact"] = bool(torch.equal(sets[0]["c"].view(torch.int16), ref.view(torch.int16)))
+            del ref
+            r = time_launches(torch, fns, iters, sleep_cycles)
+            row.update(r)
+            row["GBps"] = nbytes / (r["median_us"] * 1e-6) / 1e9
+        except Exception as exc:  # noqa: BLE001 - a variant may fail to compile or launch; report it
+            row["error"] = f"{type(exc).__name__}: {exc}"[:300]
+        out.append(row)
+    return out
+
+
+def bench_shape(torch, runner, m: int, k: int, l: int, args, sleep_cycles: int, variants: dict) -> dict:
     nbytes = gemv_bytes(m, k, l)
     res: dict = {"shape": [m, k, l], "bytes": nbytes}
     nsets = int(min(32, max(2, math.ceil(4 * L2_BYTES / nbytes))))
-    gen = torch.Generator(device="cuda")
+    gen = torch.Generator(device=DEVICE)
     gen.manual_seed(int.from_bytes(os.urandom(4), "little"))
     sets = [make_set(torch, m, k, l, gen) for _ in range(nsets)]
     res["input_sets"] = nsets
@@ -190,6 +222,9 @@ def bench_shape(torch, runner, m: int, k: int, l: int, args, sleep_cycles: int) 
     refl = reference(torch, last)
     res["exact_last"] = bool(torch.equal(last["c"].view(torch.int16), refl.view(torch.int16)))
     del refl
+    if variants:
+        res["variants"] = bench_variants(torch, variants, sets, m, k, l, nbytes, max(50, args.iters // 2),
+                                         sleep_cycles)
     # torch baselines
     try:
         res["torch_dq_mm"] = time_plain(torch, lambda: torch_dq_mm(torch, sets[0]), args.baseline_iters)
@@ -229,14 +264,14 @@ def bench_shape(torch, runner, m: int, k: int, l: int, args, sleep_cycles: int) 
 def to_cuda_tuple(torch, p) -> tuple:
     """gpu-mode's 7-tuple on the GPU with gpu-mode's shapes, dtypes and strides (copied as uint8, then viewed)."""
     def conv(x, dtype):
-        phys = torch.from_numpy(np.ascontiguousarray(np.asarray(x).transpose(2, 0, 1))).to("cuda")
+        phys = torch.from_numpy(np.ascontiguousarray(np.asarray(x).transpose(2, 0, 1))).to(DEVICE)
         return phys.permute(1, 2, 0).view(dtype)
 
     fp4, f8 = torch.float4_e2m1fn_x2, torch.float8_e4m3fn
     # unused by the kernel; uint8 copies keep numpy's strides (preserve_format), then viewed as fp8
-    sfa_p = torch.from_numpy(np.asarray(p.sfa_permuted)).to("cuda").view(f8)
-    sfb_p = torch.from_numpy(np.asarray(p.sfb_permuted)).to("cuda").view(f8)
-    c = torch.from_numpy(np.ascontiguousarray(p.c.transpose(2, 0, 1))).to("cuda").permute(1, 2, 0)
+    sfa_p = torch.from_numpy(np.asarray(p.sfa_permuted)).to(DEVICE).view(f8)
+    sfb_p = torch.from_numpy(np.asarray(p.sfb_permuted)).to(DEVICE).view(f8)
+    c = torch.from_numpy(np.ascontiguousarray(p.c.transpose(2, 0, 1))).to(DEVICE).permute(1, 2, 0)
     return (conv(p.a, fp4), conv(p.b, fp4), conv(p.sfa, f8), conv(p.sfb, f8), sfa_p, sfb_p, c)
 
 
@@ -246,7 +281,7 @@ def compat_check(torch) -> dict:
     from ptxlab.production.gpumode_compat import custom_kernel
 
     out = {"shapes": 0, "exact": 0, "failures": []}
-    for i, kw in enumerate(gm.GEMV_TESTS):
+    for i, kw in enumerate(gm.GEMV_TESTS if COMPAT_TESTS is None else COMPAT_TESTS):
         p = gm.generate_gemv(kw["m"], kw["k"], kw["l"], seed=int.from_bytes(os.urandom(4), "little") + i)
         data = to_cuda_tuple(torch, p)
         data[6].fill_(float("nan"))
@@ -267,6 +302,7 @@ def main(argv=None) -> int:
     ap.add_argument("--iters", type=int, default=300, help="timed launches per shape (kernel and cuBLAS)")
     ap.add_argument("--baseline-iters", type=int, default=10, help="timed calls of the torch dequant+matmul")
     ap.add_argument("--quick", action="store_true", help="fewer iterations (smoke run)")
+    ap.add_argument("--no-variants", action="store_true", help="skip the rows/warps/unroll tuning sweep")
     args = ap.parse_args(argv)
     if args.quick:
         args.iters, args.baseline_iters = 50, 3
@@ -276,7 +312,7 @@ def main(argv=None) -> int:
 
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.cuda.init()
-    torch.empty(1, device="cuda")
+    torch.empty(1, device=DEVICE)
     dev = torch.cuda.current_device()
     props = torch.cuda.get_device_properties(dev)
     report: dict = {"device": props.name, "cc": list(torch.cuda.get_device_capability(dev)),
@@ -285,6 +321,14 @@ def main(argv=None) -> int:
     runner = CudaGemv(dev)
     report["arch"] = runner.arch
     report["compile_s"] = time.perf_counter() - t0
+    report["config"] = list(runner.config)
+    variants = {}
+    if not args.no_variants:
+        for cfg in VARIANTS:
+            try:
+                variants[cfg] = CudaGemv(dev, rows_per_warp=cfg[0], warps=cfg[1], unroll=cfg[2])
+            except Exception as exc:  # noqa: BLE001
+                report["errors"].append(f"variant {cfg}: {exc}"[:300])
     clock_hz = 1.98e9  # max SM clock of H100 SXM; the sleep only has to outlast the CPU's enqueueing
     sleep_cycles = int(clock_hz * 3e-3)
     try:
@@ -299,7 +343,7 @@ def main(argv=None) -> int:
     report["shapes"] = []
     for m, k, l in SHAPES:
         try:
-            report["shapes"].append(bench_shape(torch, runner, m, k, l, args, sleep_cycles))
+            report["shapes"].append(bench_shape(torch, runner, m, k, l, args, sleep_cycles, variants))
         except Exception:  # noqa: BLE001
             report["errors"].append(f"shape {m}x{k}x{l}: " + traceback.format_exc(limit=4))
     print_report(report)
@@ -308,7 +352,8 @@ def main(argv=None) -> int:
         Path(out).mkdir(parents=True, exist_ok=True)
         (Path(out) / "bench_gemv_h100.json").write_text(json.dumps(report, indent=2))
         print(f"wrote {Path(out) / 'bench_gemv_h100.json'}")
-    ok = all(s.get("exact_set0") and s.get("exact_last") for s in report["shapes"]) and len(report["shapes"]) == 3
+    ok = all(s.get("exact_set0") and s.get("exact_last") for s in report["shapes"]) and len(report["shapes"]) == len(SHAPES)
+    ok = ok and all(v.get("exact", True) for s in report["shapes"] for v in s.get("variants", []))
     ok = ok and report.get("compat_check", {}).get("failures") == []
     return 0 if ok and not report["errors"] else 1
 
@@ -317,7 +362,7 @@ def print_report(r: dict) -> None:
     cp = r.get("copy", {}).get("GBps", float("nan"))
     print(f"device: {r['device']} (cc {r['cc'][0]}.{r['cc'][1]}), kernel arch {r.get('arch')}, torch {r['torch']}, "
           f"NVRTC compile {r.get('compile_s', 0):.2f} s")
-    print(f"device-to-device copy: {cp:.0f} GB/s (read+write of 1 GiB, median)")
+    print(f"device-to-device copy: {cp:.0f} GB/s (read+write of {COPY_BYTES / 2**20:.0f} MiB, median)")
     cc = r.get("compat_check")
     if cc:
         print(f"gpu-mode adapter custom_kernel on GEMV_TESTS: {cc['exact']}/{cc['shapes']} exact"
@@ -343,6 +388,19 @@ def print_report(r: dict) -> None:
         print(f"geomean kernel time: {g:.2f} us (H100, measured)")
     print("B200 proj = bytes / 5.9 TB/s: a PROJECTION for a purely DRAM-bound kernel, not a measurement; "
           "B200 SOL from gpu-mode task.yml. x = baseline time / kernel time.")
+    if any(s.get("variants") for s in r["shapes"]):
+        print(f"tuning sweep (rows_per_warp, warps, unroll); default {tuple(r.get('config', DEFAULT_CONFIG))}:")
+        for s in r["shapes"]:
+            m, k, l = s["shape"]
+            rows = [(tuple(r.get("config", DEFAULT_CONFIG)), s["kernel"]["median_us"], s["kernel"]["GBps"], True)]
+            for v in s.get("variants", []):
+                if "error" in v:
+                    print(f"  {m}x{k}x{l} {tuple(v['config'])}: {v['error']}")
+                else:
+                    rows.append((tuple(v["config"]), v["median_us"], v["GBps"], v["exact"]))
+            cells = "  ".join(f"{c}: {t:.2f} us {g:.0f} GB/s{'' if ok else ' INEXACT'}" for c, t, g, ok in rows)
+            best = min((x for x in rows if x[3]), key=lambda x: x[1])
+            print(f"  {m}x{k}x{l}: {cells}  -> best {best[0]} {best[1]:.2f} us")
     for s in r["shapes"]:
         for key in ("torch_dq_mm", "cublas_bf16"):
             if "error" in s.get(key, {}):

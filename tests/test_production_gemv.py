@@ -63,6 +63,15 @@ def test_all_e2m1_codes_and_scales(dev, rng, arch: str) -> None:
     assert exact(G.run_gemv(g, dev, arch), ref)
 
 
+@pytest.mark.parametrize("config", [(2, 4, 2), (4, 2, 1), (8, 1, 1), (4, 4, 4), (1, 8, 2)])
+def test_tuning_variants(dev, rng, config: tuple) -> None:
+    """The (rows_per_warp, warps, unroll) variants the H100 benchmark sweeps are exact too (both arches)."""
+    m, k, l = 45, 96 * 32 // 2, 2  # 48 chunks: a partial second round for unroll 1 and 2
+    p = gm.generate_gemv(m, k, l, seed=int(rng.integers(1 << 31)))
+    for arch in ARCHS:
+        assert exact(G.run_gemv(p, dev, arch, config=config), gm.reference_gemv(p)), (arch, config)
+
+
 def test_rejects_bad_k() -> None:
     with pytest.raises(ValueError, match="multiple of 32"):
         G.check_shape(8, 48, 1)
@@ -113,3 +122,75 @@ def test_custom_kernel_cuda(rng) -> None:
         out = gc.custom_kernel(data)
         torch.cuda.synchronize()
         assert exact(out.cpu().numpy(), gm.reference_gemv(p)), kw
+
+
+def test_h100_benchmark_plumbing_on_cpu(monkeypatch, tmp_path) -> None:
+    """benchmarks/bench_gemv_h100.py end to end on CPU tensors with a fake launcher (numpy reference instead of the
+    kernel) and fake CUDA events: checks the script's data flow, checks, table and JSON -- not the kernel or timings."""
+    import ctypes
+    import importlib.util
+    import json
+    import time
+    import types
+    from pathlib import Path
+
+    torch = pytest.importorskip("torch")
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_gemv_h100.py"
+    spec = importlib.util.spec_from_file_location("bench_gemv_h100_plumbing", path)
+    B = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(B)
+    monkeypatch.setattr(B, "DEVICE", "cpu")
+    monkeypatch.setattr(B, "SHAPES", [(40, 512, 1), (24, 256, 3)])
+    monkeypatch.setattr(B, "L2_BYTES", 4096)
+    monkeypatch.setattr(B, "COPY_BYTES", 1 << 16)
+    monkeypatch.setattr(B, "COMPAT_TESTS", [{"m": 16, "k": 256, "l": 2}])
+    monkeypatch.setattr(B, "VARIANTS", [(2, 4, 2)])
+
+    class FakeEvent:
+        def __init__(self, enable_timing: bool = False) -> None:
+            self.t = 0.0
+
+        def record(self) -> None:
+            self.t = time.perf_counter()
+
+        def elapsed_time(self, other: "FakeEvent") -> float:
+            return (other.t - self.t) * 1e3 + 1e-3
+
+    class FakeGemv:
+        """Stands in for CudaGemv: same params/launch interface, computes c with numpy from the raw pointers."""
+
+        def __init__(self, dev: int = 0, arch=None, rows_per_warp: int = 4, warps: int = 2, unroll: int = 2) -> None:
+            self.arch, self.config = "fake", (rows_per_warp, warps, unroll)
+
+        def params(self, *args):
+            return args, 0
+
+        def launch(self, *_a, stream: int = 0, packed=None) -> None:
+            a, b, sfa, sfb, c, m, k, l = packed[0]
+
+            def arr(ptr, shape):
+                n = int(np.prod(shape))
+                return np.ctypeslib.as_array((ctypes.c_uint8 * n).from_address(ptr)).reshape(shape).transpose(1, 2, 0)
+
+            prob = gm.NvFp4Problem(arr(a, (l, m, k // 2)), arr(b, (l, 128, k // 2)), arr(sfa, (l, m, k // 16)),
+                                   arr(sfb, (l, 128, k // 16)), None, None, None, m, 1, k, l)
+            out = np.ascontiguousarray(gm.reference_gemv(prob)[:, 0, :].T)
+            ctypes.memmove(c, out.ctypes.data, out.nbytes)
+
+    cuda = torch.cuda
+    for name, val in {"Event": FakeEvent, "synchronize": lambda *a: None, "_sleep": lambda *a: None,
+                      "init": lambda: None, "current_device": lambda: 0, "empty_cache": lambda: None,
+                      "get_device_properties": lambda d: types.SimpleNamespace(name="fake-cpu"),
+                      "get_device_capability": lambda d: (9, 0),
+                      "current_stream": lambda *a: types.SimpleNamespace(cuda_stream=0)}.items():
+        monkeypatch.setattr(cuda, name, val, raising=False)
+    monkeypatch.setattr(gc, "CudaGemv", FakeGemv)
+    monkeypatch.setenv("OUT", str(tmp_path))
+    assert B.main(["--iters", "20", "--baseline-iters", "2"]) == 0
+    rep = json.loads((tmp_path / "bench_gemv_h100.json").read_text())
+    assert rep["errors"] == [] and len(rep["shapes"]) == 2
+    for s in rep["shapes"]:
+        assert s["exact_set0"] and s["exact_last"] and s["input_sets"] >= 2
+        assert s["kernel"]["n"] == 20 and s["variants"][0]["exact"]
+        assert "median_us" in s["torch_dq_mm"] and "median_us" in s["cublas_bf16"], s
+    assert rep["compat_check"] == {"shapes": 1, "exact": 1, "failures": []}

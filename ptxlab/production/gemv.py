@@ -29,13 +29,25 @@ def kernel_source() -> str:
     return read(KERNEL_FILE)
 
 
+DEFAULT_CONFIG = (ROWS_PER_WARP, WARPS, 2)  # (GEMV_ROWS_PER_WARP, GEMV_WARPS, GEMV_UNROLL) of the .cu
+
+
+def config_source(config: Optional[tuple] = None) -> str:
+    """Kernel text, with #defines overriding (rows_per_warp, warps, unroll) when config is given."""
+    if config is None:
+        return kernel_source()
+    names = ("GEMV_ROWS_PER_WARP", "GEMV_WARPS", "GEMV_UNROLL")
+    return "".join(f"#define {n} {int(v)}\n" for n, v in zip(names, config)) + kernel_source()
+
+
 @lru_cache(maxsize=None)
-def compile_gemv(arch: str = "sm_90a") -> Any:
-    """ptxlab.compile the GEMV for arch ("sm_90a" or "sm_100a"); cached per process."""
+def compile_gemv(arch: str = "sm_90a", config: Optional[tuple] = None) -> Any:
+    """ptxlab.compile the GEMV for arch ("sm_90a" or "sm_100a"), optionally with a (rows_per_warp, warps, unroll)
+    config; cached per process."""
     import ptxlab
     from ptxlab.kernels import KERNELS_DIR
 
-    return ptxlab.compile(kernel_source(), arch=arch, name=KERNEL_FILE, include_dirs=[KERNELS_DIR])
+    return ptxlab.compile(config_source(config), arch=arch, name=KERNEL_FILE, include_dirs=[KERNELS_DIR])
 
 
 def check_shape(m: int, k: int, l: int) -> None:
@@ -48,12 +60,14 @@ def check_shape(m: int, k: int, l: int) -> None:
         raise ValueError(f"nvfp4 GEMV: L={l} exceeds gridDim.y (65535)")
 
 
-def launch_geometry(m: int, l: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
-    """(grid, block) for M rows and L batches."""
-    return ((m + ROWS_PER_CTA - 1) // ROWS_PER_CTA, l, 1), (THREADS, 1, 1)
+def launch_geometry(m: int, l: int, config: Optional[tuple] = None) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """(grid, block) for M rows and L batches (default config, or a (rows_per_warp, warps, unroll) one)."""
+    rows, warps = (ROWS_PER_CTA, WARPS) if config is None else (int(config[0]) * int(config[1]), int(config[1]))
+    return ((m + rows - 1) // rows, l, 1), (32 * warps, 1, 1)
 
 
-def launch_gemv(dev: Any, mod: Any, a: Any, b: Any, sfa: Any, sfb: Any, c: Any, m: int, k: int, l: int) -> None:
+def launch_gemv(dev: Any, mod: Any, a: Any, b: Any, sfa: Any, sfb: Any, c: Any, m: int, k: int, l: int,
+                config: Optional[tuple] = None) -> None:
     """Launch on ptxlab DeviceBuffers holding the physical (L, rows, cols) bytes of a, b, sfa, sfb and c (L, M) fp16."""
     check_shape(m, k, l)
     need = {"a": (a, l * m * k // 2), "b": (b, l * GEMV_N_PADDED * k // 2), "sfa": (sfa, l * m * k // 16),
@@ -61,7 +75,7 @@ def launch_gemv(dev: Any, mod: Any, a: Any, b: Any, sfa: Any, sfb: Any, c: Any, 
     for name, (buf, n) in need.items():
         if buf.nbytes < n:
             raise ValueError(f"nvfp4 GEMV: buffer {name} holds {buf.nbytes} bytes, needs {n} for M={m} K={k} L={l}")
-    grid, block = launch_geometry(m, l)
+    grid, block = launch_geometry(m, l, config)
     dev.launch(mod, KERNEL_NAME, grid=grid, block=block,
                args=[a, b, sfa, sfb, c, np.int32(m), np.int32(k), np.int32(l)])
 
@@ -72,10 +86,10 @@ def physical(x: np.ndarray) -> np.ndarray:
 
 
 def run_gemv(problem: Any, device: Any = "emu", arch: str = "sm_90a", poison: int = 0xFF,
-             module: Optional[Any] = None) -> np.ndarray:
+             module: Optional[Any] = None, config: Optional[tuple] = None) -> np.ndarray:
     """Run the GEMV on a gpu-mode problem (NvFp4Problem, n == 1); returns c as a new (M, 1, L) fp16 array with
     gpu-mode's memory order. device: a ptxlab Device or a kind for ptxlab.open_device; module: an already compiled
-    module of the kernel (default: compile_gemv(arch))."""
+    module of the kernel (default: compile_gemv(arch, config)); config: (rows_per_warp, warps, unroll) override."""
     import ptxlab
 
     p = problem
@@ -86,11 +100,11 @@ def run_gemv(problem: Any, device: Any = "emu", arch: str = "sm_90a", poison: in
     own = not hasattr(device, "launch")
     dev = ptxlab.open_device(device) if own else device
     try:
-        mod = compile_gemv(arch) if module is None else module
+        mod = compile_gemv(arch, config) if module is None else module
         bufs = [dev.to_device(physical(x)) for x in (p.a, p.b, p.sfa, p.sfb)]
         c = dev.empty(l * m * 2)
         dev.memset(c, poison)
-        launch_gemv(dev, mod, *bufs, c, m, k, l)
+        launch_gemv(dev, mod, *bufs, c, m, k, l, config)
         out = dev.to_host(c, np.float16, (l, m))
         for buf in bufs + [c]:
             dev.free(buf)

@@ -74,7 +74,9 @@ def nvrtc_cubin(arch: str, source: str | None = None) -> bytes:
 class CudaGemv:
     """The GEMV loaded on one CUDA device through the driver API; ``launch`` takes raw device pointers."""
 
-    def __init__(self, device_index: int = 0, arch: str | None = None) -> None:
+    def __init__(self, device_index: int = 0, arch: str | None = None, rows_per_warp: int = 4, warps: int = 2,
+                 unroll: int = 2) -> None:
+        """rows_per_warp/warps/unroll override the kernel's GEMV_ROWS_PER_WARP/GEMV_WARPS/GEMV_UNROLL (tuning)."""
         from cuda.bindings import driver as drv
 
         self._drv = drv
@@ -87,7 +89,12 @@ class CudaGemv:
         # torch uses the primary context too: retaining it and making it current is a no-op when torch already did
         self._ctx = self._check(drv.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
         self._check(drv.cuCtxSetCurrent(self._ctx), "cuCtxSetCurrent")
-        self.cubin = nvrtc_cubin(self.arch)
+        self.config = (int(rows_per_warp), int(warps), int(unroll))
+        self.rows_per_cta = self.config[0] * self.config[1]
+        self.threads = 32 * self.config[1]
+        defines = "".join(f"#define {n} {v}\n" for n, v in
+                          zip(("GEMV_ROWS_PER_WARP", "GEMV_WARPS", "GEMV_UNROLL"), self.config))
+        self.cubin = nvrtc_cubin(self.arch, defines + kernel_source())
         self._module = self._check(drv.cuModuleLoadData(self.cubin), "cuModuleLoadData")
         self._func = self._check(drv.cuModuleGetFunction(self._module, KERNEL_NAME.encode()), "cuModuleGetFunction")
 
@@ -108,8 +115,9 @@ class CudaGemv:
                packed: Any = None) -> None:
         """Enqueue c(L, M) fp16 = GEMV of the physical (L, rows, cols) buffers at those addresses on stream."""
         keep, addr = packed if packed is not None else self.params(a, b, sfa, sfb, c, m, k, l)
-        grid = ((m + ROWS_PER_CTA - 1) // ROWS_PER_CTA, l, 1)
-        self._check(self._drv.cuLaunchKernel(self._func, *grid, THREADS, 1, 1, 0, self._drv.CUstream(stream), addr, 0),
+        grid = ((m + self.rows_per_cta - 1) // self.rows_per_cta, l, 1)
+        self._check(self._drv.cuLaunchKernel(self._func, *grid, self.threads, 1, 1, 0, self._drv.CUstream(stream),
+                                             addr, 0),
                     f"cuLaunchKernel({KERNEL_NAME}, grid={grid})")
         del keep
 
