@@ -455,6 +455,46 @@ def _hist_validate(ins, outs):
     return probs
 
 
+# ------------------------------------------------------------------------------------------------ dynamic smem, scan
+DW, DH = 48, 32
+
+
+def _dsm_run(dev, mod, ins):
+    out = out_buf(dev, DW * DH * 4)
+    dev.launch(mod, "corpus_dyn_smem", grid=(DW // 16, DH // 16, 1), block=(16, 8, 1), shared_bytes=16 * 17 * 4,
+               args=[dev.to_device(ins["a"]), out, np.uint32(DW), np.uint32(DH)])
+    return {"out": dev.to_host(out, np.uint32).reshape(DW, DH)}
+
+
+def _dsm_ref(ins):
+    a = ins["a"].reshape(DH, DW)
+    return {"out": a.T ^ ((np.arange(DW, dtype=np.uint32) % 16) << 16)[:, None]}
+
+
+SCAN_BLOCK = 80
+
+
+def _scan_run(dev, mod, ins):
+    n = ins["a"].size
+    out = out_buf(dev, n * 12)
+    dev.launch(mod, "corpus_scan_partial", grid=(n // SCAN_BLOCK, 1, 1), block=(SCAN_BLOCK, 1, 1),
+               args=[dev.to_device(ins["a"]), out])
+    return {"out": dev.to_host(out, np.uint32).reshape(n, 3)}
+
+
+def _scan_ref(ins):
+    a = [int(v) for v in ins["a"]]
+    out = np.zeros((len(a), 3), np.uint32)
+    for b0 in range(0, len(a), SCAN_BLOCK):
+        for w0 in range(0, SCAN_BLOCK, 32):
+            nl = min(32, SCAN_BLOCK - w0)
+            xs = a[b0 + w0:b0 + w0 + nl]
+            mask = M32 if nl == 32 else (1 << nl) - 1
+            for ln in range(nl):
+                out[b0 + w0 + ln] = [sum(xs[:ln + 1]) & M32, mask, sum(xs) & M32]
+    return {"out": out}
+
+
 # ------------------------------------------------------------------------------------------------ integer edge cases
 def _int_in(rng):
     n = 256
@@ -590,6 +630,10 @@ ENTRIES = [
     Entry("atomics_hist", SYNC, _hist_in, _hist_run, _hist_ref,
           modes={"ticket": "serialization", "slot": "serialization"}, validate=_hist_validate,
           note="global and shared atomicAdd histograms, atomicMax, ticket counter (order-dependent)"),
+    Entry("dyn_smem", SYNC, lambda rng: {"a": u32(rng, DW * DH)}, _dsm_run, _dsm_ref,
+          note="dynamic shared memory (extern __shared__, launch shared_bytes), 2-D block, padded-tile transpose"),
+    Entry("scan_partial", SYNC, lambda rng: {"a": u32(rng, 2 * SCAN_BLOCK)}, _scan_run, _scan_ref,
+          note="partial last warp (block 80): shfl.up scan, redux.sync and __syncwarp with a partial membermask"),
     Entry("int_edge", NUM, _int_in, _int_run, _int_ref,
           note="C-level integer edge cases: magic-number and 64-bit software division, clz/popc/brev/ffs, "
                "byte_perm, funnel shifts, mulhi, sad, hadd"),
@@ -613,6 +657,8 @@ PTX_FEATURES = {
     "cpasync_pipeline": ("corpus_cpasync_pipeline", ["cp.async.cg.shared.global", "cp.async.wait_group 1"]),
     "vote_loop": ("corpus_vote_loop", ["vote.sync.any", "vote.sync.ballot", "vote.sync.all", "shfl.sync.idx"]),
     "atomics_hist": ("corpus_atomics_hist", ["atom.shared.add", "atom.global.add", "atom.global.max"]),
+    "dyn_smem": ("corpus_dyn_smem", ["bar.sync", "ld.shared", "st.shared"]),
+    "scan_partial": ("corpus_scan_partial", ["shfl.sync.up", "redux.sync.add", "bar.warp.sync"]),
     "int_edge": ("corpus_int_edge", ["div.u64", "div.s64", "prmt", "shf.l", "mul.hi", "brev", "clz"]),
     "float_edge": ("corpus_float_edge", ["div.rn.f32", "sqrt.rn.f32", "fma.rn.f32", "cvt.rni.f32.f32",
                                          "cvt.rn.f32.f64", "add.rz.f32", "mul.rp.f32", "mul.f32"]),

@@ -16,6 +16,11 @@
 //   unsigned* gmax, unsigned c0, unsigned n): block 128.  hist[0..63] += x>>16 at bin (x>>5)&63 (global atomics),
 //   hist[64..95] += shared-memory histogram of x&31; gmax[x&3] = max; ticket[i] = atomicAdd(ctr, 1) (starts at
 //   c0), slot[ticket - c0] = i.  Tickets/slots depend on the serialization; hist/gmax/ctr do not.
+// corpus_dyn_smem(const unsigned* in, unsigned* out, unsigned w, unsigned h): dynamic shared memory (extern
+//   __shared__, size from the launch: 16*17 words), block (16, 8), grid (w/16, h/16): padded-tile transpose,
+//   out[x*h + y] = in[y*w + x] ^ ((x % 16) << 16).
+// corpus_scan_partial(const unsigned* a, unsigned* out): block 80 (the third warp has 16 lanes): shfl.up inclusive
+//   scan and redux.sync.add with the partial-warp membermask, __syncwarp; out[i*3 + 0..2] = scan, mask, warp sum.
 extern "C" __global__ void corpus_reduce(const unsigned* a, const unsigned* f, unsigned* out) {
   __shared__ unsigned su[256];
   __shared__ float sf[256];
@@ -129,4 +134,27 @@ extern "C" __global__ void corpus_atomics_hist(const unsigned* a, unsigned* hist
   if (tk - c0 < n) slot[tk - c0] = i;
   __syncthreads();
   if (t < 32) atomicAdd(&hist[64 + t], sh[t]);
+}
+
+extern "C" __global__ void corpus_dyn_smem(const unsigned* in, unsigned* out, unsigned w, unsigned h) {
+  extern __shared__ unsigned tile[];
+  unsigned bx = blockIdx.x * 16, by = blockIdx.y * 16, tx = threadIdx.x, ty = threadIdx.y;
+  for (unsigned r = ty; r < 16; r += 8) tile[r * 17 + tx] = in[(by + r) * w + bx + tx];
+  __syncthreads();
+  for (unsigned r = ty; r < 16; r += 8) out[(bx + r) * h + by + tx] = tile[tx * 17 + r] ^ (r << 16);
+}
+
+extern "C" __global__ void corpus_scan_partial(const unsigned* a, unsigned* out) {
+  unsigned t = threadIdx.x, i = blockIdx.x * blockDim.x + t, lane = t & 31u;
+  unsigned left = blockDim.x - (t & ~31u);
+  unsigned mask = left >= 32u ? 0xffffffffu : ((1u << left) - 1u);
+  unsigned x = a[i], v = x;
+  for (unsigned o = 1; o < 32; o <<= 1) {
+    unsigned u = __shfl_up_sync(mask, v, o);
+    if (lane >= o) v += u;
+  }
+  __syncwarp(mask);
+  out[i * 3 + 0] = v;
+  out[i * 3 + 1] = mask;
+  out[i * 3 + 2] = __reduce_add_sync(mask, x);
 }
