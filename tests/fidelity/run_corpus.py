@@ -90,7 +90,9 @@ def run_entries(backend: str, seed: int, only: Optional[list], inputs_from: Opti
                 arrays[f"{e.name}{SEP}in{SEP}{k}"] = np.asarray(v)
             info["inputs"] = sorted(ins)
             mod = corpus.compile_entry(e)
-            outs = e.run(dev, mod, ins)
+            info["ptx_sha256"] = hashlib.sha256(str(getattr(mod, "ptx", "")).encode()).hexdigest()[:16]
+            with np.errstate(all="ignore"):            # the emulator's numpy float models warn on NaN/Inf
+                outs = e.run(dev, mod, ins)
             dev.synchronize()
             for k, v in outs.items():
                 arrays[f"{e.name}{SEP}out{SEP}{k}"] = np.ascontiguousarray(v)
@@ -102,8 +104,19 @@ def run_entries(backend: str, seed: int, only: Optional[list], inputs_from: Opti
     return arrays, meta
 
 
+def _nvrtc_version() -> str:
+    try:
+        from cuda.bindings import nvrtc
+
+        err, major, minor = nvrtc.nvrtcVersion()
+        return f"{major}.{minor}"
+    except Exception as exc:  # noqa: BLE001
+        return f"unknown ({type(exc).__name__})"
+
+
 def save(path: str, arrays: dict, meta: dict) -> None:
     meta = dict(meta)
+    meta.setdefault("nvrtc", _nvrtc_version())
     meta.update({"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                  "host": socket.gethostname(), "python": platform.python_version(), "numpy": np.__version__})
     np.savez_compressed(path, __meta__=np.array(json.dumps(meta, sort_keys=True)), **arrays)
@@ -177,8 +190,8 @@ def compare(pa: str, pb: str, out=print) -> int:
     A, ma = load(pa)
     B, mb = load(pb)
     ents = {e.name: e for e in corpus.all_entries()}
-    out(f"A: {pa}  [{ma.get('device')}, {ma.get('date')}, seed {ma.get('seed')}]")
-    out(f"B: {pb}  [{mb.get('device')}, {mb.get('date')}, seed {mb.get('seed')}]")
+    out(f"A: {pa}  [{ma.get('device')}, {ma.get('date')}, seed {ma.get('seed')}, NVRTC {ma.get('nvrtc')}]")
+    out(f"B: {pb}  [{mb.get('device')}, {mb.get('date')}, seed {mb.get('seed')}, NVRTC {mb.get('nvrtc')}]")
     failures, summary = [], []
     for name in sorted(set(ma["kernels"]) | set(mb["kernels"]), key=lambda n: list(ents).index(n) if n in ents else 999):
         ka, kb = ma["kernels"].get(name), mb["kernels"].get(name)
@@ -214,6 +227,8 @@ def compare(pa: str, pb: str, out=print) -> int:
             continue
         if ka.get("source_sha256") != kb.get("source_sha256"):
             out("   note: kernel source hashes differ between A and B")
+        if ka.get("ptx_sha256") != kb.get("ptx_sha256"):
+            out(f"   note: the PTX differs between A and B (NVRTC {ma.get('nvrtc')} vs {mb.get('nvrtc')})")
         oa, ob = _side(A, name, "out"), _side(B, name, "out")
         ok_kernel = True
         validated = {}
