@@ -297,6 +297,37 @@ def compat_check(torch) -> dict:
     return out
 
 
+def load_inline_check(torch) -> dict:
+    """The adapter's fallback backend (torch load_inline + nvcc) on one GEMV_TESTS shape, if nvcc exists here."""
+    import shutil
+
+    if DEVICE != "cuda":
+        return {"status": "skipped: not on a GPU"}
+    if not (shutil.which("nvcc") or os.environ.get("CUDA_HOME")):
+        return {"status": "skipped: no nvcc / CUDA_HOME on this machine"}
+    from ptxlab import gpumode as gm
+    from ptxlab.production.gpumode_compat import custom_kernel
+
+    old = os.environ.get("GEMV_BACKEND")
+    os.environ["GEMV_BACKEND"] = "load_inline"
+    try:
+        t0 = time.perf_counter()
+        p = gm.generate_gemv(512, 4096, 2, seed=int.from_bytes(os.urandom(4), "little"))
+        data = to_cuda_tuple(torch, p)
+        data[6].fill_(float("nan"))
+        got = custom_kernel(data)
+        torch.cuda.synchronize()
+        ok = np.array_equal(got.cpu().numpy().view(np.uint16), gm.reference_gemv(p).view(np.uint16))
+        return {"status": "exact" if ok else "MISMATCH", "seconds": time.perf_counter() - t0}
+    except Exception as exc:  # noqa: BLE001 - a missing toolchain is a finding, not a benchmark failure
+        return {"status": f"unavailable: {type(exc).__name__}: {str(exc)[:300]}"}
+    finally:
+        if old is None:
+            os.environ.pop("GEMV_BACKEND", None)
+        else:
+            os.environ["GEMV_BACKEND"] = old
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description="H100 benchmark of the CUDA-core NVFP4 GEMV")
     ap.add_argument("--iters", type=int, default=300, help="timed launches per shape (kernel and cuBLAS)")
@@ -347,6 +378,8 @@ def main(argv=None) -> int:
         except Exception:  # noqa: BLE001
             report["errors"].append(f"shape {m}x{k}x{l}: " + traceback.format_exc(limit=4))
     print_report(report)
+    report["load_inline_fallback"] = load_inline_check(torch)
+    print(f"adapter fallback backend (load_inline + nvcc): {report['load_inline_fallback']['status']}")
     out = os.environ.get("OUT")
     if out:
         Path(out).mkdir(parents=True, exist_ok=True)

@@ -6,10 +6,13 @@ torch, and on a GPU cuda-python (``cuda.bindings``: NVRTC + driver API; the gpu-
 depends on it). It never includes a CUDA header, so bare NVRTC compiles it.
 
 Paths:
-  * CUDA (``a.is_cuda``): the kernel is compiled once per process with NVRTC for the GPU's arch (sm_90a on Hopper,
+  * CUDA (``a.is_cuda``), backend ``GEMV_BACKEND`` = auto (default) | nvrtc | load_inline: the kernel is compiled
+    once per process with NVRTC for the GPU's arch (sm_90a on Hopper,
     sm_100a on Blackwell; other archs get sm_XY without the "a" features: the sm_90 decode path), loaded with the
     driver API, and launched on torch's current stream with the tensors' ``data_ptr()`` -- gpu-mode's tensors are read
-    in place, c is written in place and returned. Nothing is repacked in the timed path. A tensor that is not laid out
+    in place, c is written in place and returned. Nothing is repacked in the timed path. Without cuda-python (or with
+    GEMV_BACKEND=load_inline) torch.utils.cpp_extension.load_inline builds the same kernel text with nvcc instead
+    (UNTESTED on a GPU runner so far: needs nvcc + ninja there). A tensor that is not laid out
     batch-outermost (as gpu-mode builds them) is made so with a copy (never the case for gpu-mode's inputs).
   * CPU tensors: the ptxlab emulator runs the same kernel (needs the ``ptxlab`` package; copies numpy views in and c
     out). This is the test path of the lab, not a fast path.
@@ -20,7 +23,7 @@ import ctypes
 from typing import Any
 
 __all__ = ["custom_kernel", "KERNEL_NAME", "ROWS_PER_CTA", "THREADS", "kernel_source", "nvrtc_cubin", "CudaGemv",
-           "cuda_gemv", "gemv_arch"]
+           "cuda_gemv", "gemv_arch", "InlineGemv", "inline_gemv"]
 
 KERNEL_SRC = None  # the exporter embeds the kernel text here; None: read ptxlab/kernels/nvfp4_gemv_cudacore.cu
 KERNEL_NAME = "nvfp4_gemv_cudacore"
@@ -133,6 +136,65 @@ def cuda_gemv(device_index: int) -> CudaGemv:
     return _RUNNERS[device_index]
 
 
+def _backend() -> str:
+    """GEMV_BACKEND=nvrtc | load_inline | auto (default): NVRTC via cuda-python when importable, else load_inline."""
+    import os
+
+    want = os.environ.get("GEMV_BACKEND", "auto").strip().lower()
+    if want in ("nvrtc", "load_inline"):
+        return want
+    try:
+        import cuda.bindings.driver  # noqa: F401
+        import cuda.bindings.nvrtc  # noqa: F401
+    except ImportError:
+        return "load_inline"
+    return "nvrtc"
+
+
+_INLINE_DECL = ("void gemv_launch(torch::Tensor a, torch::Tensor b, torch::Tensor sfa, torch::Tensor sfb, "
+                "torch::Tensor c, int64_t m, int64_t k, int64_t l);")
+_INLINE_LAUNCHER = r"""
+void gemv_launch(torch::Tensor a, torch::Tensor b, torch::Tensor sfa, torch::Tensor sfb, torch::Tensor c,
+                 int64_t m, int64_t k, int64_t l) {
+  dim3 grid((unsigned)((m + GEMV_ROWS_PER_CTA - 1) / GEMV_ROWS_PER_CTA), (unsigned)l, 1u);
+  nvfp4_gemv_cudacore<<<grid, GEMV_THREADS, 0, at::cuda::getCurrentCUDAStream()>>>(
+      static_cast<const unsigned char*>(a.data_ptr()), static_cast<const unsigned char*>(b.data_ptr()),
+      static_cast<const unsigned char*>(sfa.data_ptr()), static_cast<const unsigned char*>(sfb.data_ptr()),
+      static_cast<unsigned short*>(c.data_ptr()), (int)m, (int)k, (int)l);
+}
+"""
+
+
+class InlineGemv:
+    """Fallback when cuda-python is missing: torch.utils.cpp_extension.load_inline (needs nvcc, ninja and a host
+    compiler on the machine; builds in tens of seconds). Same kernel text, launched with <<<>>> on torch's stream."""
+
+    def __init__(self, device_index: int = 0) -> None:
+        import torch
+        from torch.utils.cpp_extension import load_inline
+
+        major, minor = torch.cuda.get_device_capability(device_index)
+        self.arch = gemv_arch(major, minor)
+        num = self.arch[3:]
+        cuda_src = ("#include <torch/extension.h>\n#include <ATen/cuda/CUDAContext.h>\n" + kernel_source()
+                    + _INLINE_LAUNCHER)
+        self._mod = load_inline(name=f"ptxlab_nvfp4_gemv_sm{num}", cpp_sources=[_INLINE_DECL], cuda_sources=[cuda_src],
+                                functions=["gemv_launch"], verbose=False,
+                                extra_cuda_cflags=["-O3", f"-gencode=arch=compute_{num},code=sm_{num}"])
+
+    def launch_tensors(self, a: Any, b: Any, sfa: Any, sfb: Any, c: Any, m: int, k: int, l: int) -> None:
+        self._mod.gemv_launch(a, b, sfa, sfb, c, m, k, l)
+
+
+_INLINE: dict[int, InlineGemv] = {}
+
+
+def inline_gemv(device_index: int) -> InlineGemv:
+    if device_index not in _INLINE:
+        _INLINE[device_index] = InlineGemv(device_index)
+    return _INLINE[device_index]
+
+
 def _lmk(t: Any) -> Any:
     """t (rows, cols, L) -> a tensor whose storage is (L, rows, cols) contiguous: t itself when gpu-mode built it."""
     p = t.permute(2, 0, 1)
@@ -163,10 +225,14 @@ def custom_kernel(data: Any) -> Any:
         import torch
 
         a, b, sfa, sfb = (_lmk(t) for t in (a, b, sfa, sfb))
-        out = c if c.permute(2, 0, 1).is_contiguous() else torch.empty_like(c.permute(2, 0, 1)).permute(1, 2, 0)
-        runner = cuda_gemv(a.device.index if a.device.index is not None else torch.cuda.current_device())
-        runner.launch(a.data_ptr(), b.data_ptr(), sfa.data_ptr(), sfb.data_ptr(), out.data_ptr(), m, k, l,
-                      stream=torch.cuda.current_stream(a.device).cuda_stream)
+        out = c if c.permute(2, 0, 1).is_contiguous() else \
+            torch.empty((l, m, 1), dtype=c.dtype, device=c.device).permute(1, 2, 0)
+        index = a.device.index if a.device.index is not None else torch.cuda.current_device()
+        if _backend() == "load_inline":
+            inline_gemv(index).launch_tensors(a, b, sfa, sfb, out, m, k, l)
+        else:
+            cuda_gemv(index).launch(a.data_ptr(), b.data_ptr(), sfa.data_ptr(), sfb.data_ptr(), out.data_ptr(),
+                                    m, k, l, stream=torch.cuda.current_stream(a.device).cuda_stream)
         if out is not c:
             c.copy_(out)
         return c
