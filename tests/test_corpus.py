@@ -96,6 +96,10 @@ def test_harness_run_and_compare(tmp_path, capsys):
     assert run_corpus.main(["run", "--backend", "emu", "--out", pa, "--seed", str(SEED), "--only", *only]) == 0
     assert run_corpus.main(["run", "--backend", "emu", "--out", pb, "--seed", str(SEED), "--only", *only]) == 0
     assert run_corpus.compare(pa, pb, out=lambda s: None) == 0
+    pc = str(tmp_path / "c.npz")                   # the stored inputs and PTX of run A, executed again
+    assert run_corpus.main(["run", "--backend", "emu", "--out", pc, "--inputs-from", pa, "--ptx-from", pa,
+                            "--only", *only]) == 0
+    assert run_corpus.compare(pa, pc, out=lambda s: None) == 0
     arrays, meta = run_corpus.load(pb)
     assert meta["seed"] == SEED and set(meta["kernels"]) == set(only) and not meta["errors"]
 

@@ -5,7 +5,7 @@ derived from one seed, store inputs + outputs + metadata in one .npz, and compar
     PYTHONPATH=. python3 tests/fidelity/run_corpus.py run --backend cuda --out corpus_cuda.npz --seed 12345   # H100
     PYTHONPATH=. python3 tests/fidelity/run_corpus.py run --backend emu  --out corpus_emu.npz  --seed 12345   # CPU
     PYTHONPATH=. python3 tests/fidelity/run_corpus.py run --backend emu  --out corpus_emu.npz \
-        --inputs-from corpus_cuda.npz                          # same inputs bit for bit, whatever numpy does
+        --inputs-from corpus_cuda.npz --ptx-from corpus_cuda.npz   # the H100's inputs and PTX, bit for bit
     PYTHONPATH=. python3 tests/fidelity/run_corpus.py compare corpus_cuda.npz corpus_emu.npz
     PYTHONPATH=. python3 tests/fidelity/run_corpus.py list
 
@@ -61,11 +61,14 @@ def _src_hash(e: Any) -> str:
     return hashlib.sha256(corpus.source_text(e).encode()).hexdigest()[:16]
 
 
-def run_entries(backend: str, seed: int, only: Optional[list], inputs_from: Optional[str] = None) -> tuple[dict, dict]:
-    """In-process run: (arrays, meta).  inputs_from: take each entry's inputs from that .npz instead of the seed."""
+def run_entries(backend: str, seed: int, only: Optional[list], inputs_from: Optional[str] = None,
+                ptx_from: Optional[str] = None) -> tuple[dict, dict]:
+    """In-process run: (arrays, meta).  inputs_from: take each entry's inputs from that .npz instead of the seed;
+    ptx_from: run the PTX stored in that .npz (e.g. the H100's NVRTC output) instead of compiling the source here."""
     import ptxlab
 
     given = load(inputs_from)[0] if inputs_from else None
+    given_ptx = load(ptx_from)[0] if ptx_from else None
 
     dev = ptxlab.open_device(backend)
     arrays: dict = {}
@@ -89,7 +92,15 @@ def run_entries(backend: str, seed: int, only: Optional[list], inputs_from: Opti
             for k, v in ins.items():
                 arrays[f"{e.name}{SEP}in{SEP}{k}"] = np.asarray(v)
             info["inputs"] = sorted(ins)
-            mod = corpus.compile_entry(e)
+            if given_ptx is not None:
+                key = f"{e.name}{SEP}ptx"
+                if key not in given_ptx:
+                    raise RuntimeError(f"--ptx-from {ptx_from}: no PTX stored for {e.name}")
+                mod = ptxlab.compile(str(given_ptx[key]), arch=e.arch, name=f"{e.name}.ptx")
+                info["ptx_from"] = ptx_from
+            else:
+                mod = corpus.compile_entry(e)
+            arrays[f"{e.name}{SEP}ptx"] = np.array(str(getattr(mod, "ptx", "")))
             info["ptx_sha256"] = hashlib.sha256(str(getattr(mod, "ptx", "")).encode()).hexdigest()[:16]
             with np.errstate(all="ignore"):            # the emulator's numpy float models warn on NaN/Inf
                 outs = e.run(dev, mod, ins)
@@ -136,7 +147,7 @@ def cmd_run(a: argparse.Namespace) -> int:
     print(f"corpus run: backend={a.backend} seed={seed}", flush=True)
     isolate = a.isolate if a.isolate is not None else (a.backend == "cuda")
     if not isolate:
-        arrays, meta = run_entries(a.backend, seed, a.only, a.inputs_from)
+        arrays, meta = run_entries(a.backend, seed, a.only, a.inputs_from, a.ptx_from)
     else:
         arrays, meta = {}, {"backend": a.backend, "seed": seed, "kernels": {}, "errors": {}, "skipped": {},
                             "isolated": True}
@@ -154,6 +165,8 @@ def cmd_run(a: argparse.Namespace) -> int:
                        "--out", part, "--no-isolate", "--only", e.name]
                 if a.inputs_from:
                     cmd += ["--inputs-from", os.path.abspath(a.inputs_from)]
+                if a.ptx_from:
+                    cmd += ["--ptx-from", os.path.abspath(a.ptx_from)]
                 try:
                     r = subprocess.run(cmd, capture_output=True, text=True, timeout=a.timeout)
                     if not os.path.exists(part):
@@ -296,6 +309,8 @@ def main(argv: Optional[list] = None) -> int:
     r.add_argument("--only", nargs="*", default=None, help="entry names (default: all)")
     r.add_argument("--inputs-from", default=None,
                    help="reuse the inputs stored in this .npz (e.g. the H100 run) instead of regenerating them")
+    r.add_argument("--ptx-from", default=None,
+                   help="run the PTX stored in this .npz (e.g. the H100 run's NVRTC output) instead of compiling here")
     g = r.add_mutually_exclusive_group()
     g.add_argument("--isolate", dest="isolate", action="store_true", default=None,
                    help="one subprocess per entry (default on cuda)")
