@@ -158,9 +158,17 @@ def cmd_run(a: argparse.Namespace) -> int:
         except Exception as exc:  # noqa: BLE001
             print(f"cannot open backend {a.backend!r}: {type(exc).__name__}: {exc}")
             return 2
+        t_start = time.time()
         with tempfile.TemporaryDirectory() as td:
             for e in _entries(a.only):
                 part = os.path.join(td, f"{e.name}.npz")
+                left = a.budget - (time.time() - t_start)
+                if left < 5:                   # keep the whole command inside the device's per-command limit
+                    meta["kernels"][e.name] = {"source": e.source, "arch": e.arch, "modes": {}, "outputs": [],
+                                               "inputs": []}
+                    meta["errors"][e.name] = f"not run: --budget {a.budget:.0f} s used up"
+                    print(f"  {e.name:22s} NOT RUN (budget)", flush=True)
+                    continue
                 cmd = [sys.executable, os.path.abspath(__file__), "run", "--backend", a.backend, "--seed", str(seed),
                        "--out", part, "--no-isolate", "--only", e.name]
                 if a.inputs_from:
@@ -168,7 +176,7 @@ def cmd_run(a: argparse.Namespace) -> int:
                 if a.ptx_from:
                     cmd += ["--ptx-from", os.path.abspath(a.ptx_from)]
                 try:
-                    r = subprocess.run(cmd, capture_output=True, text=True, timeout=a.timeout)
+                    r = subprocess.run(cmd, capture_output=True, text=True, timeout=min(a.timeout, left))
                     if not os.path.exists(part):
                         raise RuntimeError(f"subprocess rc={r.returncode}: {(r.stdout + r.stderr)[-3000:]}")
                     arr, m = load(part)
@@ -315,7 +323,9 @@ def main(argv: Optional[list] = None) -> int:
     g.add_argument("--isolate", dest="isolate", action="store_true", default=None,
                    help="one subprocess per entry (default on cuda)")
     g.add_argument("--no-isolate", dest="isolate", action="store_false")
-    r.add_argument("--timeout", type=float, default=90.0, help="seconds per isolated entry")
+    r.add_argument("--timeout", type=float, default=60.0, help="seconds per isolated entry")
+    r.add_argument("--budget", type=float, default=480.0,
+                   help="seconds for all isolated entries together; later entries are recorded as not run")
     r.set_defaults(fn=cmd_run)
     c = sub.add_parser("compare", help="compare two .npz files; exit 0 only if every difference is explained")
     c.add_argument("a")
