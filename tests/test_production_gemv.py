@@ -193,4 +193,20 @@ def test_h100_benchmark_plumbing_on_cpu(monkeypatch, tmp_path) -> None:
         assert s["exact_set0"] and s["exact_last"] and s["input_sets"] >= 2
         assert s["kernel"]["n"] == 20 and s["variants"][0]["exact"]
         assert "median_us" in s["torch_dq_mm"] and "median_us" in s["cublas_bf16"], s
-    assert rep["compat_check"] == {"shapes": 1, "exact": 1, "failures": []}
+    cc = rep["compat_check"]
+    assert (cc["shapes"], cc["exact"], cc["failures"], cc["inputs"]) == (1, 1, [], "ptxlab.gpumode")
+    # the torch-only tuple builder (used when ptxlab.gpumode cannot be imported on the GPU machine)
+    gen = torch.Generator()
+    gen.manual_seed(int(rng_seed := np.random.SeedSequence().entropy % (1 << 62)))
+    m, k, l = 130, 256, 2
+    st = B.make_set(torch, m, k, l, gen)
+    data = B.torch_tuple(torch, st, m, k, l)
+    ref_gm = gm.to_torch(gm.generate_gemv(m, k, l, seed=1))
+    for x, y in zip(data, ref_gm):
+        assert (x.shape, x.dtype) == (y.shape, y.dtype), rng_seed
+    for i in (0, 1, 2, 3, 6):
+        assert data[i].stride() == ref_gm[i].stride(), (i, rng_seed)
+    want = B.reference(torch, st).numpy().T[:, None, :]
+    assert np.array_equal(gm.reference_gemv(gm.from_torch(data)), want), rng_seed
+    data[6].fill_(float("nan"))
+    assert exact(gc.custom_kernel(data).numpy(), want), rng_seed
