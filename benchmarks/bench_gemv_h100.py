@@ -105,7 +105,7 @@ def gpu_sleep(torch, cycles: int) -> None:
 
 def time_launches(torch, fns, iters: int, sleep_cycles: int, batch: int = 50) -> dict:
     """Per-launch CUDA-event times (us) of fns[i % len(fns)](), queued behind a GPU sleep in batches."""
-    times, starved = [], 0
+    times, starved, batch_avg = [], 0, []
     done = 0
     i = 0
     while done < iters:
@@ -127,10 +127,12 @@ def time_launches(torch, fns, iters: int, sleep_cycles: int, batch: int = 50) ->
         if cpu * 1e3 > s0.elapsed_time(s1):
             starved += 1  # the GPU may have waited for the CPU in this batch
         times += [e0.elapsed_time(e1) * 1e3 for e0, e1 in ev]
+        batch_avg.append(ev[0][0].elapsed_time(ev[-1][1]) * 1e3 / n)  # back-to-back, incl. gaps between launches
         done += n
     t = np.array(times)
     return {"median_us": float(np.median(t)), "p10_us": float(np.percentile(t, 10)),
-            "p90_us": float(np.percentile(t, 90)), "n": int(t.size), "starved_batches": starved}
+            "p90_us": float(np.percentile(t, 90)), "n": int(t.size), "starved_batches": starved,
+            "batch_avg_us": float(np.median(batch_avg))}
 
 
 def time_plain(torch, fn, iters: int) -> dict:
@@ -446,6 +448,10 @@ def print_report(r: dict) -> None:
               f"{tq:14.1f} {tq / t:5.1f}x {tb:14.2f} {tb / t:5.1f}x "
               f"{'yes' if s['exact_set0'] and s['exact_last'] else 'NO':>5} {s['b200_projection_us']:12.2f} "
               f"{s['b200_sol_us_task_yml'] or float('nan'):11.3f}")
+    for s in r["shapes"]:
+        kr = s["kernel"]
+        print(f"  {s['shape']}: back-to-back batch average {kr['batch_avg_us']:.2f} us/launch "
+              f"(per-launch event median {kr['median_us']:.2f} us)")
     if r["shapes"]:
         g = math.exp(sum(math.log(s["kernel"]["median_us"]) for s in r["shapes"]) / len(r["shapes"]))
         print(f"geomean kernel time: {g:.2f} us (H100, measured)")

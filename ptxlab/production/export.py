@@ -18,8 +18,8 @@ __all__ = ["PROBLEMS", "render", "main"]
 
 PROBLEMS = ("nvfp4_gemv", "nvfp4_gemm")
 _MARK = re.compile(r"^KERNEL_SRC = None\b.*$", re.M)
-GEMM_UNAVAILABLE = ("nvfp4_gemm: not available yet: the fused tcgen05 GEMM is not graduated (no production GEMM "
-                    "kernel in ptxlab/kernels); only --problem nvfp4_gemv can be exported")
+GEMM_UNAVAILABLE = ("nvfp4_gemm: not available yet: the fused tcgen05 GEMM is not graduated (no graduated GEMM "
+                    "kernel with a gpu-mode adapter in ptxlab.production); only --problem nvfp4_gemv can be exported")
 
 
 def render(problem: str = "nvfp4_gemv") -> str:
