@@ -581,15 +581,25 @@ def _flt_ref(ins):
                int(nanx) | (int(fy == fy) << 1) | (int(fx < fy) << 2) | (int(fx >= fz) << 3) | (int(fx == fz) << 4)]
         res.append(row)
     prod = [tf.ref_mul(x, z, "f32", "rn") for x, z in zip(map(int, ins["a"]), map(int, ins["c"]))]
-    return {"out": np.array(res, np.uint64).astype(np.uint32), "prod": np.array(prod, np.uint32)}
+    full = np.array(res, np.uint64).astype(np.uint32)
+    keep = [k for k in range(28) if k not in (14, 15)]
+    return {"out": np.ascontiguousarray(full[:, keep]), "f64_of_x": _f64_words(full),
+            "prod": np.array(prod, np.uint32)}
 
 
 def _flt_run(dev, mod, ins):
     n = ins["a"].size
     r = _launch1d(dev, mod, "corpus_float_edge", [ins[k] for k in "abcd"], n * 30, n,
                   extra=[np.uint32(n)]).reshape(n, 30)
-    return {"out": np.ascontiguousarray(r[:, :28]), "contract": np.ascontiguousarray(r[:, 28]),
+    keep = [k for k in range(28) if k not in (14, 15)]
+    return {"out": np.ascontiguousarray(r[:, keep]), "f64_of_x": _f64_words(r),
+            "contract": np.ascontiguousarray(r[:, 28]),
             "prod": np.ascontiguousarray(r[:, 29])}
+
+
+def _f64_words(r):
+    """Columns 14/15 (low/high word of (double)x) as one f64 word: its NaN payload is compared by class."""
+    return r[:, 14].astype(np.uint64) | (r[:, 15].astype(np.uint64) << np.uint64(32))
 
 
 def _flt_validate(ins, outs):
@@ -637,7 +647,7 @@ ENTRIES = [
     Entry("int_edge", NUM, _int_in, _int_run, _int_ref,
           note="C-level integer edge cases: magic-number and 64-bit software division, clz/popc/brev/ffs, "
                "byte_perm, funnel shifts, mulhi, sad, hadd"),
-    Entry("float_edge", NUM, _flt_in, _flt_run, _flt_ref, modes={"contract": "contraction"},
+    Entry("float_edge", NUM, _flt_in, _flt_run, _flt_ref, modes={"contract": "contraction", "f64_of_x": "nanclass"},
           validate=_flt_validate,
           note="C-level f32 edge cases (NaN/Inf/denormals): prec-div/sqrt, contraction, fmin/fmax, rint/floor/"
                "ceil/trunc, casts, f64<->f32, f16 cvt, directed-rounding intrinsics, saturate, comparisons"),
