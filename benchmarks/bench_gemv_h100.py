@@ -454,7 +454,7 @@ def print_report(r: dict) -> None:
               f"(per-launch event median {kr['median_us']:.2f} us)")
     if r["shapes"]:
         g = math.exp(sum(math.log(s["kernel"]["median_us"]) for s in r["shapes"]) / len(r["shapes"]))
-        print(f"geomean kernel time: {g:.2f} us (H100, measured)")
+        print(f"geomean kernel time: {g:.2f} us ({r['device']}, measured)")
     print("B200 proj = bytes / 5.9 TB/s: a PROJECTION for a purely DRAM-bound kernel, not a measurement; "
           "B200 SOL from gpu-mode task.yml. x = baseline time / kernel time.")
     if any(s.get("variants") for s in r["shapes"]):
