@@ -81,6 +81,13 @@ def run_entries(backend: str, seed: int, only: Optional[list], inputs_from: Opti
         if not dev.arch_supported(e.arch):
             meta["skipped"][e.name] = f"{dev.describe()} cannot run {e.arch}"
             continue
+        missing = [f"--{what} {src}" for what, src, arr, key in
+                   (("inputs-from", inputs_from, given, f"{e.name}{SEP}in{SEP}"),
+                    ("ptx-from", ptx_from, given_ptx, f"{e.name}{SEP}ptx"))
+                   if arr is not None and not any(k.startswith(key) for k in arr)]
+        if missing:                        # e.g. sm_100a entries skipped on the H100 run the inputs come from
+            meta["skipped"][e.name] = f"nothing stored for this entry in {', '.join(missing)}"
+            continue
         t0 = time.time()
         try:
             if given is not None:
