@@ -195,8 +195,8 @@ def cmd_run(a: argparse.Namespace) -> int:
                     meta["kernels"].setdefault(e.name, {"source": e.source, "arch": e.arch, "modes": {},
                                                         "outputs": [], "inputs": []})
                     meta["errors"][e.name] = f"{type(exc).__name__}: {str(exc)[-3000:]}"
-                print(f"  {e.name:22s} {'ERROR' if e.name in meta['errors'] else 'skipped' if e.name in meta['skipped'] else 'ok'}",
-                      flush=True)
+                st = "ERROR" if e.name in meta["errors"] else "skipped" if e.name in meta["skipped"] else "ok"
+                print(f"  {e.name:22s} {st}", flush=True)
     save(a.out, arrays, meta)
     for name in meta["kernels"]:
         st = "ERROR" if name in meta["errors"] else "skipped" if name in meta["skipped"] else "ok"
@@ -221,7 +221,8 @@ def compare(pa: str, pb: str, out=print) -> int:
     out(f"A: {pa}  [{ma.get('device')}, {ma.get('date')}, seed {ma.get('seed')}, NVRTC {ma.get('nvrtc')}]")
     out(f"B: {pb}  [{mb.get('device')}, {mb.get('date')}, seed {mb.get('seed')}, NVRTC {mb.get('nvrtc')}]")
     failures, summary = [], []
-    for name in sorted(set(ma["kernels"]) | set(mb["kernels"]), key=lambda n: list(ents).index(n) if n in ents else 999):
+    order = list(ents)
+    for name in sorted(set(ma["kernels"]) | set(mb["kernels"]), key=lambda n: order.index(n) if n in order else 999):
         ka, kb = ma["kernels"].get(name), mb["kernels"].get(name)
         e = ents.get(name)
         hdr = f"== {name}" + (f" ({e.source}, {e.arch})" if e else "")
