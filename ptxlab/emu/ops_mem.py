@@ -85,20 +85,21 @@ def _build_pack(ins, ctx, ty, d, a):
     return run
 
 
-@handler("ld", "ldu")
-def build_ld(ins: ir.Instr, ctx: Ctx):
+def _access(ins: ir.Instr, ctx: Ctx, addr_op, regs: list, what: str):
+    """Common decode of ld/st: (state space, vector width, element dtype, address reader)."""
     ty = inst_type(ins)
     if ty == "b128":
-        raise Unsupported("ld.b128 is not supported by the emulator yet")
-    space = _space(ins, ctx)
+        raise Unsupported(f"{ins.opcode}.b128 is not supported by the emulator yet")
     n = _vec(ins)
-    d, a = ins.args[0], ins.args[1]
-    addr = ctx.address(a)
-    wrs = ctx.write_vec(d, ty)
-    dt = DTYPE[ty]
-    if n != len(wrs):
-        raise Unsupported(f"vector width .v{n} does not match {len(wrs)} destination registers")
+    if n != len(regs):
+        raise Unsupported(f"vector width .v{n} does not match {len(regs)} {what} registers")
+    return _space(ins, ctx), n, DTYPE[ty], ctx.address(addr_op)
 
+
+@handler("ld", "ldu")
+def build_ld(ins: ir.Instr, ctx: Ctx):
+    wrs = ctx.write_vec(ins.args[0], inst_type(ins))
+    space, n, dt, addr = _access(ins, ctx, ins.args[1], wrs, "destination")
     if n == 1:
         w = wrs[0]
 
@@ -115,17 +116,8 @@ def build_ld(ins: ir.Instr, ctx: Ctx):
 
 @handler("st")
 def build_st(ins: ir.Instr, ctx: Ctx):
-    ty = inst_type(ins)
-    if ty == "b128":
-        raise Unsupported("st.b128 is not supported by the emulator yet")
-    space = _space(ins, ctx)
-    n = _vec(ins)
-    a, v = ins.args[0], ins.args[1]
-    addr = ctx.address(a)
-    rds = ctx.read_vec(v, ty)
-    dt = DTYPE[ty]
-    if n != len(rds):
-        raise Unsupported(f"vector width .v{n} does not match {len(rds)} source registers")
+    rds = ctx.read_vec(ins.args[1], inst_type(ins))
+    space, n, dt, addr = _access(ins, ctx, ins.args[0], rds, "source")
     if n == 1:
         rd = rds[0]
 
