@@ -11,7 +11,7 @@
 // without version bit 46, 4 swizzle code 64B (4) instead of 128B (2), 5 tcgen05.ld without waiting for the commit.
 #include "blocks/mma.cuh"
 #include "blocks/epilogue.cuh"
-#include "stage_helpers.cuh"
+#include "blocks/staging.cuh"
 
 #ifndef NB
 #define NB 16

@@ -3,7 +3,7 @@
 Data: fresh gpu-mode nvfp4_gemv inputs each run (seed printed in the rows): codes 0..3, SFs 0..2, so every partial
 sum is exact in fp32 and the kernels must match the host float64 sums bit for bit. Outputs and dumps are poisoned
 (0xA5 bytes) before each launch. Kernels: stages/D_mma/*.cu (blocks/mma.cuh, blocks/epilogue.cuh + private
-stage_helpers.cuh until blocks/tmem.cuh, scales.cuh, mbarrier.cuh exist).
+blocks/staging.cuh over blocks/tmem.cuh, scales.cuh, mbarrier.cuh).
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ D1_SHAPES: Tuple[Tuple[int, int, int], ...] = ((128, 256, 1), (256, 1536, 2))
 D2_SHAPES: Tuple[Tuple[int, int, int], ...] = ((128, 320, 1), (256, 512, 2))
 D3_SHAPES: Tuple[Tuple[int, int, int], ...] = ((128, 1536, 1), (256, 1088, 2))
 NB = 16  # MMA N for GEMV: b padded to 16 rows (rows 1..15 are gpu-mode's real padding rows: all compared in D2/D3)
-STAGE_SMEM = 2 * 22528 + 1024  # tile_pipeline.cu: STAGES * STAGE_BYTES + alignment slack
+STAGE_SMEM = 2 * 22528 + 1024  # nvfp4_gemv_tcgen05.cu: STAGES * STAGE_BYTES + alignment slack
 
 
 def _dump_dir(ctx: StageContext):
@@ -172,7 +172,7 @@ def run_d3(ctx: StageContext, shapes: Sequence[Tuple[int, int, int]] = D3_SHAPES
         H.check_device(dev)
     except DeviceUnavailable as e:
         return H.refuse_rows("D3", e)
-    mod = H.compile_stage(H.HERE / "tile_pipeline.cu", {"NB": NB, "DUMP_ACC": 1, "EPILOGUE": 0})
+    mod = H.compile_stage(H.PIPELINE, {"NB": NB, "DUMP_ACC": 1, "EPILOGUE": 0})
     rows: List[Check] = [H.sass_row(mod, ["UTCOMMA.4X", "UTCBAR", "LDTM", "UTCCP"])]
     t = H.Timer()
     for (M, K, L) in shapes:

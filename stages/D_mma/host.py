@@ -23,6 +23,9 @@ from ptxlab.numerics import decode_fp4x2, decode_ue4m3
 from ptxlab.scales import permuted_bytes
 
 HERE = Path(__file__).resolve().parent
+# the fused GEMV kernel (D3 pipeline, E1/E2 with EPILOGUE=1) is production code in ptxlab/kernels/nvfp4_gemv_tcgen05.cu;
+# the stage compiles tile_pipeline.cu, which only #includes it (so the stage's source hash covers it)
+PIPELINE = HERE / "tile_pipeline.cu"
 NEEDS_SM100 = "needs an sm_100a GPU or --backend emu"
 POISON_BYTE = 0xA5  # 0xA5A5A5A5 as f32 is -2.9e-16: never an exact accumulator of this data
 
@@ -30,17 +33,17 @@ POISON_BYTE = 0xA5  # 0xA5A5A5A5 as f32 is -2.9e-16: never an exact accumulator 
 def _headers_hash() -> str:
     """ptxlab.compile's cache key ignores header contents: fold the blocks + private helpers into the source."""
     h = hashlib.sha256()
-    for p in sorted(BLOCKS_DIR.glob("*.cuh")) + sorted(HERE.glob("*.cuh")):
+    for p in sorted(BLOCKS_DIR.glob("*.cuh")) + [KERNELS_DIR / "nvfp4_gemv_tcgen05.cu"]:
         h.update(p.name.encode())
         h.update(p.read_bytes())
     return h.hexdigest()[:16]
 
 
 def compile_stage(path: Path, defines: Optional[Dict[str, int]] = None) -> Any:
-    """Compile a stage .cu for sm_100a with #defines prepended (include dirs: ptxlab/kernels, this dir)."""
+    """Compile a stage .cu for sm_100a with #defines prepended (include dir: ptxlab/kernels)."""
     pre = "".join(f"#define {k} {v}\n" for k, v in (defines or {}).items())
     src = f"// headers {_headers_hash()}\n" + pre + path.read_text()
-    return ptxlab.compile(src, arch="sm_100a", name=path.name, include_dirs=[KERNELS_DIR, HERE])
+    return ptxlab.compile(src, arch="sm_100a", name=path.name, include_dirs=[KERNELS_DIR])
 
 
 def fresh_seed() -> int:

@@ -1,6 +1,6 @@
 """Stages E1-E2: epilogue (TMEM -> registers -> fp16 -> GMEM, blocks/epilogue.cuh) and the fused NVFP4 GEMV.
 
-The kernel is stages/D_mma/tile_pipeline.cu (the D3 pipeline) compiled with EPILOGUE=1; the host helpers are
+The kernel is ptxlab/kernels/nvfp4_gemv_tcgen05.cu (the D3 pipeline, production code) compiled with EPILOGUE=1; the host helpers are
 stages/D_mma/host.py (loaded by path). Fresh random inputs every run, outputs poisoned before each launch.
 E2 runs a representative subset of ptxlab.gpumode.GEMV_TESTS by default; set PTXLAB_E2_FULL=1 for all ten shapes.
 """
@@ -34,7 +34,7 @@ H = sys.modules.get("ptxlab_stages_de_host") or _load("ptxlab_stages_de_host", _
 
 NB = 16
 STAGE_SMEM = 2 * 22528 + 1024
-PIPELINE = _D / "tile_pipeline.cu"
+PIPELINE = H.PIPELINE
 E1_K = 512
 # default E2 subset: smallest K, two-batch, largest-M and largest-K shapes of the task.yml list (indices into GEMV_TESTS)
 E2_DEFAULT = (0, 7, 5, 6)

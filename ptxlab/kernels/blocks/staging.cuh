@@ -1,4 +1,4 @@
-// stages/D_mma/stage_helpers.cuh -- thin stage-side glue for stages D/E over the shared building blocks
+// ptxlab/kernels/blocks/staging.cuh -- glue for the D/E stages and the fused tcgen05 GEMV over the shared building blocks
 // (blocks/tmem.cuh, blocks/scales.cuh, blocks/mbarrier.cuh from Stages B/C/A), plus the SMEM staging loader that
 // stands in for the Stage A TMA load in these stages (documented in ptx_docs/stages_DE.md).
 #pragma once
