@@ -108,3 +108,15 @@ def test_choose_bn():
     assert G.choose_bn(7168) == 256 and G.choose_bn(384) == 128
     assert all(G.choose_bn(t["n"]) == 256 for t in gpumode.GEMM_TESTS)
     assert G.shared_bytes(256, 4) <= 232448
+
+
+def test_bounded_wait_build(dev):
+    """Hardware bring-up build (-DPTXLAB_WAIT_PROBES): same results with a generous probe limit; with a limit of one
+    probe a wait that has to block gives up and the launch ends with a trap instead of hanging."""
+    seed = fresh_seed()
+    p = gpumode.generate_gemm(128, 256, 768, 1, seed)
+    c = G.nvfp4_gemm(dev, p, stages=2, wait_probes=1 << 22)
+    assert not gpumode.check_close(c, gpumode.reference_gemm(p)), f"seed={seed}"
+    assert (c.view(np.uint16) == model_c(p).view(np.uint16)).all(), f"seed={seed}"
+    with pytest.raises(Exception, match="trap"):
+        G.nvfp4_gemm(dev, p, stages=2, wait_probes=1)

@@ -56,6 +56,17 @@ constexpr u32 NUM_THREADS = 192;
 constexpr u32 EPI_WARP0 = 2;
 constexpr u32 EPI_COLS = 16;                  // columns per epilogue tcgen05.ld (blocks/epilogue.cuh ld_32x32b<16>)
 
+// Barrier wait. Default: unbounded spin (blocks/mbarrier.cuh mbar_wait; the emulator reports a lost arrive as a
+// deadlock). With -DPTXLAB_WAIT_PROBES=n (hardware bring-up) a wait gives up after n try_wait probes and traps, so a
+// protocol error ends the launch with an error instead of hanging the GPU.
+__device__ __forceinline__ void wait(u32 bar, u32 parity) {
+#ifdef PTXLAB_WAIT_PROBES
+  if (!mbar_wait_bounded(bar, parity, PTXLAB_WAIT_PROBES)) __trap();
+#else
+  mbar_wait(bar, parity);
+#endif
+}
+
 template <u32 BN> struct Cfg {
   static_assert(BN % 128 == 0 && BN <= 256, "BN: 128 or 256 (SFB blocks cover 128 N rows; UMMA N <= 256)");
   static constexpr u32 A_BYTES = BM * BK_BYTES;                  // 16 KiB
@@ -116,7 +127,7 @@ __device__ __forceinline__ void run(const TmaDesc* tm_a, const TmaDesc* tm_b, co
       PipeState<S> ps;
       for (u32 kb = 0; kb < num_kb; ++kb, ps.advance()) {
         const u32 full = smem_u32(&full_bar[ps.stage]);
-        mbar_wait(smem_u32(&empty_bar[ps.stage]), ps.phase ^ 1u);
+        wait(smem_u32(&empty_bar[ps.stage]), ps.phase ^ 1u);
         mbar_arrive_expect_tx(full, C::TX_BYTES);
         const u32 dst = base + ps.stage * C::STAGE_BYTES;
         tma_load_3d(dst, tm_a, full, (int)(kb * BK_BYTES), (int)(m_tile * BM), (int)l);
@@ -138,7 +149,7 @@ __device__ __forceinline__ void run(const TmaDesc* tm_a, const TmaDesc* tm_b, co
       PipeState<S> ps;
       for (u32 kb = 0; kb < num_kb; ++kb, ps.advance()) {
         const u32 s = ps.stage;
-        mbar_wait(smem_u32(&full_bar[s]), ps.phase);
+        wait(smem_u32(&full_bar[s]), ps.phase);
         tmem_fence_after_sync();
         const u32 sa = base + s * C::STAGE_BYTES, sb = sa + C::A_BYTES;
         const u32 ssfa = sb + C::B_BYTES, ssfb = ssfa + C::SFA_BYTES;
@@ -163,7 +174,7 @@ __device__ __forceinline__ void run(const TmaDesc* tm_a, const TmaDesc* tm_b, co
     __syncwarp();
   } else {
     // ------------------------------------------------------------------ epilogue (warps 2..5 -> lane quarters 2,3,0,1)
-    mbar_wait(smem_u32(&acc_full), 0u);
+    wait(smem_u32(&acc_full), 0u);
     unsigned short* c_tile = c + n_tile * BN;
 #pragma unroll 1
     for (u32 n0 = 0; n0 < BN; n0 += EPI_COLS)

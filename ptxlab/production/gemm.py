@@ -47,23 +47,30 @@ def _blocks_sha() -> str:
 
 
 @lru_cache(maxsize=None)
-def _compile(bn: int, stages: int, sha: str) -> Any:
+def _compile(bn: int, stages: int, wait_probes: int, sha: str) -> Any:
     import ptxlab
     from ptxlab.kernels import KERNELS_DIR, read
 
-    return ptxlab.compile(read(KERNEL_FILE), arch="sm_100a", name=f"nvfp4_gemm_tcgen05_bn{bn}_s{stages}.cu",
-                          options=(f"-DGEMM_BN={bn}", f"-DGEMM_STAGES={stages}", f"-DPTXLAB_BLOCKS_SHA=0x{sha}"),
+    opts = [f"-DGEMM_BN={bn}", f"-DGEMM_STAGES={stages}", f"-DPTXLAB_BLOCKS_SHA=0x{sha}"]
+    if wait_probes:
+        opts.append(f"-DPTXLAB_WAIT_PROBES={wait_probes}u")
+    tag = f"nvfp4_gemm_tcgen05_bn{bn}_s{stages}" + (f"_w{wait_probes}" if wait_probes else "")
+    return ptxlab.compile(read(KERNEL_FILE), arch="sm_100a", name=f"{tag}.cu", options=tuple(opts),
                           include_dirs=[KERNELS_DIR])
 
 
-def compile_gemm(bn: int = 256, stages: Optional[int] = None) -> Any:
-    """The sm_100a module for a 128 x bn tile (bn 128 or 256) with a `stages`-deep TMA ring (cached per process)."""
+def compile_gemm(bn: int = 256, stages: Optional[int] = None, wait_probes: int = 0) -> Any:
+    """The sm_100a module for a 128 x bn tile (bn 128 or 256) with a `stages`-deep TMA ring (cached per process).
+    wait_probes > 0: every mbarrier wait traps after that many failed try_wait probes (hardware bring-up: an error
+    instead of a hung GPU); 0: unbounded waits."""
     if bn not in (128, 256):
         raise ValueError(f"nvfp4 GEMM: BN={bn} must be 128 or 256")
     s = DEFAULT_STAGES[bn] if stages is None else int(stages)
     if s < 2:
         raise ValueError("nvfp4 GEMM: at least 2 pipeline stages")
-    return _compile(bn, s, _blocks_sha())
+    if not 0 <= int(wait_probes) < 2**32:
+        raise ValueError("nvfp4 GEMM: wait_probes must fit in 32 bits")
+    return _compile(bn, s, int(wait_probes), _blocks_sha())
 
 
 def choose_bn(n: int) -> int:
@@ -114,11 +121,12 @@ def _sf_physical(sf_perm: np.ndarray) -> np.ndarray:
 
 
 def nvfp4_gemm(dev: Any, problem: Any, *, bn: Optional[int] = None, stages: Optional[int] = None,
-               module: Optional[Any] = None, report: Optional[Dict[str, Any]] = None) -> np.ndarray:
+               module: Optional[Any] = None, report: Optional[Dict[str, Any]] = None,
+               wait_probes: int = 0) -> np.ndarray:
     """Run the GEMM on `dev` (a ptxlab Device that runs sm_100a) for a gpu-mode problem; returns c (M, N, L) fp16.
 
     bn: tile N (default choose_bn(N)); stages: ring depth (default DEFAULT_STAGES[bn]); module: a compiled module
-    from compile_gemm(bn, stages). If `report` is a dict it receives bn, stages, grid, shared_bytes, tx_bytes and
+    from compile_gemm(bn, stages); wait_probes: see compile_gemm. If `report` is a dict it receives bn, stages, grid, shared_bytes, tx_bytes and
     the blocks report (graduated blocks used)."""
     p = problem
     m, n, k, l = p.m, p.n, p.k, p.l
@@ -127,7 +135,7 @@ def nvfp4_gemm(dev: Any, problem: Any, *, bn: Optional[int] = None, stages: Opti
     check_shape(m, n, k, l, bn)
     if p.b.shape[0] != n:
         raise ValueError(f"nvfp4 GEMM: b has {p.b.shape[0]} rows, expected N={n}")
-    mod = compile_gemm(bn, s) if module is None else module
+    mod = compile_gemm(bn, s, wait_probes) if module is None else module
     kbytes = k // 2
     a_h, b_h = _physical(p.a), _physical(p.b)
     sfa_h, sfb_h = _sf_physical(p.sfa_permuted), _sf_physical(p.sfb_permuted)
