@@ -120,3 +120,21 @@ def test_bounded_wait_build(dev):
     assert (c.view(np.uint16) == model_c(p).view(np.uint16)).all(), f"seed={seed}"
     with pytest.raises(Exception, match="trap"):
         G.nvfp4_gemm(dev, p, stages=2, wait_probes=1)
+
+
+def test_refuses_device_without_sm100():
+    from ptxlab.errors import DeviceUnavailable
+
+    class NoSm100:
+        def arch_supported(self, arch):
+            return arch != "sm_100a"
+
+        def describe(self):
+            return "fake sm_90 device"
+
+        def __getattr__(self, name):  # nothing else may be touched
+            raise AssertionError(f"wrapper used dev.{name} on a device it should refuse")
+
+    p = gpumode.generate_gemm(128, 256, 256, 1, fresh_seed())
+    with pytest.raises(DeviceUnavailable, match="sm_100a"):
+        G.nvfp4_gemm(NoSm100(), p)

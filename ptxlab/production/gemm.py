@@ -128,6 +128,12 @@ def nvfp4_gemm(dev: Any, problem: Any, *, bn: Optional[int] = None, stages: Opti
     bn: tile N (default choose_bn(N)); stages: ring depth (default DEFAULT_STAGES[bn]); module: a compiled module
     from compile_gemm(bn, stages); wait_probes: see compile_gemm. If `report` is a dict it receives bn, stages, grid, shared_bytes, tx_bytes and
     the blocks report (graduated blocks used)."""
+    if hasattr(dev, "arch_supported") and not dev.arch_supported("sm_100a"):
+        from ptxlab.errors import DeviceUnavailable
+
+        desc = dev.describe() if hasattr(dev, "describe") else repr(dev)
+        raise DeviceUnavailable(f"nvfp4 GEMM (tcgen05) needs an sm_100a device or the emulator; {desc} cannot run "
+                                "sm_100a code")
     p = problem
     m, n, k, l = p.m, p.n, p.k, p.l
     bn = choose_bn(n) if bn is None else int(bn)
