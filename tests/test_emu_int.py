@@ -2,7 +2,8 @@
 
 Kernels live in tests/kernels/int_*.cu (inline PTX, rerunnable on a GPU for a bit-exact comparison).  Inputs are
 fresh random draws mixed with edge values (0, ±1, INT_MIN/MAX, shift counts around the width); outputs are poisoned.
-Division by zero follows the emulator's documented choice (all ones, ops_int.build_divrem), UNCONFIRMED on hardware.
+Division by zero gives all ones (ops_int.build_divrem), as the H100 does (H100 80GB HBM3, driver 580.159.04,
+2026-11-22, corpus seed 20261122).
 """
 from __future__ import annotations
 
@@ -72,8 +73,14 @@ def bfind(a, signed, bits, shiftamt):
     return bits - 1 - d if shiftamt else d
 
 
+# bfe/bfi pos and len: PTX ISA 9.7.1.19/20 takes them mod 256; the H100 does so for the 32-bit forms but uses the full
+# 32-bit unsigned pos/len for the 64-bit forms (H100 80GB HBM3, driver 580.159.04, 2026-11-22, corpus seed 20261122:
+# int_ops64 bfe_u64/bfe_s64/bfi_b64 on 256 inputs).  sbit index min(pos+len-1, msb) without 32-bit wrap-around.
+BF_FIELD_MASK = {32: 0xFF, 64: M32}
+
+
 def bfe(a, pos, ln, signed, bits):
-    pos, ln = pos & 0xFF, ln & 0xFF
+    pos, ln = pos & BF_FIELD_MASK[bits], ln & BF_FIELD_MASK[bits]
     sbit = 0 if (not signed or ln == 0) else (a >> min(pos + ln - 1, bits - 1)) & 1
     d = 0
     for i in range(bits):
@@ -83,7 +90,7 @@ def bfe(a, pos, ln, signed, bits):
 
 
 def bfi(a, b, pos, ln, bits):
-    pos, ln = pos & 0xFF, ln & 0xFF
+    pos, ln = pos & BF_FIELD_MASK[bits], ln & BF_FIELD_MASK[bits]
     f = b
     i = 0
     while i < ln and pos + i <= bits - 1:
@@ -94,6 +101,10 @@ def bfi(a, b, pos, ln, bits):
 
 def fns(mask, base, offset):
     offset = s32(offset)
+    if offset == -2**31:
+        # PTX ISA: not found -> 0xffffffff; the H100 returns 0 for offset INT_MIN (any mask, base 0..31): H100 80GB
+        # HBM3, driver 580.159.04, 2026-11-22, corpus seed 20261122 (int_ops32 fns_b32).
+        return 0
     if offset == 0:
         return base if (mask >> base) & 1 else M32
     pos, count, inc = base, abs(offset) - 1, (1 if offset > 0 else -1)

@@ -378,8 +378,10 @@ def build_divrem(ins: ir.Instr, ctx: Ctx):
 
     Division by zero is 'unspecified, machine-specific' in PTX.  We return all ones (0xFFFF.., i.e. -1 for signed)
     for both div and rem of every width: the 32-bit SASS division sequence ends with
-    ``@!P LOP3.LUT Rd, RZ, Rdivisor, RZ, 0x33`` (Rd = ~0 when the divisor is 0).  UNCONFIRMED for 16/64-bit and for
-    rem: the H100 comparison of tests/kernels/int_divrem.cu settles it.  INT_MIN / -1 wraps to INT_MIN, INT_MIN % -1 = 0.
+    ``@!P LOP3.LUT Rd, RZ, Rdivisor, RZ, 0x33`` (Rd = ~0 when the divisor is 0).  Confirmed on the H100 for
+    div/rem .u32/.s32/.u64/.s64 and div.s16/rem.u16 (all ones for every zero divisor in the corpus: H100 80GB HBM3,
+    driver 580.159.04, 2026-11-22, corpus seed 20261122, int_ops32/int_ops64).  INT_MIN / -1 wraps to INT_MIN,
+    INT_MIN % -1 = 0.
     """
     ty = _ity(ins)
     if ty not in _SCALAR_INT:
@@ -554,7 +556,8 @@ def build_brev(ins: ir.Instr, ctx: Ctx):
 
 @handler("fns")
 def build_fns(ins: ir.Instr, ctx: Ctx):
-    """Find the n-th set bit (PTX ISA 9.7.1.17); base > 31 is undefined in PTX: we treat it as 'not found'."""
+    """Find the n-th set bit (PTX ISA 9.7.1.17); base > 31 is undefined in PTX: we treat it as 'not found'.
+    offset = INT_MIN gives 0 as on the H100 (see below), not the ISA's 0xffffffff."""
     mk = ctx.read(ins.args[1], "b32")
     base = ctx.read(ins.args[2], "u32")
     off = ctx.read(ins.args[3], "s32")
@@ -580,6 +583,12 @@ def build_fns(ins: ir.Instr, ctx: Ctx):
         zero = o == 0
         b0 = bs[:, 0]
         r = np.where(zero, np.where((b0 < 32) & ((msk >> np.minimum(b0, 31).astype(np.uint32)) & 1 == 1), b0, -1), r)
+        # offset = INT_MIN (|offset| = 2^31 set bits can never be found, PTX ISA: 0xffffffff): the H100 returns 0.
+        # ptxas expands fns into SASS that negates a negative offset (INT_MIN stays INT_MIN), compares popc < count
+        # *signed* (never true), and bit-reverses the found index from 31 (unsigned binary search ends at 31 -> 0).
+        # Measured: H100 80GB HBM3, driver 580.159.04, 2026-11-22, corpus seed 20261122 (int_ops32 fns_b32, 4 inputs
+        # with offset 0x80000000, any mask/base <= 31: all 0).
+        r = np.where(o == -2**31, 0, r)
         r = np.where(b0 > 31, -1, r)
         w(st, (r & 0xFFFFFFFF).astype(np.uint32), m)
     return run
@@ -601,6 +610,16 @@ def _mask_k(k, ut, bits):
     return np.where(k >= bits, allones, np.subtract(_shl_safe(ut.type(1), k, ut, bits), ut.type(1), dtype=ut))
 
 
+# pos/len operand bits that bfe/bfi use.  PTX ISA 9.7.1.19/20 says pos and len are taken mod 256 (bits 0..7) for
+# both widths.  That is what the H100 does for .b32/.u32/.s32, but for the 64-bit forms (which ptxas expands into a
+# shift sequence: there is no 64-bit BFE/BFI unit) it uses the *full* 32-bit pos and len as unsigned values: e.g.
+# bfe.u64 with pos=0, len=0x2e31d returns all of a (mod-256 rule: the low 29 bits), bfe.s64 with len=0x80000000 gives
+# a[63] replicated, bfi.b64 with len=0x100 inserts the whole field.  Measured: H100 80GB HBM3, driver 580.159.04,
+# 2026-11-22, corpus seed 20261122 (int_ops64 rows bfe_u64/bfe_s64/bfi_b64: all 256 inputs match this model;
+# the sign-bit index min(pos+len-1, 63) is computed without 32-bit wrap-around, which the same data confirm).
+_BF_FIELD_MASK = {32: 0xFF, 64: 0xFFFFFFFF}
+
+
 @handler("bfe")
 def build_bfe(ins: ir.Instr, ctx: Ctx):
     ty = _ity(ins)
@@ -615,10 +634,12 @@ def build_bfe(ins: ir.Instr, ctx: Ctx):
     c = ctx.read(ins.args[3], "u32")
     w = ctx.write(ins.args[0], ty)
 
+    fmask = _BF_FIELD_MASK[bits]
+
     def run(st, m):
         x = _full(a(st), st.T, ut)
-        pos = (np.asarray(b(st)) & 0xFF).astype(np.int64)
-        ln = (np.asarray(c(st)) & 0xFF).astype(np.int64)
+        pos = (np.asarray(b(st)).astype(np.int64) & fmask)
+        ln = (np.asarray(c(st)).astype(np.int64) & fmask)
         k = np.minimum(ln, np.maximum(bits - pos, 0))        # field bits that come from a
         pc = np.minimum(pos, bits - 1).astype(ut)
         msk = _mask_k(k, ut, bits)
@@ -644,11 +665,13 @@ def build_bfi(ins: ir.Instr, ctx: Ctx):
     d = ctx.read(ins.args[4], "u32")
     w = ctx.write(ins.args[0], ty)
 
+    fmask = _BF_FIELD_MASK[bits]
+
     def run(st, m):
         x = _full(a(st), st.T, ut)
         y = _full(b(st), st.T, ut)
-        pos = (np.asarray(c(st)) & 0xFF).astype(np.int64)
-        ln = (np.asarray(d(st)) & 0xFF).astype(np.int64)
+        pos = (np.asarray(c(st)).astype(np.int64) & fmask)
+        ln = (np.asarray(d(st)).astype(np.int64) & fmask)
         k = np.minimum(ln, np.maximum(bits - pos, 0))
         pc = np.minimum(pos, bits - 1).astype(ut)
         msk = _mask_k(k, ut, bits) << pc
