@@ -134,6 +134,35 @@ def _decode_float(bits, F: Fmt, ftz: bool = False):
     return neg, m, e, nan, inf
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# NaN results of float -> float cvt.  Without an .f64 operand the H100 returns the canonical NaN (f32 0x7FFFFFFF,
+# f16/bf16 0x7FFF: cvt.f32.f16, cvt.rn.bf16.f16, cvt.rni.f16.f16 on NaN inputs).  With an .f64 source or
+# destination (F2F.F64 / FRND.F64 on the hardware) the NaN keeps its sign and its payload, MSB-aligned (truncated
+# when narrowing, zero-extended when widening) and quieted: cvt.f64.f16 0xfe90 -> 0xfffa400000000000,
+# cvt.f64.f32 0xffc00001 -> 0xfff8000020000000, cvt.rn.f32.f64 0xfff0000000000001 -> 0xffc00000,
+# cvt.rn.f16.f64 / cvt.rp.bf16.f64 0x7ff8000000000000 -> 0x7e00 / 0x7fc0, cvt.rmi.f64.f64 keeps the quieted input.
+# Measured: H100 80GB HBM3, driver 580.159.04, 2026-11-22, corpus seed 20261122 (cvt_ops, float_edge).  The
+# narrowing direction was only seen with f64 payloads whose kept upper bits are zero (the truncation of non-zero
+# upper payload bits is inferred from the widening direction, which the data show bit for bit).
+# ---------------------------------------------------------------------------------------------------------------
+def _nan_keep_payload(bits, S: Fmt, D: Fmt):
+    """NaN source bits in format S -> quieted, sign- and payload-preserving NaN code in format D (uint64)."""
+    u = np.asarray(bits).astype(np.uint64)
+    frac = u & _U64((1 << S.mbits) - 1)
+    if D.mbits >= S.mbits:
+        pay = frac << _U64(D.mbits - S.mbits)
+    else:
+        pay = frac >> _U64(S.mbits - D.mbits)
+    neg = (u >> _U64(S.signbit)) & _U64(1)
+    return (neg << _U64(D.signbit)) | _U64(D.infcode) | _U64(1 << (D.mbits - 1)) | pay
+
+
+def _is_nan_bits(bits, S: Fmt):
+    u = np.asarray(bits).astype(np.uint64)
+    return (((u >> _U64(S.mbits)) & _U64((1 << S.ebits) - 1)) == _U64((1 << S.ebits) - 1)) & \
+        ((u & _U64((1 << S.mbits) - 1)) != _U64(0))
+
+
 def _decode_int(x, ty):
     x = np.asarray(x)
     if ty.startswith("s"):
@@ -367,6 +396,16 @@ def _build_scalar(ins, ctx, dty, aty):
         raise Unsupported(f"{ins.name}: .satfinite with a .{dty} destination (PTX ISA 9.7.9.21)")
     if relu and dty not in ("f16", "bf16"):
         raise Unsupported(f"{ins.name}: .relu with a .{dty} destination (PTX ISA 9.7.9.21)")
+    if aty in FLOATS and "f64" in (dty, aty) and not (sat or relu or satfinite):
+        S = FLOATS[aty]
+        raw = ctx.read(ins.args[1], f"b{BITS[aty]}")
+
+        def run_keep(st, m):
+            u = raw(st)
+            code = _encode(*_decode_float(u, S, ftz and aty == "f32"), F, mode, satfinite, relu, ftz, sat)
+            code = np.where(_is_nan_bits(u, S), _nan_keep_payload(u, S, F), code)
+            w(st, _bits_out(code, bits), m)
+        return run_keep
     return lambda st, m: w(st, _bits_out(_encode(*src(st), F, mode, satfinite, relu, ftz, sat), bits), m)
 
 
@@ -383,11 +422,18 @@ def _fast_path(ins, ctx, dty, aty, mode, modifiers, w):
         ut = np.dtype(f"u{BITS[dty] // 8}")
         nanc = ut.type(FLOATS[dty].nancode)
 
+        keep = "f64" in pair
+
         def run(st, m):
             x = np.asarray(r(st)).view(sdt) if np.ndim(r(st)) else np.asarray(r(st)).astype(sdt)
             with np.errstate(over="ignore", invalid="ignore"):
                 y = x.astype(ddt).view(ut)
-            w(st, np.where(np.isnan(x), nanc, y), m)
+            if keep:     # NaN keeps sign and payload through an .f64 cvt (H100, see _nan_keep_payload)
+                nanv = _nan_keep_payload(np.atleast_1d(x).view(np.dtype(f"u{BITS[aty] // 8}")), FLOATS[aty],
+                                         FLOATS[dty]).astype(ut).reshape(np.shape(x))
+                w(st, np.where(np.isnan(x), nanv, y), m)
+            else:
+                w(st, np.where(np.isnan(x), nanc, y), m)
         return run
     if dty in ("f32", "f64") and aty in ("s32", "u32", "s16", "u16", "s8", "u8"):
         r = ctx.read(ins.args[1], aty)
@@ -429,7 +475,10 @@ def _build_round_integral(ins, ctx, F, mode, ftz, sat, w):
             out = (y.astype(np.float32).view(np.uint32) >> np.uint32(16)).astype(ut)
         else:
             out = np.asarray(y).view(ut)
-        w(st, np.where(np.isnan(x), nanc, out), m)
+        if F is F64:     # FRND.F64 returns the quieted NaN input (H100, see _nan_keep_payload)
+            w(st, np.where(np.isnan(x), u | ut.type(1 << 51), out), m)
+        else:
+            w(st, np.where(np.isnan(x), nanc, out), m)
     return run
 
 
