@@ -197,8 +197,11 @@ def _half_in(rng):
 
 
 # .approx: outputs split by op and input domain so that each gets the bound of ptx_docs/emulator_approximations.md
+# lg2_near1: PTX ISA bound 2^-22.6 (hardware vs exact) + the emulator's own error, 1/2 ulp of a result in [0.5, 1)
+# = 2^-25, i.e. 1.871e-7 (the former 1.7e-7 used 2^-26, the half ulp of results below 0.5; the H100 run of
+# 2026-11-22, seed 20261122, has two lanes at 1.79e-7 = 3 ulp, within the corrected bound).
 APPROX_MODES = {"rcp": "approx:1", "sqrt": "approx:2", "rsqrt": "approx:3", "ex2": "approx:2",
-                "lg2_near1": "abs:1.7e-7", "lg2_far": "approx:4", "sin_pi": "abs:5.2e-7", "sin_wide": "bounded:1",
+                "lg2_near1": "abs:1.88e-7", "lg2_far": "approx:4", "sin_pi": "abs:5.2e-7", "sin_wide": "bounded:1",
                 "cos_pi": "abs:5.2e-7", "cos_wide": "bounded:1", "tanh": "rel:4.9e-4", "rcp_ftz": "approx:1",
                 "ex2_ftz": "approx:2", "testp": "exact"}
 
