@@ -217,15 +217,42 @@ def test_narrow_inner_box_rows_sit_one_span_apart(rng) -> None:
 
 def test_narrow_unmeasured_or_illegal_inner_boxes() -> None:
     zero = lambda a, n: bytes(n)  # noqa: E731
-    with pytest.raises(TmaUnconfirmed, match="not measured"):
-        plan_tensor_load(spec2d(box=[16, 8], swizzle="128B"), [0, 0], 0x400, zero)
-    with pytest.raises(TmaUnconfirmed, match="not measured"):
+    with pytest.raises(TmaUnconfirmed, match="Blackwell"):
         plan_tensor_load(spec2d(box=[64, 8], swizzle="128B_ATOM_32B"), [0, 0], 0x400, zero)
-    with pytest.raises(TmaError, match="ILLEGAL_INSTRUCTION") as ei:
-        plan_tensor_load(spec2d(box=[16, 8], swizzle="32B"), [0, 0], 0x400, zero)
-    assert not isinstance(ei.value, TmaUnconfirmed)
+    # the H100 rule: a narrow inner box must be a multiple of 32 B; every other one faults (ILLEGAL_INSTRUCTION)
+    for sw, inner in [("32B", 16), ("64B", 16), ("64B", 48), ("128B", 16), ("128B", 48), ("128B", 80),
+                      ("128B", 112)]:
+        with pytest.raises(TmaError, match="ILLEGAL_INSTRUCTION") as ei:
+            plan_tensor_load(spec2d(box=[inner, 8], swizzle=sw), [0, 0], 0x400, zero)
+        assert not isinstance(ei.value, TmaUnconfirmed)
+        assert ("observed for this very pair" in str(ei.value)) == ((sw, inner) in tm.NARROW_ILLEGAL), (sw, inner)
+    for sw, inner in [("64B", 32), ("128B", 32), ("128B", 64), ("128B", 96)]:
+        assert tm.narrow_inner_legal(sw, inner) and (sw, inner) in tm.NARROW_CONFIRMED
+        plan_tensor_load(spec2d(box=[inner, 8], swizzle=sw), [0, 0], 0x400, zero)
+    # rule vs every measured pair
+    assert not any(tm.narrow_inner_legal(*k) for k in tm.NARROW_ILLEGAL)
+    assert all(tm.narrow_inner_legal(*k) for k in tm.NARROW_CONFIRMED | tm.NARROW_STORE_CONFIRMED)
+    # narrow stores: measured pairs run, other legal pairs are unconfirmed, illegal inner boxes are errors
+    plan_tensor_store(spec2d(box=[64, 8], swizzle="128B"), [0, 0], 0x400)
+    plan_tensor_store(spec2d(box=[32, 8], swizzle="64B"), [0, 0], 0x400)
     with pytest.raises(TmaUnconfirmed, match="store"):
-        plan_tensor_store(spec2d(box=[64, 8], swizzle="128B"), [0, 0], 0x400)
+        plan_tensor_store(spec2d(box=[96, 8], swizzle="128B"), [0, 0], 0x400)
+    with pytest.raises(TmaError, match="multiple of 32"):
+        plan_tensor_store(spec2d(box=[48, 8], swizzle="128B"), [0, 0], 0x400)
+
+
+def test_narrow_store_reads_rows_one_span_apart(rng) -> None:
+    """H100-measured (run 2): a narrow store reads shared row r from src + r * span, swizzled by address."""
+    for sw, inner in sorted(tm.NARROW_STORE_CONFIRMED):
+        span = tm.swizzle_span(sw)
+        spec = spec2d(global_shape=[256, 16], global_strides=[256], box=[inner, 5], swizzle=sw)
+        plan = plan_tensor_store(spec, [16, 3], 0x800)
+        exp_s, exp_g = [], []
+        for r in range(5):
+            for b in range(inner):
+                exp_s.append(ref_swz(sw, 0x800 + r * span + b))
+                exp_g.append(GBASE + (3 + r) * 256 + 16 + b)
+        assert list(plan.smem_addrs) == exp_s and list(plan.gmem_addrs) == exp_g, (sw, inner)
 
 
 def test_nan_fill_needs_a_measured_pattern(rng, monkeypatch) -> None:
@@ -381,3 +408,47 @@ def test_h100_run2_tx_replays_through_the_emulator() -> None:
         assert int(res["info"][0]) == int(z[f"{case.name}:info"][0]), case.name
         if int(res["info"][0]):
             assert np.array_equal(res["image"], z[f"{case.name}:image"]), case.name
+
+
+def test_h100_run2_narrow_loads_and_stores_replay_through_the_model() -> None:
+    """Every narrow case of run 2: images (loads: shared window, stores: global buffer) bit for bit, and a TmaError
+    (not TmaUnconfirmed) for every case that faulted on the H100. Checks the multiple-of-32 rule on all of them."""
+    kit, z, cases = _run2_cases("narrow/")
+    ran, faulted = [], []
+    for case in cases:
+        hw_err = str(z[f"{case.name}:error"])
+        inner = case.box[0] * kit.BITS[case.dtype] // 8
+        assert tm.narrow_inner_legal(case.swizzle, inner) == (not hw_err), case.name
+        if hw_err:
+            assert "ILLEGAL_INSTRUCTION" in hw_err, hw_err
+            with pytest.raises(TmaError) as ei:
+                kit.run_model(case)
+            assert not isinstance(ei.value, TmaUnconfirmed), case.name
+            faulted.append(case.name)
+            continue
+        res = kit.run_model(case)
+        hw = z[f"{case.name}:image"]
+        assert res["image"].shape == hw.shape and np.array_equal(res["image"], hw), case.name
+        if case.kind == "load":
+            assert int(res["info"][0]) == int(z[f"{case.name}:info"][0]) == 1, case.name
+        ran.append(case.name)
+    assert len(ran) == 12 and len(faulted) == 6
+    assert "narrow/128B/inner96/in" in ran and sum("store" in n for n in ran) == 4
+
+
+def test_h100_run2_narrow_loads_and_stores_replay_through_the_emulator() -> None:
+    import ptxlab
+
+    kit, z, cases = _run2_cases("narrow/")
+    dev = ptxlab.open_device("emu")
+    n = 0
+    for case in cases:
+        hw_err = str(z[f"{case.name}:error"])
+        res = kit.run_one("emu", case, 64, dev)
+        if hw_err:
+            assert "ILLEGAL_INSTRUCTION" in res["error"] and "multiple of 32" in res["error"], case.name
+            continue
+        assert res["error"] == "", (case.name, res["error"])
+        assert np.array_equal(res["image"], z[f"{case.name}:image"]), case.name
+        n += 1
+    assert n == 12

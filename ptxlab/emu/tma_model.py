@@ -6,12 +6,12 @@ padding), 5.5.7 (swizzle), 9.7.9.25.4.1 (cp.async.bulk), 9.7.9.25.5 (cp.async.bu
 Load (global -> shared): the box is read element by element at coordinates ``coords[d] + i * element_strides[d]``
 (dims >= 1; dim 0 ignores its element stride without interleave), ``ceil(box[d] / element_strides[d])`` elements per
 dim, written to shared memory with dim 0 innermost (rows dense, or one swizzle span apart when the inner box is narrower
-than the span: H100-measured, NARROW_CONFIRMED), then every byte address is permuted by the swizzle of the
-absolute shared address (ptxlab.emu.swizzle). Out-of-bound elements are filled with zeros, or with the OOB-NaN pattern
+than the span: H100-measured, see NARROW_CONFIRMED; such a box must be a multiple of 32 B), then every byte address is
+permuted by the swizzle of the absolute shared address (ptxlab.emu.swizzle). Out-of-bound elements are filled with zeros, or with the OOB-NaN pattern
 for oob_fill='nan' (bit pattern UNCONFIRMED: raises until measured, see OOB_NAN_BITS). ALIGN16B types leave their
 gap bytes unwritten (PTX 5.5.1.1: "The padded region that gets added is un-initialized").
 
-Store (shared -> global): the inverse walk; out-of-bound elements are not written.
+Store (shared -> global): the inverse walk, same row pitch; out-of-bound elements are not written.
 
 complete_tx byte count of a load: the full box size in shared memory, also for partially and fully out-of-bound
 boxes. No PTX sentence states it (ptx_facts §9, UNCONFIRMED #10); CUTLASS and DeepGEMM rely on it (they always
@@ -117,13 +117,30 @@ class BoxGeometry:
         return n
 
 
-# Inner boxes narrower than the swizzle span (ptx_facts UNCONFIRMED #3), settled on an H100 on 2026-11-22
-# (tests/fidelity/tma, probe 'narrow'; replayed by tests/test_tma_model.py from tests/fidelity/tma/data/): every box row
-# occupies one full span of shared memory (row pitch = span, the bytes past the inner box are left untouched), and the
-# swizzle is the usual function of the absolute shared address. Measured (mode, inner box bytes) pairs only:
-NARROW_CONFIRMED: frozenset[tuple[str, int]] = frozenset({("128B", 64), ("128B", 32), ("64B", 32)})
-# Faulted on the H100 (CUDA_ERROR_ILLEGAL_INSTRUCTION at the cp.async.bulk.tensor, 2026-11-22, probe narrow/32B/inner16).
-NARROW_ILLEGAL: frozenset[tuple[str, int]] = frozenset({("32B", 16)})
+# Inner boxes narrower than the swizzle span (ptx_facts UNCONFIRMED #3), settled on an H100 (2026-11-22, driver
+# 580.159.04, two runs of tests/fidelity/tma probe 'narrow'; replayed by tests/test_tma_model.py from
+# tests/fidelity/tma/data/):
+#   * layout: every box row occupies one full span of shared memory (row pitch = span, the bytes past the inner box are
+#     left untouched), and the swizzle is the usual function of the absolute shared address. Stores use the same
+#     layout in the other direction (shared row r at src + r * span, swizzled).
+#   * legality: a narrow inner box runs iff its byte size is a multiple of NARROW_INNER_GRANULE = 32. Every recorded
+#     case agrees: ran 128B x 32/64/96 B and 64B x 32 B; CUDA_ERROR_ILLEGAL_INSTRUCTION at the cp.async.bulk.tensor
+#     (cuTensorMapEncodeTiled accepts the map) for 128B x 16/48 B, 64B x 16/48 B and 32B x 16 B. The legal side of the
+#     rule is measured completely (32, 64, 96 are all the multiples of 32 below 128); its illegal side is a prediction
+#     for 128B x 80/112 B only. Rejected alternatives: "power of two" (96 ran), "at least 32 B" (48 faulted).
+#   * the ATOM sub-modes (128B_ATOM_*) are Blackwell encodings the H100 rejects: narrow boxes there stay unconfirmed.
+NARROW_INNER_GRANULE = 32
+NARROW_MODES = ("32B", "64B", "128B")
+# Measured on the H100 (mode, inner box bytes): loads that ran, narrow stores that ran, loads that faulted.
+NARROW_CONFIRMED: frozenset[tuple[str, int]] = frozenset({("128B", 96), ("128B", 64), ("128B", 32), ("64B", 32)})
+NARROW_STORE_CONFIRMED: frozenset[tuple[str, int]] = frozenset({("128B", 64), ("64B", 32)})
+NARROW_ILLEGAL: frozenset[tuple[str, int]] = frozenset({("32B", 16), ("128B", 16), ("128B", 48), ("64B", 16),
+                                                          ("64B", 48)})
+
+
+def narrow_inner_legal(swizzle: str, inner_bytes: int) -> bool:
+    """The H100 rule for an inner box narrower than the swizzle span of a 32B/64B/128B mode (see NARROW_CONFIRMED)."""
+    return inner_bytes % NARROW_INNER_GRANULE == 0
 
 
 def _narrow(spec: TensorMapSpec) -> bool:
@@ -131,24 +148,36 @@ def _narrow(spec: TensorMapSpec) -> bool:
     return bool(span) and spec.box_inner_bytes < span
 
 
-def _check_supported(spec: TensorMapSpec) -> None:
+def _check_supported(spec: TensorMapSpec, *, store: bool = False) -> None:
     if spec.interleave != "none":
         raise TmaError(f"tensor map interleave={spec.interleave}: interleaved layouts (PTX ISA 5.5.6, NC/8DHWC8) are "
                        "not implemented in the emulator; use interleave='none'")
+    if not _narrow(spec):
+        return
     span = swizzle_span(spec.swizzle)
-    key = (spec.swizzle, spec.box_inner_bytes)
-    if key in NARROW_ILLEGAL:
-        raise TmaError(
-            f"inner box of {spec.box_inner_bytes} B with swizzle {spec.swizzle}: the H100 (sm_90, driver 580.159.04, "
-            "2026-11-22) faults with CUDA_ERROR_ILLEGAL_INSTRUCTION at this cp.async.bulk.tensor although "
-            "cuTensorMapEncodeTiled accepts the tensor map (tests/fidelity/tma probe narrow/32B/inner16); use an "
-            f"inner box of {span} B")
-    if span and spec.box_inner_bytes != span and key not in NARROW_CONFIRMED:
+    inner = spec.box_inner_bytes
+    key = (spec.swizzle, inner)
+    if spec.swizzle not in NARROW_MODES:
         raise TmaUnconfirmed(
-            f"inner box of {spec.box_inner_bytes} B is narrower than the {spec.swizzle} swizzle span of {span} B: "
-            "hardware puts each box row at a pitch of one span (measured on an H100 for 128B with 64/32 B and 64B "
-            f"with 32 B only, ptx_docs/tma.md); {spec.box_inner_bytes} B with {spec.swizzle} is not measured yet; "
-            f"make box[0] * element size == {span} B, or measure it with tests/fidelity/tma (probe 'narrow')")
+            f"inner box of {inner} B is narrower than the {spec.swizzle} swizzle span of {span} B: narrow boxes are "
+            "measured on an H100 for the 32B/64B/128B modes only (row pitch = span, inner bytes a multiple of 32); "
+            f"{spec.swizzle} is a Blackwell encoding the H100 rejects, so its narrow layout is not measured; make "
+            f"box[0] * element size == {span} B")
+    if not narrow_inner_legal(spec.swizzle, inner):
+        seen = ("observed for this very pair" if key in NARROW_ILLEGAL else
+                "predicted by the rule; this pair itself is not measured")
+        raise TmaError(
+            f"inner box of {inner} B with swizzle {spec.swizzle} (span {span} B): an inner box narrower than the span "
+            f"must be a multiple of {NARROW_INNER_GRANULE} B. The H100 (sm_90, driver 580.159.04, 2026-11-22) faults "
+            "with CUDA_ERROR_ILLEGAL_INSTRUCTION at such a cp.async.bulk.tensor although cuTensorMapEncodeTiled "
+            f"accepts the tensor map ({seen}; faulted: 128B x 16/48 B, 64B x 16/48 B, 32B x 16 B; ran: 128B x "
+            f"32/64/96 B, 64B x 32 B; tests/fidelity/tma probe 'narrow'). Use an inner box of "
+            f"{', '.join(str(k) for k in range(NARROW_INNER_GRANULE, span + 1, NARROW_INNER_GRANULE))} B")
+    if store and key not in NARROW_STORE_CONFIRMED:
+        raise TmaUnconfirmed(
+            f"TMA store of a {inner}-B inner box with swizzle {spec.swizzle} (narrower than the span): narrow stores "
+            "are measured on an H100 for 128B x 64 B and 64B x 32 B only (row pitch = span, as for loads); measure "
+            "this pair with tests/fidelity/tma (probe 'narrow', store cases) or use box[0] * element size == span")
 
 
 def box_geometry(spec: TensorMapSpec) -> BoxGeometry:
@@ -333,19 +362,17 @@ class TmaStorePlan:
 
 
 def plan_tensor_store(spec: TensorMapSpec, coords: Sequence[int], src: int) -> TmaStorePlan:
-    """Shared -> global tile-mode store (.global.shared::cta.bulk_group); out-of-bound elements are not written."""
-    _check_supported(spec)
+    """Shared -> global tile-mode store (.global.shared::cta.bulk_group); out-of-bound elements are not written.
+
+    Narrow swizzled boxes read shared row r at ``src + r * span`` (the load layout), H100-measured for
+    NARROW_STORE_CONFIRMED."""
+    _check_supported(spec, store=True)
     if spec.dtype == "16U4_ALIGN16B":
         raise TmaError("16U4_ALIGN16B (.b4x16_p64) cannot be stored: PTX ISA 9.7.9.25.5.1 forbids the "
                        ".global.shared::cta direction for it")
     if spec.dtype == "16U6_ALIGN16B":
         raise TmaUnconfirmed("16U6_ALIGN16B store uses the .b6p2x16 shared layout (PTX 5.5.1.1), which the "
                              "emulator does not model; store bytes instead")
-    if _narrow(spec):
-        raise TmaUnconfirmed(
-            f"TMA store of a {spec.box_inner_bytes}-B inner box with swizzle {spec.swizzle} (narrower than the span): "
-            "the load layout is measured (row pitch = span), the store is not yet; measure it with tests/fidelity/tma "
-            "(probe 'narrow', store cases) or use box[0] * element size == span")
     _check_smem(spec, src, "cp.async.bulk.tensor shared source")
     c = _check_coords(spec, coords, store=True)
     s_parts: list[npt.NDArray[np.int64]] = []

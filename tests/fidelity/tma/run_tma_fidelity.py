@@ -14,7 +14,9 @@ Probes (``--probes``, default all):
             the bytes the hardware counted (no intermediate tx==0 crossing can complete it). Run with E = full box,
             in-bound bytes and full-16: exactly one should complete; compare prints the verdict.
   narrow  : inner box narrower than the swizzle span (UNCONFIRMED #3): the hardware image shows the layout; loads
-            for 128B x 64/48/32/16 B, 64B x 48/32/16 B, 32B x 16 B, and stores for the measured pairs.
+            for 128B x 112/96/80/64/48/32/16 B, 64B x 48/32/16 B, 32B x 16 B, and stores for 128B x 32/64/96 B and
+            64B x 32 B (H100 rule so far: legal iff inner bytes % 32 == 0; 128B x 80/112 and the 128B x 32/96
+            stores are not measured yet).
   nanfill : oob_fill='nan' on FLOAT16/FLOAT32: the OOB-NaN bit pattern (tma_model.OOB_NAN_BITS).
   store   : TMA store, in bounds and partially OOB (OOB elements must not be written).
   align   : destination offsets 16..512 B off a 1024-B boundary (UNCONFIRMED #7).
@@ -166,8 +168,10 @@ def build_cases(seed: int, probes: set[str], quick: bool) -> list[Case]:
                 add("narrow", f"narrow/{sw}/inner{inner}/{pos}", "UINT8", sw, 2, pos, inner_bytes=inner)
         for sw, inner in (("128B", 16), ("128B", 48), ("128B", 96), ("64B", 16), ("64B", 48)):   # unmeasured
             add("narrow", f"narrow/{sw}/inner{inner}/in", "UINT8", sw, 2, "in", inner_bytes=inner)
+        for sw, inner in (("128B", 80), ("128B", 112)):     # the multiple-of-32 rule predicts faults (unmeasured)
+            add("narrow", f"narrow/{sw}/inner{inner}/in", "UINT8", sw, 2, "in", inner_bytes=inner)
         add("narrow", "narrow/128B/inner64/3d/in", "UINT8", "128B", 3, "in", inner_bytes=64)
-        for sw, inner in (("128B", 64), ("64B", 32)):                                           # narrow stores
+        for sw, inner in (("128B", 64), ("64B", 32), ("128B", 32), ("128B", 96)):               # narrow stores
             for pos in ("in", "hi"):
                 add("narrow", f"narrow/store/{sw}/inner{inner}/{pos}", "UINT8", sw, 2, pos, inner_bytes=inner,
                     kind="store")
