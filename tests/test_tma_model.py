@@ -256,12 +256,13 @@ def test_narrow_store_reads_rows_one_span_apart(rng) -> None:
 
 
 def test_nan_fill_needs_a_measured_pattern(rng, monkeypatch) -> None:
-    spec = spec2d(dtype="FLOAT16", global_shape=[64, 8], box=[64, 8], swizzle="128B", oob_fill="nan")
+    assert tm.OOB_NAN_BITS["FLOAT16"] == 0x7FF7 and tm.OOB_NAN_BITS["FLOAT32"] == 0x7FF77FF7   # H100, run 2
+    spec = spec2d(dtype="BFLOAT16", global_shape=[64, 8], box=[64, 8], swizzle="128B", oob_fill="nan")
     gmem = rng.integers(1, 256, size=4096, dtype=np.uint8)
     plan_tensor_load(spec, [0, 0], 0x400, reader(gmem))          # fully in bounds: fine
     with pytest.raises(TmaUnconfirmed, match="OOB-NaN"):
         plan_tensor_load(spec, [0, 5], 0x400, reader(gmem))
-    monkeypatch.setitem(tm.OOB_NAN_BITS, "FLOAT16", 0x7FFF)
+    monkeypatch.setitem(tm.OOB_NAN_BITS, "BFLOAT16", 0x7FFF)
     plan = plan_tensor_load(spec, [0, 5], 0x400, reader(gmem))
     img = np.zeros(0x400 + 1024, np.uint8)
     img[plan.smem_addrs] = plan.values
@@ -452,3 +453,22 @@ def test_h100_run2_narrow_loads_and_stores_replay_through_the_emulator() -> None
         assert np.array_equal(res["image"], z[f"{case.name}:image"]), case.name
         n += 1
     assert n == 12
+
+
+def test_h100_run2_nanfill_images_replay_through_the_model_and_the_emulator() -> None:
+    """oob_fill='nan': the recorded H100 windows (FLOAT16 / FLOAT32, 128B swizzle, box OOB high) bit for bit."""
+    import ptxlab
+
+    kit, z, cases = _run2_cases("nan/")
+    assert sorted(c.dtype for c in cases) == ["FLOAT16", "FLOAT32"]
+    dev = ptxlab.open_device("emu")
+    for case in cases:
+        hw = z[f"{case.name}:image"]
+        eb = kit.BITS[case.dtype] // 8
+        n_oob = (case.box_bytes() - case.inbound_bytes()) // eb
+        vals = hw.view(np.uint16 if eb == 2 else np.uint32)
+        assert n_oob > 0 and int((vals == tm.OOB_NAN_BITS[case.dtype]).sum()) == n_oob, case.name
+        for res in (kit.run_model(case), kit.run_one("emu", case, 64, dev)):
+            assert res.get("error", "") == "", res["error"]
+            assert np.array_equal(res["image"], hw), case.name
+            assert int(res["info"][0]) == int(z[f"{case.name}:info"][0]) == 1

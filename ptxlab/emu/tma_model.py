@@ -8,7 +8,7 @@ Load (global -> shared): the box is read element by element at coordinates ``coo
 dim, written to shared memory with dim 0 innermost (rows dense, or one swizzle span apart when the inner box is narrower
 than the span: H100-measured, see NARROW_CONFIRMED; such a box must be a multiple of 32 B), then every byte address is
 permuted by the swizzle of the absolute shared address (ptxlab.emu.swizzle). Out-of-bound elements are filled with zeros, or with the OOB-NaN pattern
-for oob_fill='nan' (bit pattern UNCONFIRMED: raises until measured, see OOB_NAN_BITS). ALIGN16B types leave their
+for oob_fill='nan' (H100-measured for FLOAT16/FLOAT32; other float types raise until measured, see OOB_NAN_BITS). ALIGN16B types leave their
 gap bytes unwritten (PTX 5.5.1.1: "The padded region that gets added is un-initialized").
 
 Store (shared -> global): the inverse walk, same row pitch; out-of-bound elements are not written.
@@ -63,9 +63,13 @@ GlobalReader = Callable[[int, int], Union[bytes, bytearray, memoryview, npt.NDAr
 _PACKED_GROUP = {"16U4_ALIGN8B": (8, 8), "16U4_ALIGN16B": (8, 16), "16U6_ALIGN16B": (12, 16)}
 
 # OOB-NaN fill bit patterns per dtype (PTX 5.5.3.3 names a "special NaN called OOB-NaN" without giving its bits).
-# None = not measured yet: a load that needs it raises TmaUnconfirmed. Fill in from the H100 fidelity run.
+# Measured on an H100 (2026-11-22 run 2, driver 580.159.04, tests/fidelity/tma probe 'nanfill', swizzle 128B, box OOB
+# high in both dims; replayed by tests/test_tma_model.py::test_h100_run2_nanfill_*): every OOB FLOAT16 element is
+# 0x7FF7 (224 of 224), every OOB FLOAT32 element is 0x7FF77FF7 (144 of 144), i.e. the FP16 pattern twice, not a
+# canonical FP32 NaN. None = not measured: a load that needs it raises TmaUnconfirmed (the FP32 value suggests a
+# repeated 16-bit fill, which would make BFLOAT16 / TFLOAT32 / FLOAT64 0x7FF7-based too, but that is not measured).
 OOB_NAN_BITS: dict[str, Optional[int]] = {
-    "FLOAT16": None, "BFLOAT16": None, "FLOAT32": None, "FLOAT32_FTZ": None, "FLOAT64": None,
+    "FLOAT16": 0x7FF7, "BFLOAT16": None, "FLOAT32": 0x7FF77FF7, "FLOAT32_FTZ": None, "FLOAT64": None,
     "TFLOAT32": None, "TFLOAT32_FTZ": None,
 }
 
