@@ -2,7 +2,7 @@
 """Run the task.yml nvfp4_gemm test shapes (ptxlab.gpumode.GEMM_TESTS) through the production sm_100a GEMM
 (ptxlab/production/gemm.py) on the CPU emulator and check each against reference_gemm (rtol = atol = 1e-3).
 
-The emulator's cost is dominated by the bit-exact tensor-core model: about 0.4-0.8 s per K block of 256 per 128x256
+The emulator's cost is dominated by the bit-exact tensor-core model: about 0.3-0.8 s per K block of 256 per 128x256
 CTA on 2 shared cores (4 MMAs of 128x256x64), so the cost of a shape is proportional to its "work"
 W = (M/128) * (N/BN) * (K/256). The whole list is W = 11597 (about 1.5-2.5 h), 9072 of it the 2304x4608x7168 shape.
 By default only the shapes with W <= --max-work (default 130: 4 shapes, a few minutes) run; the others are listed
