@@ -573,10 +573,16 @@ def _flt_ref(ins):
                tc.canon32(tc.integral(fx, "rni", 32)), tc.canon32(tc.integral(fx, "rmi", 32)),
                tc.canon32(tc.integral(fx, "rpi", 32)), tc.canon32(tc.integral(fx, "rzi", 32)),
                tc.to_int(fx, "rzi", 32, True, False), tc.to_int(fx, "rzi", 32, False, False),
-               tc.to_f32(_s32(x), "rn"), tc.to_f32(y, "rn"), tc.to_f32(fw, "rn"), wx & M32, wx >> 32,
+               tc.to_f32(_s32(x), "rn"), tc.to_f32(y, "rn"),
+               # f64 -> f32 of a NaN keeps sign and the top payload bits, quieted (H100, 2026-11-22)
+               (((w >> 32) & 0x80000000) | 0x7FC00000 | ((w >> 29) & 0x003FFFFF)) if math.isnan(fw)
+               else tc.to_f32(fw, "rn"),
+               wx & M32, wx >> 32,
                tc.T_F16.round(fx, "rn") if not nanx else 0x7FFF, tc.canon32(tc.f16v(x & 0xFFFF)),
                tf.ref_add(x, y, "f32", "rz"), tf.ref_mul(x, y, "f32", "rp"), tf.ref_sat(x, "f32"),
-               (y & 0x80000000) | (x & 0x7FFFFFFF), x & 0x7FFFFFFF, x ^ 0x80000000,
+               (y & 0x80000000) | (x & 0x7FFFFFFF),
+               # abs/neg of a NaN give the canonical NaN on the H100 (2026-11-22, corpus seed 20261122)
+               0x7FFFFFFF if nanx else x & 0x7FFFFFFF, 0x7FFFFFFF if nanx else x ^ 0x80000000,
                tf.ref_add(x, y, "f32", "rn", sub=True), tf.ref_mul(x, y, "f32", "rn"), tf.ref_div(x, y, "f32", "rz"),
                int(nanx) | (int(fy == fy) << 1) | (int(fx < fy) << 2) | (int(fx >= fz) << 3) | (int(fx == fz) << 4)]
         res.append(row)
