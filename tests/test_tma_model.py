@@ -472,3 +472,14 @@ def test_h100_run2_nanfill_images_replay_through_the_model_and_the_emulator() ->
             assert res.get("error", "") == "", res["error"]
             assert np.array_equal(res["image"], hw), case.name
             assert int(res["info"][0]) == int(z[f"{case.name}:info"][0]) == 1
+
+
+def test_h100_run2_store_images_replay_through_the_model() -> None:
+    """The plain TMA stores of run 2 (none/128B UINT8, 64B FLOAT16; 2-D/3-D; in bounds and OOB high): global images
+    bit for bit, OOB elements unwritten."""
+    kit, z, cases = _run2_cases("store/")
+    assert len(cases) == 12
+    for case in cases:
+        assert not str(z[f"{case.name}:error"]), case.name
+        res = kit.run_model(case)
+        assert np.array_equal(res["image"], z[f"{case.name}:image"]), case.name

@@ -394,6 +394,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     names_b = {c["name"] for c in json.loads(str(b["cases_json"]))}
     la, lb = str(a["backend"]), str(b["backend"])
     same = differ = skipped = 0
+    both = host_refused = unexplained = 0
     print(f"compare {args.a} ({la}) vs {args.b} ({lb})")
     for name, case in ca.items():
         if name not in names_b:
@@ -403,6 +404,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
             if bool(ea) != bool(eb) or args.verbose:
                 print(f"  ERR  {name}\n       {la}: {ea or 'ok'}\n       {lb}: {eb or 'ok'}"[:900])
             skipped += 1
+            if ea and eb:
+                both += 1
+            elif host_refusal(ea or eb):
+                host_refused += 1
+            else:
+                unexplained += 1
             continue
         ia, ib = a[f"{name}:image"], b[f"{name}:image"]
         fa, fb = a[f"{name}:info"], b[f"{name}:info"]
@@ -436,8 +443,15 @@ def cmd_compare(args: argparse.Namespace) -> int:
             if case.probe in ("align", "nanfill", "narrow") and f"{name}:error" in z.files:
                 print(f"  {case.probe:5s} {name}: {str(z[f'{name}:error']) or 'ok'}"[:300])
         print(tx_verdicts(z, ca))
-    print(f"\n{same} identical, {differ} differ, {skipped} with errors on either side")
-    return 1 if differ else 0
+    print(f"\n{same} identical, {differ} differ, {skipped} with errors on either side "
+          f"({both} on both sides, {host_refused} refused by the host before launch, {unexplained} unexplained)")
+    return 1 if differ or unexplained else 0
+
+
+def host_refusal(err: str) -> bool:
+    """An error raised on the host before any launch because the encoding does not exist on that GPU (e.g. a
+    Blackwell-only dtype or swizzle on an H100): it carries no information about the other side."""
+    return err.startswith("TensorMapError") and "needs a compute capability" in err
 
 
 def tx_verdicts(z: Any, cases: dict[str, Case]) -> str:

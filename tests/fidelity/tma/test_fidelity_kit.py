@@ -86,3 +86,19 @@ def test_children_restart_after_a_poisoning_fault(tmp_path, monkeypatch) -> None
         else:
             assert np.array_equal(za[f"{n}:image"], zb[f"{n}:image"]), n
     assert n_err == 9 and len(names) == 18
+
+
+def test_compare_fails_on_an_unexplained_one_sided_error(tmp_path, capsys) -> None:
+    """One side raising where the other ran is a failure, unless it is a host-side refusal of an encoding that the
+    GPU does not have (then the case carries no information)."""
+    out = str(tmp_path / "m.npz")
+    assert kit.main(["run", "--backend", "model", "--out", out, "--probes", "store", "--quick"]) == 0
+    z = dict(np.load(out))
+    for err, rc in (("TmaUnconfirmed: not measured", 1),
+                    ("TensorMapError: tensor map: dtype 16U4_ALIGN8B needs a compute capability 10.x GPU", 0)):
+        bad = dict(z)
+        bad["store/128B/UINT8/2d/hi:error"] = np.array(err)
+        p = str(tmp_path / "bad.npz")
+        np.savez(p, **bad)
+        assert kit.main(["compare", out, p]) == rc, err
+        assert f"{rc} unexplained" in capsys.readouterr().out
