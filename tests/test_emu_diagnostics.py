@@ -162,3 +162,27 @@ def test_operands_may_follow_the_opcode_without_a_blank(dev, rng):
     dev.memset(y, 0xFF)
     dev.launch(mod, "nb", grid=1, block=32, args=[dev.to_device(x), y])
     assert (dev.to_host(y, np.uint32) == (x[0::2] ^ x[1::2])).all()
+
+
+INIT = r'''
+extern "C" __global__ void ini(unsigned* y, unsigned skip) {
+  __shared__ unsigned s[128];
+  if (threadIdx.x != skip) s[threadIdx.x] = threadIdx.x * 3u + 1u;
+  __syncthreads();
+  y[threadIdx.x] = s[127 - threadIdx.x];
+}'''
+
+
+def test_initcheck_reports_read_of_never_written_shared_memory(rng):
+    mod = ptxlab.compile(INIT, arch="sm_90a", name="ini.cu")
+    chk = ptxlab.open_device("emu", initcheck=True)
+    y = chk.empty(4 * 128)
+    chk.launch(mod, "ini", grid=1, block=128, args=[y, np.uint32(1000)])       # every slot written: clean
+    assert (chk.to_host(y, np.uint32) == (127 - np.arange(128)) * 3 + 1).all()
+    skip = int(rng.integers(0, 128))
+    with pytest.raises(EmuError) as ei:
+        chk.launch(mod, "ini", grid=1, block=128, args=[y, np.uint32(skip)])
+    msg = str(ei.value)
+    assert "read of never-written shared memory" in msg and f"thread : ({127 - skip}, 0, 0)" in msg
+    plain = ptxlab.open_device("emu")                                            # off by default: no report
+    plain.launch(mod, "ini", grid=1, block=128, args=[plain.empty(4 * 128), np.uint32(skip)])

@@ -21,8 +21,10 @@ class EmuDevice(Device):
 
     name = "emu"
 
-    def __init__(self, budget: int | None = None):
+    def __init__(self, budget: int | None = None, initcheck: bool | None = None):
         super().__init__()
+        # optional report of reads of never-written shared memory (compute-sanitizer initcheck analogue)
+        self.initcheck = bool(int(os.environ.get("PTXLAB_EMU_INITCHECK", "0"))) if initcheck is None else initcheck
         load_families()
         self.heap = GlobalHeap()
         self.budget = budget

@@ -105,6 +105,12 @@ class Wave:
         self.steps = 0
         self.thread_instrs = 0
         self.bar_counts: dict = {}
+        # optional initcheck (PTXLAB_EMU_INITCHECK=1 or EmuDevice(initcheck=True)): shared bytes written by generic
+        # stores are flagged; a load whose bytes are unflagged AND still hold the poison byte was never written
+        # (asynchronous writers such as TMA change the poison, so they need no flag; a 1-in-2^32 false positive for a
+        # 4-byte load of data that happens to be 0xA5A5A5A5 is the documented price)
+        self.initcheck = bool(getattr(device, "initcheck", False))
+        self.smem_written = np.zeros(self.smem.size, dtype=np.bool_) if self.initcheck else None
 
     # --- special registers (PTX ISA 10) ------------------------------------------------------------------------
     def special(self, name: str) -> np.ndarray:
@@ -271,6 +277,8 @@ class Wave:
                        f"naturally aligned to the access size)")
         for sp, s, a in self._space_of(space, addr, sel, ins):
             buf, flat = self._flat(ins, sp, s, a, nbytes, False)
+            if self.initcheck and sp == "shared":
+                self._initcheck(ins, s, flat, nbytes)
             view = buf.view(dt)
             idx = flat // dt.itemsize
             if count == 1:
@@ -303,6 +311,8 @@ class Wave:
         parts = self._space_of(space, addr, sel, ins)
         for sp, s, a in parts:
             buf, flat = self._flat(ins, sp, s, a, nbytes, True)
+            if self.initcheck and sp == "shared":
+                self.smem_written[flat[:, None] + np.arange(nbytes)] = True
             view = buf.view(dt)
             idx = flat // dt.itemsize
             v = vals if len(parts) == 1 else vals[np.isin(sel, s)]
@@ -310,6 +320,17 @@ class Wave:
                 view[idx] = v
             else:
                 view[idx[:, None] + np.arange(count)] = v
+
+    def _initcheck(self, ins, sel: np.ndarray, flat: np.ndarray, nbytes: int):
+        idx = flat[:, None] + np.arange(nbytes)
+        never = (~self.smem_written[idx] & (self.smem[idx] == POISON)).all(axis=1)
+        if never.any():
+            k = int(np.flatnonzero(never)[0])
+            cta = int(self.cta_of[sel[k]])
+            self.fault(ins, sel[never], "initcheck: read of never-written shared memory",
+                       f"shared address {int(flat[k]) - cta * self.smem_stride:#x} ({nbytes} bytes) was not written by "
+                       f"any store or asynchronous copy before this load; initialize it or add the missing "
+                       f"barrier/wait")
 
     def smem_of(self, cta: int) -> np.ndarray:
         """The shared-memory bytes of wave-relative CTA ``cta`` (a writable view)."""
