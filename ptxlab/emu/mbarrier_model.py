@@ -93,8 +93,10 @@ class Mbarrier:
         return False
 
     # -- operations (PTX ISA 9.7.13.15.x) ----------------------------------------------------------------------
-    def expect_tx(self, nbytes: int) -> None:
-        """expect-tx (9.7.13.15.5.1): tx-count += nbytes."""
+    def expect_tx(self, nbytes: int) -> bool:
+        """expect-tx (9.7.13.15.5.1): tx-count += nbytes.  Like every update, it completes the phase if it leaves
+        pending arrivals == 0 and tx-count == 0 (bytes that completed before they were expected, then announced
+        by a plain expect_tx after the last arrival).  Returns True if it completed the phase."""
         self._require_valid("mbarrier.expect_tx")
         n = int(nbytes)
         if not 0 <= n <= 0xFFFF_FFFF:
@@ -104,6 +106,7 @@ class Mbarrier:
             raise MbarrierError(f"mbarrier.expect_tx({n}) on {self._where()}: tx-count would become {new} > 2^20-1 "
                                 "(PTX ISA 9.7.13.15.2); split the transaction over more barriers/phases")
         self.tx = new
+        return self._maybe_complete()
 
     def complete_tx(self, nbytes: int) -> bool:
         """complete-tx (9.7.13.15.5.2): tx-count -= nbytes, maybe completing the phase. Returns True if it did."""
