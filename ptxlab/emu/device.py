@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 from ..device.base import Device
-from ..errors import EmuError, LaunchError
+from ..errors import LaunchError
 from ..tensormap import TensorMapSpec, encode_emu
 from . import load_families
 from .machine import run_kernel

@@ -225,7 +225,7 @@ def build_mbar_arrive(ins: ir.Instr, ctx: Ctx):
     if len(ins.mods) < 3 or ins.mods[2] != "arrive":
         raise Unsupported(f"{ins.name}: expected cp.async.mbarrier.arrive ({ins.where()})")
     try:
-        from .ops_mbarrier import _run_model, bar_key, shared_addresses, space_of, table_of
+        from .ops_mbarrier import _run_model, shared_addresses, space_of, table_of
     except ImportError as e:  # pragma: no cover - depends on the mbarrier family being present
         raise Unsupported(f"cp.async.mbarrier.arrive needs the mbarrier family (ops_mbarrier): {e}")
     noinc = ins.has("noinc")

@@ -6,7 +6,7 @@ import numpy as np
 from . import ir
 from .isa import Ctx, Unsupported, handler, inst_type
 from .memory import WIN_BASE, WIN_SHIFT
-from .types import BITS, DTYPE, STORAGE, UINT
+from .types import BITS, DTYPE, UINT
 
 _SPACES = ("global", "shared", "local", "param", "const")
 

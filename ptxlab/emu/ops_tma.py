@@ -13,7 +13,7 @@ name only CTA 0 in ctaMask, ``.cta_group::1/2`` are accepted. The bulk async-gro
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Callable
 
 import numpy as np
 
@@ -21,8 +21,8 @@ from ..errors import EmuError, TensorMapError
 from ..tensormap import decode_emu
 from . import ir, machine
 from .isa import Ctx, Unsupported, handler
-from .memory import GLOBAL_BASE, PARAM_WIN, WIN_SHIFT, WINDOWS
-from .ops_mbarrier import bar_key, complete_tx_on, shared_addresses, table_of
+from .memory import GLOBAL_BASE, WIN_SHIFT, WINDOWS
+from .ops_mbarrier import complete_tx_on, shared_addresses, table_of
 from .tma_model import check_bulk_copy, plan_tensor_load, plan_tensor_store, validate_load
 
 __all__ = ["bulk_groups"]

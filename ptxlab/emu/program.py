@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Callable, Optional
 
-import numpy as np
 
 from ..errors import EmuError
 from . import ir, isa

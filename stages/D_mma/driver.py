@@ -7,7 +7,7 @@ blocks/staging.cuh over blocks/tmem.cuh, scales.cuh, mbarrier.cuh).
 """
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import List, Sequence, Tuple
 
 import numpy as np
 
@@ -21,7 +21,6 @@ D1_SHAPES: Tuple[Tuple[int, int, int], ...] = ((128, 256, 1), (256, 1536, 2))
 D2_SHAPES: Tuple[Tuple[int, int, int], ...] = ((128, 320, 1), (256, 512, 2))
 D3_SHAPES: Tuple[Tuple[int, int, int], ...] = ((128, 1536, 1), (256, 1088, 2))
 NB = 16  # MMA N for GEMV: b padded to 16 rows (rows 1..15 are gpu-mode's real padding rows: all compared in D2/D3)
-STAGE_SMEM = 2 * 22528 + 1024  # nvfp4_gemv_tcgen05.cu: STAGES * STAGE_BYTES + alignment slack
 
 
 def _dump_dir(ctx: StageContext):
@@ -145,18 +144,6 @@ def run_d2(ctx: StageContext, shapes: Sequence[Tuple[int, int, int]] = D2_SHAPES
 
 
 # ------------------------------------------------------------------------------------------------------------ D3
-def run_pipeline(dev: Any, mod: Any, p: Any, nb: int, nc: int) -> Tuple[np.ndarray, np.ndarray]:
-    """Launch tile_pipeline on problem p; returns (acc (L, M, nb) uint32 bits, c (L, M, nc) uint16 bits)."""
-    u = H.upload(dev, p)
-    M, K, L = p.m, p.k, p.l
-    acc = H.poisoned(dev, 4 * L * M * nb)
-    c = H.poisoned(dev, 2 * L * M * nc)
-    dev.launch(mod, "tile_pipeline", grid=(M // 128, L, 1), block=(128, 1, 1),
-               args=[u.a, u.b, u.sfa, u.sfb, acc, c, np.uint32(M), np.uint32(K), np.uint32(u.b_rows), np.uint32(nc)],
-               shared_bytes=STAGE_SMEM)
-    return dev.to_host(acc, np.uint32).reshape(L, M, nb), dev.to_host(c, np.uint16).reshape(L, M, nc)
-
-
 def first_diff(got: np.ndarray, exp: np.ndarray, what: str) -> str:
     bad = np.argwhere(got != exp)
     if not len(bad):
@@ -179,7 +166,7 @@ def run_d3(ctx: StageContext, shapes: Sequence[Tuple[int, int, int]] = D3_SHAPES
         seed = H.fresh_seed()
         p = generate_gemv(M, K, L, seed)
         try:
-            acc, _ = run_pipeline(dev, mod, p, NB, 1)
+            acc, _ = H.run_pipeline(dev, mod, p, NB, 1)
         except DeviceUnavailable as e:
             return H.refuse_rows("D3", e)
         exp = H.f32_bits(H.full_sums(p, NB))

@@ -10,13 +10,13 @@ import hashlib
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Optional, Sequence
 
 import numpy as np
 
 import ptxlab
 from ptxlab.errors import DeviceUnavailable, PtxlabError
-from ptxlab.gpumode import NvFp4Problem, generate_gemm, generate_gemv
+from ptxlab.gpumode import NvFp4Problem
 from ptxlab.kernels import BLOCKS_DIR, KERNELS_DIR
 from ptxlab.lab.registry import Check, StageResult
 from ptxlab.numerics import decode_fp4x2, decode_ue4m3
@@ -68,6 +68,22 @@ def upload(dev: Any, p: NvFp4Problem) -> Uploaded:
     b = np.ascontiguousarray(p.b.transpose(2, 0, 1))
     return Uploaded(p, dev.to_device(a), dev.to_device(b), dev.to_device(permuted_bytes(p.sfa_permuted)),
                     dev.to_device(permuted_bytes(p.sfb_permuted)), b.shape[1])
+
+
+STAGE_SMEM = 2 * 22528 + 1024  # nvfp4_gemv_tcgen05.cu: STAGES * STAGE_BYTES + alignment slack
+
+
+def run_pipeline(dev: Any, mod: Any, p: NvFp4Problem, nb: int, nc: int) -> "tuple[np.ndarray, np.ndarray]":
+    """Launch the fused GEMV kernel (tile_pipeline) on problem p; returns (acc (L, M, nb) uint32 bits, c (L, M, nc)
+    uint16 bits), both poisoned before the launch."""
+    u = upload(dev, p)
+    M, K, L = p.m, p.k, p.l
+    acc = poisoned(dev, 4 * L * M * nb)
+    c = poisoned(dev, 2 * L * M * nc)
+    dev.launch(mod, "tile_pipeline", grid=(M // 128, L, 1), block=(128, 1, 1),
+               args=[u.a, u.b, u.sfa, u.sfb, acc, c, np.uint32(M), np.uint32(K), np.uint32(u.b_rows), np.uint32(nc)],
+               shared_bytes=STAGE_SMEM)
+    return dev.to_host(acc, np.uint32).reshape(L, M, nb), dev.to_host(c, np.uint16).reshape(L, M, nc)
 
 
 def poisoned(dev: Any, nbytes: int) -> Any:

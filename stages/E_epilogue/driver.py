@@ -33,7 +33,6 @@ def _load(name: str, path: Path) -> Any:
 H = sys.modules.get("ptxlab_stages_de_host") or _load("ptxlab_stages_de_host", _D / "host.py")
 
 NB = 16
-STAGE_SMEM = 2 * 22528 + 1024
 PIPELINE = H.PIPELINE
 E1_K = 512
 # default E2 subset: smallest K, two-batch, largest-M and largest-K shapes of the task.yml list (indices into GEMV_TESTS)
@@ -42,15 +41,8 @@ FULL_ENV = "PTXLAB_E2_FULL"
 
 
 def launch(dev: Any, mod: Any, p: Any, nc: int, nb: int = NB) -> Tuple[np.ndarray, np.ndarray]:
-    """tile_pipeline on p; returns (acc (L, M, nb) u32 bits or poison, c (L, M, nc) fp16 bits)."""
-    u = H.upload(dev, p)
-    M, K, L = p.m, p.k, p.l
-    acc = H.poisoned(dev, 4 * L * M * nb)
-    c = H.poisoned(dev, 2 * L * M * nc)
-    dev.launch(mod, "tile_pipeline", grid=(M // 128, L, 1), block=(128, 1, 1),
-               args=[u.a, u.b, u.sfa, u.sfb, acc, c, np.uint32(M), np.uint32(K), np.uint32(u.b_rows), np.uint32(nc)],
-               shared_bytes=STAGE_SMEM)
-    return dev.to_host(acc, np.uint32).reshape(L, M, nb), dev.to_host(c, np.uint16).reshape(L, M, nc)
+    """The fused kernel on p (stages/D_mma/host.run_pipeline): (acc bits or poison, c fp16 bits)."""
+    return H.run_pipeline(dev, mod, p, nb, nc)
 
 
 def _f16_diff(got: np.ndarray, exp: np.ndarray) -> str:
