@@ -17,26 +17,10 @@ cases = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(cases)
 
 
-def _gpu_ok() -> tuple[bool, str]:
-    try:
-        ptxlab.open_device("cuda")
-    except ptxlab.DeviceUnavailable as exc:
-        return False, str(exc)
-    return True, ""
-
-
-_OK, _WHY = _gpu_ok()
-pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not _OK, reason=f"needs a CUDA GPU: {_WHY}")]
-
-
 @pytest.fixture(scope="module")
-def dev():
-    d = ptxlab.open_device("cuda")
-    if d.cc < (9, 0):
-        pytest.skip(f"tensor maps need compute capability >= 9.0, got {d.cc}")
-    d.arena = d.empty(1 << 20)
-    yield d
-    d.close()
+def dev(cuda_dev):
+    cuda_dev.arena = cuda_dev.empty(1 << 20)
+    return cuda_dev
 
 
 def _driver_accepts(dev, s) -> bool:

@@ -74,25 +74,9 @@ extern "C" __global__ void boom_kernel(int* p) { if (threadIdx.x == 3) __trap();
 """
 
 
-def _gpu_ok() -> tuple[bool, str]:
-    try:
-        ptxlab.open_device("cuda")
-    except ptxlab.DeviceUnavailable as exc:
-        return False, str(exc)
-    return True, ""
-
-
-_OK, _WHY = _gpu_ok()
-pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not _OK, reason=f"needs a CUDA GPU: {_WHY}")]
-
-
 @pytest.fixture(scope="module")
-def dev():
-    d = ptxlab.open_device("cuda")
-    if d.cc < (9, 0):
-        pytest.skip(f"TMA needs compute capability >= 9.0, got {d.cc}")
-    yield d
-    d.close()
+def dev(cuda_dev):
+    return cuda_dev
 
 
 @pytest.fixture(scope="module")
