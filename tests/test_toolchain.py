@@ -49,6 +49,23 @@ def test_cuda_source_to_ptx_and_cubin(arch: str, rng: np.random.Generator, fresh
     assert not mod.cache_hit
 
 
+def test_editing_an_included_header_recompiles(rng: np.random.Generator, fresh_cache: Path, tmp_path: Path) -> None:
+    """The cache key covers the headers under include_dirs: an edited header gives a new module, not a stale hit."""
+    inc = tmp_path / "inc"
+    inc.mkdir()
+    hdr = inc / "k.cuh"
+    c1, c2 = (int(v) for v in rng.integers(1 << 20, 1 << 30, 2))
+    hdr.write_text(f"#define KCONST {c1}u\n")
+    src = 'extern "C" __global__ void kc(unsigned* y) { y[threadIdx.x] = KCONST; }\n'
+    src = '#include "k.cuh"\n' + src
+    first = ptxlab.compile(src, arch="sm_90a", include_dirs=[inc])
+    assert ptxlab.compile(src, arch="sm_90a", include_dirs=[inc]).cache_hit
+    hdr.write_text(f"#define KCONST {c2 if c2 != c1 else c1 + 1}u\n")
+    second = ptxlab.compile(src, arch="sm_90a", include_dirs=[inc])
+    assert not second.cache_hit and second.key != first.key
+    assert str(c1) in first.ptx and str(c1) not in second.ptx
+
+
 @pytest.mark.parametrize("arch", ["sm_100a", "sm_90a"])
 def test_ptx_text_input_goes_through_nvjitlink(arch: str, rng: np.random.Generator, fresh_cache: Path) -> None:
     ptx = ptxlab.compile(_src(rng), arch=arch).ptx

@@ -15,7 +15,6 @@ graduated in the lab state (``ptxlab.lab.state.graduated_blocks``).
 """
 from __future__ import annotations
 
-import hashlib
 from functools import lru_cache
 from typing import Any, Dict, List, Optional
 
@@ -35,23 +34,12 @@ DEFAULT_STAGES = {128: 4, 256: 4}
 POISON = 0xFF
 
 
-def _blocks_sha() -> str:
-    """ptxlab.compile's cache key ignores header contents: fold a hash of the blocks into the options."""
-    from ptxlab.kernels import BLOCKS_DIR
-
-    h = hashlib.sha256()
-    for name in BLOCKS_USED:
-        h.update(name.encode())
-        h.update((BLOCKS_DIR / name).read_bytes())
-    return h.hexdigest()[:16]
-
-
 @lru_cache(maxsize=None)
-def _compile(bn: int, stages: int, wait_probes: int, sha: str) -> Any:
+def _compile(bn: int, stages: int, wait_probes: int) -> Any:
     import ptxlab
     from ptxlab.kernels import KERNELS_DIR, read
 
-    opts = [f"-DGEMM_BN={bn}", f"-DGEMM_STAGES={stages}", f"-DPTXLAB_BLOCKS_SHA=0x{sha}"]
+    opts = [f"-DGEMM_BN={bn}", f"-DGEMM_STAGES={stages}"]
     if wait_probes:
         opts.append(f"-DPTXLAB_WAIT_PROBES={wait_probes}u")
     tag = f"nvfp4_gemm_tcgen05_bn{bn}_s{stages}" + (f"_w{wait_probes}" if wait_probes else "")
@@ -70,7 +58,7 @@ def compile_gemm(bn: int = 256, stages: Optional[int] = None, wait_probes: int =
         raise ValueError("nvfp4 GEMM: at least 2 pipeline stages")
     if not 0 <= int(wait_probes) < 2**32:
         raise ValueError("nvfp4 GEMM: wait_probes must fit in 32 bits")
-    return _compile(bn, s, int(wait_probes), _blocks_sha())
+    return _compile(bn, s, int(wait_probes))
 
 
 def choose_bn(n: int) -> int:

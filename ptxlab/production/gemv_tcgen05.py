@@ -8,7 +8,6 @@ One CTA per 128-row tile and batch; the K loop runs through a 2-stage mbarrier p
 """
 from __future__ import annotations
 
-import hashlib
 from functools import lru_cache
 from typing import Any, Dict, List
 
@@ -23,23 +22,13 @@ STAGE_SMEM = 2 * 22528 + 1024       # 2 pipeline stages of 22528 B + 1024 B alig
 STAGES_VERIFYING = ("D3", "E1", "E2")
 
 
-def _sources_hash() -> str:
-    from ptxlab.kernels import BLOCKS_DIR, KERNELS_DIR
-
-    h = hashlib.sha256()
-    for p in sorted(BLOCKS_DIR.glob("*.cuh")) + [KERNELS_DIR / KERNEL_FILE]:
-        h.update(p.name.encode() + p.read_bytes())
-    return h.hexdigest()[:16]
-
-
 @lru_cache(maxsize=None)
 def compile_gemv_tcgen05() -> Any:
     """Compile for sm_100a with the epilogue on (NB=16, EPILOGUE=1, no accumulator dump)."""
     import ptxlab
     from ptxlab.kernels import KERNELS_DIR, read
 
-    src = (f"// sources {_sources_hash()}\n#define NB {NB}\n#define EPILOGUE 1\n#define DUMP_ACC 0\n"
-           + read(KERNEL_FILE))
+    src = f"#define NB {NB}\n#define EPILOGUE 1\n#define DUMP_ACC 0\n" + read(KERNEL_FILE)
     return ptxlab.compile(src, arch="sm_100a", name=KERNEL_FILE, include_dirs=[KERNELS_DIR])
 
 

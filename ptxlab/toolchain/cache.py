@@ -11,7 +11,9 @@ from typing import Any, Optional, Tuple
 
 from ptxlab.toolchain.paths import cache_dir
 
-__all__ = ["cache_key", "load", "store"]
+__all__ = ["cache_key", "include_digest", "load", "store"]
+
+_HEADER_SUFFIXES = (".h", ".hpp", ".cuh", ".cu", ".inl", ".inc")
 
 SCHEMA = 1
 
@@ -20,6 +22,23 @@ def cache_key(**fields: Any) -> str:
     """sha256 over a canonical JSON of the fields (source, options, arch, compiler versions, ...)."""
     blob = json.dumps({"schema": SCHEMA, **fields}, sort_keys=True, default=str).encode()
     return hashlib.sha256(blob).hexdigest()
+
+
+def include_digest(dirs) -> str:
+    """Digest of every header under the caller's include dirs (relative path, size, mtime), so that editing a
+    header invalidates the compiled modules that may include it, without hashing the headers' contents."""
+    h = hashlib.sha256()
+    for d in dirs:
+        root = Path(d)
+        h.update(str(root.resolve()).encode() + b"\0")
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames.sort()
+            for fn in sorted(filenames):
+                if fn.endswith(_HEADER_SUFFIXES):
+                    st = os.stat(os.path.join(dirpath, fn))
+                    rel = os.path.relpath(os.path.join(dirpath, fn), root)
+                    h.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()
 
 
 def load(key: str) -> Optional[Tuple[str, bytes, str]]:

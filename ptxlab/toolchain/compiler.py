@@ -165,7 +165,8 @@ def compile(  # noqa: A001 - mirrors ptxlab.compile
     """Compile CUDA C++ (NVRTC) or PTX text (nvJitLink) for ``arch`` into a Module (no GPU needed).
 
     Results are cached on disk under ``$PTXLAB_CACHE`` (default ``~/.cache/ptxlab``), keyed by the sha256 of
-    source, name, arch, final options and compiler versions. Header contents are not part of the key.
+    source, name, arch, final options and compiler versions, plus the state (path, size, mtime) of every header under
+    the caller's include_dirs, so editing an included header recompiles.
     Raises CompileError with file:line, the offending line and the compiler log on failure.
     """
     if not isinstance(source, str) or not source.strip():
@@ -179,7 +180,8 @@ def compile(  # noqa: A001 - mirrors ptxlab.compile
         name = Path(name).stem + ".ptx"
     opts = build_options(arch, ptx_input, tuple(options), tuple(include_dirs), flags)
     nvrtc_v, jl_v = backends.compiler_versions()
-    key = cache.cache_key(source=source, name=name, arch=arch, options=opts, ptx=ptx_input, nvrtc=nvrtc_v, nvjitlink=jl_v)
+    key = cache.cache_key(source=source, name=name, arch=arch, options=opts, ptx=ptx_input, nvrtc=nvrtc_v, nvjitlink=jl_v,
+                          headers=cache.include_digest(include_dirs) if include_dirs else "")
 
     hit = cache.load(key)
     if hit is not None:

@@ -11,7 +11,6 @@ environment variable ``PTXLAB_STAGE_A_FAULT`` = ``swizzle_none`` (A tensor map w
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 from dataclasses import dataclass
@@ -24,7 +23,7 @@ import ptxlab
 from ptxlab import gpumode
 from ptxlab.debug import DEFAULT_DUMP_DIR
 from ptxlab.errors import PtxlabError
-from ptxlab.kernels import BLOCKS_DIR, KERNELS_DIR
+from ptxlab.kernels import KERNELS_DIR
 from ptxlab.lab.registry import Check, Stage, StageContext, StageResult
 from ptxlab.toolchain import sass
 
@@ -150,17 +149,9 @@ def stage_bytes(case: Case, load_ab: bool, load_sf: bool) -> int:
 
 
 # ----------------------------------------------------------------------------------------------- build
-def _blocks_sha() -> str:
-    """Hash of the block headers: compile caches key on the source text only, so header edits must change an option."""
-    h = hashlib.sha256()
-    for name in BLOCKS_USED:
-        h.update((BLOCKS_DIR / name).read_bytes())
-    return h.hexdigest()[:16]
-
-
 def build(case: Case, arch: str, load_ab: bool, load_sf: bool, bounded_wait: bool = False) -> Any:
     opts = [f"-DA_STAGES={case.stages}", f"-DA_BN={case.bn}", f"-DA_LOAD_AB={int(load_ab)}",
-            f"-DA_LOAD_SF={int(load_sf)}", f"-DPTXLAB_BLOCKS_SHA=0x{_blocks_sha()}"]
+            f"-DA_LOAD_SF={int(load_sf)}"]
     if bounded_wait:
         opts.append(f"-DPTXLAB_WAIT_PROBES={WAIT_PROBES}u")
     tag = f"a_load_s{case.stages}_bn{case.bn}_{'ab' if load_ab else ''}{'sf' if load_sf else ''}"

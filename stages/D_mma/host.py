@@ -6,7 +6,6 @@ the kernels' index math.
 """
 from __future__ import annotations
 
-import hashlib
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +16,7 @@ import numpy as np
 import ptxlab
 from ptxlab.errors import DeviceUnavailable, PtxlabError
 from ptxlab.gpumode import NvFp4Problem
-from ptxlab.kernels import BLOCKS_DIR, KERNELS_DIR
+from ptxlab.kernels import KERNELS_DIR
 from ptxlab.lab.registry import Check, StageResult
 from ptxlab.numerics import decode_fp4x2, decode_ue4m3
 from ptxlab.scales import permuted_bytes
@@ -30,19 +29,10 @@ NEEDS_SM100 = "needs an sm_100a GPU or --backend emu"
 POISON_BYTE = 0xA5  # 0xA5A5A5A5 as f32 is -2.9e-16: never an exact accumulator of this data
 
 
-def _headers_hash() -> str:
-    """ptxlab.compile's cache key ignores header contents: fold the blocks + private helpers into the source."""
-    h = hashlib.sha256()
-    for p in sorted(BLOCKS_DIR.glob("*.cuh")) + [KERNELS_DIR / "nvfp4_gemv_tcgen05.cu"]:
-        h.update(p.name.encode())
-        h.update(p.read_bytes())
-    return h.hexdigest()[:16]
-
-
 def compile_stage(path: Path, defines: Optional[Dict[str, int]] = None) -> Any:
     """Compile a stage .cu for sm_100a with #defines prepended (include dir: ptxlab/kernels)."""
     pre = "".join(f"#define {k} {v}\n" for k, v in (defines or {}).items())
-    src = f"// headers {_headers_hash()}\n" + pre + path.read_text()
+    src = pre + path.read_text()
     return ptxlab.compile(src, arch="sm_100a", name=path.name, include_dirs=[KERNELS_DIR])
 
 
