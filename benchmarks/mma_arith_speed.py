@@ -3,13 +3,25 @@
     python benchmarks/mma_arith_speed.py
 
 Kept out of the test suite (timings on a shared 2-core machine are not tests); the emulator's tcgen05.mma calls this
-once per instruction, so it bounds how fast MMA-heavy kernels run on the emulator.
+once per instruction, so it bounds how fast MMA-heavy kernels run on the emulator. UE4M3 is timed on full-range
+scales (the fast path hands most elements to the model) and on gpu-mode GEMM data (SF codes 0..3, C a multiple of
+2**-20: everything proven), with the fast path on and off (ptxlab.mma_arith.FAST), as ratios in one run.
 """
 import time
 
 import numpy as np
 
+import ptxlab.mma_arith as MA
 from ptxlab.mma_arith import mma
+
+
+def best_ms(args, reps=5) -> float:
+    ts = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        mma("mxf4nvf4", *args[0], **args[1])
+        ts.append(time.perf_counter() - t)
+    return min(ts) * 1e3
 
 
 def main() -> None:
@@ -19,15 +31,18 @@ def main() -> None:
     sfa = rng.integers(0, 0x7F, (128, 4)).astype(np.uint8)
     sfb = rng.integers(0, 0x7F, (256, 4)).astype(np.uint8)
     c = rng.uniform(-10, 10, (128, 256)).astype(np.float32).view(np.uint32)
+    cg = np.ldexp(rng.integers(-(1 << 16), 1 << 16, (128, 256)).astype(np.float64), -20).astype(np.float32)
     kw = dict(a_fmt="e2m1", b_fmt="e2m1", c=c, sfa=sfa, sfb=sfb, scale_fmt="ue4m3")
+    gm = {**kw, "c": cg.view(np.uint32), "sfa": sfa % 4, "sfb": sfb % 4}
     kw8 = {**kw, "scale_fmt": "ue8m0", "block": 16, "sfa": sfa + 90, "sfb": sfb + 90}
-    for name, args in (("mxf4nvf4 ue4m3 block16", kw), ("mxf4nvf4 ue8m0 block16", kw8)):
-        ts = []
-        for _ in range(5):
-            t = time.perf_counter()
-            mma("mxf4nvf4", a, b, **args)
-            ts.append(time.perf_counter() - t)
-        print(f"{name:24s} 128x256x64: best {min(ts) * 1e3:.1f} ms, median {np.median(ts) * 1e3:.1f} ms")
+    for name, args in (("ue4m3 full-range scales", kw), ("ue4m3 gpu-mode GEMM data", gm), ("ue8m0 block16", kw8)):
+        times = {}
+        for fast in (True, False):
+            MA.FAST = fast
+            times[fast] = best_ms(((a, b), args))
+        MA.FAST = True
+        print(f"{name:26s} 128x256x64: fast path {times[True]:6.1f} ms, model only {times[False]:6.1f} ms "
+              f"(x{times[False] / times[True]:.1f})")
 
 
 if __name__ == "__main__":

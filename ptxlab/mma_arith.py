@@ -42,6 +42,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ptxlab.mma_arith_codec import Decoded, ModelSilent, decode_c, decode_elem, decode_scale
+from ptxlab.mma_arith_fast import nvfp4_step_fast
 from ptxlab.mma_arith_steps import step_i8, step_mxf4_ue8m0, step_nvfp4, step_window
 
 __all__ = ["mma", "mma_exact", "exact_regime", "ModelSilent", "KIND_K", "Plan"]
@@ -56,6 +57,9 @@ FMT_DTYPE = {"f16": np.uint16, "bf16": np.uint16, "tf32": np.uint32, "u8": np.ui
              "e4m3": np.uint8, "e5m2": np.uint8, "e2m3": np.uint8, "e3m2": np.uint8, "e2m1": np.uint8}
 FMT_BITS = {"e2m3": 6, "e3m2": 6, "e2m1": 4}
 SCALED = ("mxf8f6f4", "mxf4", "mxf4nvf4")
+# kind::mxf4nvf4 with UE4M3 scales: prove exactness cheaply per element and run the model only where that fails
+# (ptxlab/mma_arith_fast.py); False forces the model everywhere (tests compare the two).
+FAST = True
 
 
 @dataclass
@@ -177,6 +181,10 @@ def plan(kind: str, a: npt.ArrayLike, b: npt.ArrayLike, *, a_fmt: str, b_fmt: st
                 c_bits.astype(np.uint32), sa, sb, scale_fmt, block, saturate)
 
 
+def _rows(d: Decoded, idx: npt.NDArray[np.intp]) -> Decoded:
+    return Decoded(*(f[idx] for f in (d.mant, d.vexp, d.rexp, d.nan, d.inf, d.neg)))
+
+
 def _cols(d: Decoded | None, lo: int, hi: int) -> Decoded | None:
     if d is None:
         return None
@@ -197,7 +205,15 @@ def run_step(p: Plan, i: int, c_bits: npt.NDArray[np.uint32]) -> npt.NDArray[np.
     if p.kind == "mxf8f6f4":
         return step_window(a, b, cd, c_bits, p.d_fmt, sa, sb, scale_nan)
     if p.scale_fmt == "ue4m3":
-        return step_nvfp4(a, b, cd, c_bits, sa, sb, scale_nan)
+        if not FAST:
+            return step_nvfp4(a, b, cd, c_bits, sa, sb, scale_nan)
+
+        def model(rows, cols):
+            r, c = _rows(a, rows), _rows(b, cols)
+            sub_c = np.asarray(c_bits)[np.ix_(rows, cols)]
+            return step_nvfp4(r, c, decode_c("f32", sub_c), sub_c, _rows(sa, rows), _rows(sb, cols),
+                              scale_nan[np.ix_(rows, cols)])
+        return nvfp4_step_fast(a, b, c_bits, sa, sb, model)
     return step_mxf4_ue8m0(a, b, cd, c_bits, sa, sb, scale_nan)
 
 
