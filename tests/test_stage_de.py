@@ -47,7 +47,7 @@ def test_d2_per_chunk_readback_exact(drivers, ctx):
 
 def test_d3_pipeline_exact(drivers, ctx):
     D, _ = drivers
-    res = D.run_d3(ctx, shapes=[(128, 1088, 1)])  # 5 K tiles through 2 stages (empty-barrier reuse), partial last
+    res = D.run_d3(ctx, shapes=[(128, 1088, 1)])  # 5 K tiles through the 4-slot TMA ring (slot reuse), partial last
     assert res.passed, _text(res)
 
 

@@ -2,8 +2,10 @@
 
 Data: fresh gpu-mode nvfp4_gemv inputs each run (seed printed in the rows): codes 0..3, SFs 0..2, so every partial
 sum is exact in fp32 and the kernels must match the host float64 sums bit for bit. Outputs and dumps are poisoned
-(0xA5 bytes) before each launch. Kernels: stages/D_mma/*.cu (blocks/mma.cuh, blocks/epilogue.cuh + private
-blocks/staging.cuh over blocks/tmem.cuh, scales.cuh, mbarrier.cuh).
+(0xA5 bytes) before each launch. Kernels: D1/D2 stages/D_mma/*.cu (blocks/mma.cuh, blocks/epilogue.cuh + private
+blocks/staging.cuh over blocks/tmem.cuh, scales.cuh, mbarrier.cuh; D2 stages its tiles with generic SMEM stores);
+D3 the production fused GEMV ptxlab/kernels/nvfp4_gemv_tcgen05.cu (operands by TMA into a multi-stage mbarrier ring,
+launched with the production tensor maps, ptxlab.production.gemv_tcgen05.launch_tile_pipeline).
 """
 from __future__ import annotations
 
@@ -159,8 +161,8 @@ def run_d3(ctx: StageContext, shapes: Sequence[Tuple[int, int, int]] = D3_SHAPES
         H.check_device(dev)
     except DeviceUnavailable as e:
         return H.refuse_rows("D3", e)
-    mod = H.compile_stage(H.PIPELINE, {"NB": NB, "DUMP_ACC": 1, "EPILOGUE": 0})
-    rows: List[Check] = [H.sass_row(mod, ["UTCOMMA.4X", "UTCBAR", "LDTM", "UTCCP"])]
+    mod = H.compile_pipeline({"NB": NB, "DUMP_ACC": 1, "EPILOGUE": 0})
+    rows: List[Check] = [H.sass_row(mod, ["UTMALDG", "UTCOMMA.4X", "UTCBAR", "LDTM", "UTCCP"])]
     t = H.Timer()
     for (M, K, L) in shapes:
         seed = H.fresh_seed()
@@ -171,8 +173,8 @@ def run_d3(ctx: StageContext, shapes: Sequence[Tuple[int, int, int]] = D3_SHAPES
             return H.refuse_rows("D3", e)
         exp = H.f32_bits(H.full_sums(p, NB))
         d = first_diff(acc, exp, "accumulator words")
-        rows.append(Check(f"pipelined K loop ({K // 256} tiles x 4 chunks, 2 stages) accumulator exact "
-                          f"({M}x{K}x{L})", not d, f"M={M} K={K} L={L} seed={seed}" + (": " + d if d else "")))
+        rows.append(Check(f"pipelined K loop ({-(-K // 256)} tiles x 4 chunks, TMA ring of {H.PIPELINE_STAGES}) "
+                          f"accumulator exact ({M}x{K}x{L})", not d, f"M={M} K={K} L={L} seed={seed}" + (": " + d if d else "")))
     return StageResult.from_rows(rows, metrics={"emu_seconds": round(t(), 2)})
 
 
@@ -182,6 +184,8 @@ STAGES = [
     Stage("D2", "one tcgen05.mma (mxf4nvf4 block16, 128xN16x64) per K chunk, TMEM readback after each chunk",
           "every chunk's TMEM accumulator == scalar partial sums exactly (first mismatch as chunk/lane/column); "
           "SASS UTCOMMA.4X/UTCBAR/LDTM/UTCCP", run_d2),
-    Stage("D3", "full K loop with an mbarrier pipeline (2 SMEM stages, full/empty barriers) and TMEM accumulation",
-          "final accumulator (all 16 columns) == float64 sums exactly; SASS UTCOMMA.4X/UTCBAR/LDTM/UTCCP", run_d3),
+    Stage("D3", f"full K loop: TMA operand loads (SW128 tensor maps) into a {H.PIPELINE_STAGES}-slot mbarrier ring "
+          "(full expect_tx / empty commit) and TMEM accumulation",
+          "final accumulator (all 16 columns) == float64 sums exactly; SASS UTMALDG/UTCOMMA.4X/UTCBAR/LDTM/UTCCP",
+          run_d3),
 ]

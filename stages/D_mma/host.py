@@ -19,6 +19,7 @@ from ptxlab.gpumode import NvFp4Problem
 from ptxlab.kernels import KERNELS_DIR
 from ptxlab.lab.registry import Check, StageResult
 from ptxlab.numerics import decode_fp4x2, decode_ue4m3
+from ptxlab.production import gemv_tcgen05 as G
 from ptxlab.scales import permuted_bytes
 
 HERE = Path(__file__).resolve().parent
@@ -60,19 +61,24 @@ def upload(dev: Any, p: NvFp4Problem) -> Uploaded:
                     dev.to_device(permuted_bytes(p.sfb_permuted)), b.shape[1])
 
 
-STAGE_SMEM = 2 * 22528 + 1024  # nvfp4_gemv_tcgen05.cu: STAGES * STAGE_BYTES + alignment slack
+PIPELINE_STAGES = G.STAGES  # TMA ring depth the stages compile (-DSTAGES) and launch the fused kernel with
+
+
+def compile_pipeline(defines: Dict[str, int]) -> Any:
+    """Compile the fused kernel (tile_pipeline.cu) with `defines` and the production ring depth."""
+    return compile_stage(PIPELINE, {"STAGES": PIPELINE_STAGES, **defines})
 
 
 def run_pipeline(dev: Any, mod: Any, p: NvFp4Problem, nb: int, nc: int) -> "tuple[np.ndarray, np.ndarray]":
-    """Launch the fused GEMV kernel (tile_pipeline) on problem p; returns (acc (L, M, nb) uint32 bits, c (L, M, nc)
-    uint16 bits), both poisoned before the launch."""
+    """Launch the fused GEMV kernel (tile_pipeline) on problem p through the production launcher
+    (ptxlab.production.gemv_tcgen05.launch_tile_pipeline: TMA tensor maps, ring depth, SMEM size); returns
+    (acc (L, M, nb) uint32 bits, c (L, M, nc) uint16 bits), both poisoned before the launch."""
     u = upload(dev, p)
     M, K, L = p.m, p.k, p.l
     acc = poisoned(dev, 4 * L * M * nb)
     c = poisoned(dev, 2 * L * M * nc)
-    dev.launch(mod, "tile_pipeline", grid=(M // 128, L, 1), block=(128, 1, 1),
-               args=[u.a, u.b, u.sfa, u.sfb, acc, c, np.uint32(M), np.uint32(K), np.uint32(u.b_rows), np.uint32(nc)],
-               shared_bytes=STAGE_SMEM)
+    G.launch_tile_pipeline(dev, mod, u.a, u.b, u.sfa, u.sfb, acc, c, M, K, L, u.b_rows, nc, nb=nb,
+                           stages=PIPELINE_STAGES)
     return dev.to_host(acc, np.uint32).reshape(L, M, nb), dev.to_host(c, np.uint16).reshape(L, M, nc)
 
 

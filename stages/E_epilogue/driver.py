@@ -1,7 +1,8 @@
 """Stages E1-E2: epilogue (TMEM -> registers -> fp16 -> GMEM, blocks/epilogue.cuh) and the fused NVFP4 GEMV.
 
-The kernel is ptxlab/kernels/nvfp4_gemv_tcgen05.cu (the D3 pipeline, production code) compiled with EPILOGUE=1; the host helpers are
-stages/D_mma/host.py (loaded by path). Fresh random inputs every run, outputs poisoned before each launch.
+The kernel is ptxlab/kernels/nvfp4_gemv_tcgen05.cu (the D3 TMA pipeline, production code) compiled with EPILOGUE=1;
+the host helpers are stages/D_mma/host.py (loaded by path), which launch it through the production launcher (tensor
+maps). Fresh random inputs every run, outputs poisoned before each launch.
 E2 runs a representative subset of ptxlab.gpumode.GEMV_TESTS by default; set PTXLAB_E2_FULL=1 for all ten shapes.
 """
 from __future__ import annotations
@@ -57,7 +58,7 @@ def _f16_diff(got: np.ndarray, exp: np.ndarray) -> str:
 
 
 def _compile(**defs: int) -> Any:
-    return H.compile_stage(PIPELINE, {"NB": NB, "EPILOGUE": 1, **defs})
+    return H.compile_pipeline({"NB": NB, "EPILOGUE": 1, **defs})
 
 
 # ------------------------------------------------------------------------------------------------------------ E1
@@ -68,7 +69,7 @@ def run_e1(ctx: StageContext, broken_epi: int = 0) -> StageResult:
     except DeviceUnavailable as e:
         return H.refuse_rows("E1", e)
     mod = _compile(DUMP_ACC=0, NSTORE=NB, BROKEN_EPI=broken_epi)
-    rows: List[Check] = [H.sass_row(mod, ["UTCOMMA.4X", "UTCBAR", "LDTM", "UTCCP", "F2FP"])]
+    rows: List[Check] = [H.sass_row(mod, ["UTMALDG", "UTCOMMA.4X", "UTCBAR", "LDTM", "UTCCP", "F2FP"])]
     t = H.Timer()
     # (a) gpu-mode GEMV data, all 16 B rows stored as a (M, 16, L) c: exact sums -> fp16 of the float64 sum
     # (b) gpu-mode GEMM data (all fp4 codes incl. negatives, SF 0..3), N = 16: bit-exact MMA model -> fp16
@@ -115,7 +116,7 @@ def run_e2(ctx: StageContext, cases: Sequence[dict] | None = None) -> StageResul
     full = os.environ.get(FULL_ENV, "") not in ("", "0")
     cases = list(cases) if cases is not None else e2_cases(full)
     mod = _compile(DUMP_ACC=0, NSTORE=1)
-    rows: List[Check] = [H.sass_row(mod, ["UTCOMMA.4X", "UTCBAR", "LDTM", "UTCCP", "F2FP"])]
+    rows: List[Check] = [H.sass_row(mod, ["UTMALDG", "UTCOMMA.4X", "UTCBAR", "LDTM", "UTCCP", "F2FP"])]
     t = H.Timer()
     per: List[str] = []
     for kw in cases:

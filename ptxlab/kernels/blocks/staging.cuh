@@ -1,6 +1,7 @@
-// ptxlab/kernels/blocks/staging.cuh -- glue for the D/E stages and the fused tcgen05 GEMV over the shared building blocks
-// (blocks/tmem.cuh, blocks/scales.cuh, blocks/mbarrier.cuh from Stages B/C/A), plus the SMEM staging loader that
-// stands in for the Stage A TMA load in these stages (documented in ptx_docs/stages_DE.md).
+// ptxlab/kernels/blocks/staging.cuh -- glue for the stage D2 kernel (stages/D_mma/d2_chunks.cu) over the shared building
+// blocks (blocks/tmem.cuh, blocks/scales.cuh, blocks/mbarrier.cuh from Stages B/C/A), plus the SMEM staging loader
+// that D2 uses instead of TMA (documented in ptx_docs/stages_DE.md). The fused GEMV (nvfp4_gemv_tcgen05.cu, stages
+// D3/E1/E2) no longer includes this file: it loads its operands with blocks/tma.cuh.
 #pragma once
 #include "blocks/common.cuh"
 #include "blocks/mbarrier.cuh"
@@ -31,7 +32,7 @@ __device__ __forceinline__ void mbar_arrive(unsigned bar) { ptxlab::mbar_arrive(
 __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) { ptxlab::mbar_wait(bar, parity); }
 __device__ __forceinline__ void fence_proxy_async() { ptxlab::fence_proxy_async_smem(); }
 
-// ---- SMEM staging (stand-in for the Stage A TMA load): rows x row_bytes (multiple of 16, <= 128) of a K-major byte
+// ---- SMEM staging (D2's stand-in for the Stage A TMA load): rows x row_bytes (multiple of 16, <= 128) of a K-major byte
 // matrix (row stride src_stride) -> K-major SWIZZLE_128B image at dst (1024-B aligned), the same bytes TMA
 // SWIZZLE_128B writes: 16-B chunk c of row r at (r/8)*1024 + (r%8)*128 + ((c ^ r%8) * 16).
 __device__ __forceinline__ void stage_sw128(unsigned char* dst, const unsigned char* src, unsigned long long src_stride,
