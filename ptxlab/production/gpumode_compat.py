@@ -22,8 +22,8 @@ from __future__ import annotations
 import ctypes
 from typing import Any
 
-__all__ = ["custom_kernel", "KERNEL_NAME", "ROWS_PER_CTA", "THREADS", "kernel_source", "nvrtc_cubin", "CudaGemv",
-           "cuda_gemv", "gemv_arch", "InlineGemv", "inline_gemv"]
+__all__ = ["custom_kernel", "KERNEL_NAME", "ROWS_PER_CTA", "THREADS", "kernel_source", "nvrtc_compile", "nvrtc_cubin",
+           "CudaGemv", "cuda_gemv", "gemv_arch", "InlineGemv", "inline_gemv"]
 
 KERNEL_SRC = None  # the exporter embeds the kernel text here; None: read ptxlab/kernels/nvfp4_gemv_cudacore.cu
 KERNEL_NAME = "nvfp4_gemv_cudacore"
@@ -47,8 +47,11 @@ def gemv_arch(major: int, minor: int) -> str:
     return f"sm_{major}{minor}"  # pre-Hopper: integer decode (cvt e4m3x2 needs sm_89+)
 
 
-def nvrtc_cubin(arch: str, source: str | None = None) -> bytes:
-    """Compile the kernel with bare NVRTC (no include paths) to a cubin for arch; raises RuntimeError with the log."""
+def nvrtc_compile(source: str, arch: str, name: str = "kernel.cu", options: tuple = ()) -> tuple[str, bytes]:
+    """Compile CUDA C++ with bare NVRTC (no include paths): (ptx, cubin) for arch; raises RuntimeError with the log.
+
+    Shared with the GEMM adapter (gpumode_gemm_compat.py): the exporter copies this function's text into the GEMM
+    submission, so it must stay self-contained (stdlib + cuda.bindings imported inside)."""
     from cuda.bindings import nvrtc
 
     def ok(res: tuple, what: str) -> tuple:
@@ -56,22 +59,30 @@ def nvrtc_cubin(arch: str, source: str | None = None) -> bytes:
             raise RuntimeError(f"NVRTC {what} failed: {res[0]!r}")
         return res[1:]
 
-    src = kernel_source() if source is None else source
-    (prog,) = ok(nvrtc.nvrtcCreateProgram(src.encode(), b"nvfp4_gemv_cudacore.cu", 0, [], []), "create")
+    (prog,) = ok(nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], []), "create")
     try:
-        opts = [f"-arch={arch}".encode(), b"-std=c++17"]
+        opts = [f"-arch={arch}".encode(), b"-std=c++17", *(str(o).encode() for o in options)]
         (res,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
         if res != nvrtc.nvrtcResult.NVRTC_SUCCESS:
             (n,) = ok(nvrtc.nvrtcGetProgramLogSize(prog), "log size")
             buf = b" " * n
             ok(nvrtc.nvrtcGetProgramLog(prog, buf), "log")
-            raise RuntimeError(f"NVRTC could not compile the GEMV for {arch}:\n{buf.decode(errors='replace')}")
+            raise RuntimeError(f"NVRTC could not compile {name} for {arch}:\n{buf.decode(errors='replace')}")
+        (n,) = ok(nvrtc.nvrtcGetPTXSize(prog), "ptx size")
+        ptx = b" " * n
+        ok(nvrtc.nvrtcGetPTX(prog, ptx), "ptx")
         (n,) = ok(nvrtc.nvrtcGetCUBINSize(prog), "cubin size")
-        buf = b" " * n
-        ok(nvrtc.nvrtcGetCUBIN(prog, buf), "cubin")
-        return bytes(buf)
+        cubin = b" " * n
+        ok(nvrtc.nvrtcGetCUBIN(prog, cubin), "cubin")
+        return ptx.rstrip(b"\0").decode(), bytes(cubin)
     finally:
         nvrtc.nvrtcDestroyProgram(prog)
+
+
+def nvrtc_cubin(arch: str, source: str | None = None) -> bytes:
+    """Compile the kernel with bare NVRTC (no include paths) to a cubin for arch; raises RuntimeError with the log."""
+    src = kernel_source() if source is None else source
+    return nvrtc_compile(src, arch, "nvfp4_gemv_cudacore.cu")[1]
 
 
 class CudaGemv:
