@@ -1,9 +1,14 @@
 """`lab.py export`: the single-file gpu-mode submission is valid Python, embeds the kernel, and runs in a gpu-mode
-style harness (generate_input -> custom_kernel -> check against reference) on the emulator path when torch exists."""
+style harness (generate_input -> custom_kernel -> check against reference) on the emulator path when torch exists.
+
+GEMV: tests below up to test_gpumode_harness_emulator. GEMM (`--problem nvfp4_gemm`): the flattened kernel is embedded
+and compiles with bare NVRTC to the same PTX as the include-based build; the adapter's tensor-map parameters and
+launch plan equal what ptxlab.production.gemm builds; the exported file runs gpu-mode GEMM data on the emulator."""
 from __future__ import annotations
 
 import ast
 import importlib.util
+import re
 import sys
 from pathlib import Path
 
@@ -16,9 +21,9 @@ from ptxlab.lab.cli import main as lab_main
 from ptxlab.production import export
 
 
-def write_submission(tmp_path: Path) -> Path:
-    out = tmp_path / "submission.py"
-    assert lab_main(["export", "--problem", "nvfp4_gemv", "--out", str(out)]) == 0
+def write_submission(tmp_path: Path, problem: str = "nvfp4_gemv") -> Path:
+    out = tmp_path / f"submission_{problem}.py"
+    assert lab_main(["export", "--problem", problem, "--out", str(out)]) == 0
     return out
 
 
@@ -44,15 +49,6 @@ def test_export_is_python_and_embeds_kernel(tmp_path: Path) -> None:
     top = {a.name.split(".")[0] for n in tree.body if isinstance(n, ast.Import) for a in n.names}
     top |= {n.module.split(".")[0] for n in tree.body if isinstance(n, ast.ImportFrom) and n.module}
     assert top <= {"__future__", "ctypes", "typing"}, top
-
-
-def test_export_gemm_not_available(tmp_path: Path, capsys) -> None:
-    out = tmp_path / "gemm.py"
-    assert lab_main(["export", "--problem", "nvfp4_gemm", "--out", str(out)]) == 2
-    assert "not available yet" in capsys.readouterr().out
-    assert not out.exists()
-    with pytest.raises(NotImplementedError):
-        export.render("nvfp4_gemm")
 
 
 def test_exported_kernel_compiles_with_bare_nvrtc(tmp_path: Path) -> None:
@@ -81,3 +77,315 @@ def test_gpumode_harness_emulator(tmp_path: Path, rng) -> None:
         assert gm.check_close(out.numpy(), ref.numpy()) == []
         assert np.array_equal(out.numpy().view(np.uint16), ref.numpy().view(np.uint16))
     assert "sm_90a" in mod._EMU_MODULES  # the embedded text was compiled, not the package file
+
+
+# ------------------------------------------------------------------------------------------------ nvfp4_gemm
+GEMM_ALLOWED_IMPORTS = {"__future__", "ctypes", "typing"}
+
+
+def test_export_gemm_is_python_and_embeds_flattened_kernel(tmp_path: Path) -> None:
+    from ptxlab.kernels.flatten import flatten, remaining_includes
+    from ptxlab.production import gpumode_compat
+
+    out = write_submission(tmp_path, "nvfp4_gemm")
+    text = out.read_text()
+    tree = ast.parse(text)
+    funcs = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+    assert {"custom_kernel", "nvrtc_compile", "tensor_map_params", "launch_plan"} <= funcs
+    assert "KERNEL_SRC = None" not in text
+    # nothing but stdlib at import (the lab's `from ptxlab... import nvrtc_compile` line was replaced by the function)
+    top = {a.name.split(".")[0] for n in tree.body if isinstance(n, ast.Import) for a in n.names}
+    top |= {n.module.split(".")[0] for n in tree.body if isinstance(n, ast.ImportFrom) and n.module}
+    assert top <= GEMM_ALLOWED_IMPORTS, top
+    assert export.inline_function(text, "nvrtc_compile") == export.inline_function(
+        Path(gpumode_compat.__file__).read_text(), "nvrtc_compile")
+    mod = load(out)
+    assert mod.KERNEL_SRC == flatten("nvfp4_gemm_tcgen05.cu")
+    assert mod.kernel_source() is mod.KERNEL_SRC
+    assert remaining_includes(mod.KERNEL_SRC) == [] and "#include" not in mod.KERNEL_SRC
+    assert not re.search(r"^\s*#\s*pragma\s+once", mod.KERNEL_SRC, re.M)
+    assert mod.nvrtc_compile.__module__ == mod.__name__  # defined in the file, not imported
+    assert export.render("nvfp4_gemm") == text
+    with pytest.raises(ValueError):
+        export.render("nvfp4_gemm_v2")
+
+
+@pytest.mark.parametrize("bn", [128, 256])
+def test_gemm_flattened_kernel_bare_nvrtc_same_ptx(tmp_path: Path, bn: int) -> None:
+    """The submission's own NVRTC call (no include path, no CUDA headers) on the embedded flattened text gives the
+    PTX of the include-based build (ptxlab.compile with include_dirs=[KERNELS_DIR] and the pip CUDA headers)."""
+    import ptxlab
+    from ptxlab.kernels import KERNELS_DIR
+    from ptxlab.production import gemm as G
+
+    mod = load(write_submission(tmp_path, "nvfp4_gemm"))
+    opts = (f"-DGEMM_BN={bn}", f"-DGEMM_STAGES={G.DEFAULT_STAGES[bn]}")
+    name = f"{mod.KERNEL_NAME}.cu"  # the program name enters the mangled names of internal symbols
+    ptx, cubin = mod.nvrtc_compile(mod.KERNEL_SRC, "sm_100a", name, opts)
+    ref = ptxlab.compile(read(G.KERNEL_FILE), arch="sm_100a", name=name, options=opts, include_dirs=[KERNELS_DIR])
+    assert ptx == ref.ptx
+    assert len(cubin) > 1000 and mod.KERNEL_NAME in ptx
+
+
+class _SpyDevice:
+    """An emulator device whose tensor_map is recorded and whose launch only records (nothing runs)."""
+
+    def __init__(self, dev) -> None:
+        self._dev, self.maps, self.launches = dev, {}, []
+
+    def tensor_map(self, buf, **kw):
+        tm = self._dev.tensor_map(buf, **kw)
+        self.maps[len(self.maps)] = tm.spec
+        return tm
+
+    def launch(self, module, kernel, grid, block, args=(), shared_bytes=0):
+        self.launches.append({"kernel": kernel, "grid": tuple(grid), "block": tuple(block),
+                              "shared_bytes": shared_bytes, "nargs": len(args)})
+
+    def __getattr__(self, name):
+        return getattr(self._dev, name)
+
+
+@pytest.mark.parametrize("m,n,k,l", [(128, 256, 256, 1), (256, 384, 768, 2), (128, 512, 512, 3), (384, 128, 1792, 1)])
+def test_gemm_adapter_map_params_equal_wrapper(tmp_path: Path, m: int, n: int, k: int, l: int) -> None:
+    """The exported adapter's cuTensorMapEncodeTiled inputs and launch geometry equal what ptxlab.production.gemm
+    actually builds and launches (its maps recorded on an emulator device) for the same shape."""
+    import ptxlab
+    from ptxlab.production import gemm as G
+
+    mod = load(write_submission(tmp_path, "nvfp4_gemm"))
+    dev = ptxlab.open_device("emu")
+    try:
+        spy = _SpyDevice(dev)
+        p = gm.generate_gemm(m, n, k, l, 7)
+        G.nvfp4_gemm(spy, p, module="not compiled: launch is recorded only")
+    finally:
+        dev.close()
+    plan = mod.launch_plan(m, n, k, l)
+    prm = mod.tensor_map_params(m, n, k, l, plan["bn"])
+    got = list(spy.maps.values())
+    assert len(got) == 4
+    for spec, name in zip(got, ("a", "b", "sfa", "sfb")):
+        want = prm[name]
+        for field in ("dtype", "global_shape", "global_strides", "box", "element_strides", "swizzle", "interleave",
+                      "l2_promotion", "oob_fill"):
+            w = tuple(want[field]) if isinstance(want[field], (tuple, list)) else want[field]
+            assert getattr(spec, field) == w, (name, field, getattr(spec, field), w)
+        assert spec.rank == len(want["global_shape"])
+    (launch,) = spy.launches
+    assert launch["kernel"] == mod.KERNEL_NAME == G.KERNEL_NAME
+    assert launch["grid"] == plan["grid"] and launch["block"] == plan["block"]
+    assert launch["shared_bytes"] == plan["shared_bytes"] and launch["nargs"] == 8
+    assert plan["bn"] == G.choose_bn(n) and plan["stages"] == G.DEFAULT_STAGES[plan["bn"]]
+
+
+def test_gemm_adapter_constants_equal_wrapper(tmp_path: Path) -> None:
+    from ptxlab import tensormap
+    from ptxlab.production import gemm as G
+
+    mod = load(write_submission(tmp_path, "nvfp4_gemm"))
+    assert (mod.THREADS, mod.BM, mod.BK_BYTES, tuple(mod.SF_BOX), mod.KERNEL_FILE) == \
+        (G.THREADS, G.BM, G.BK_BYTES, tuple(G.SF_BOX), G.KERNEL_FILE)
+    assert mod.DEFAULT_STAGES == G.DEFAULT_STAGES
+    for bn in (128, 256):
+        assert mod.stage_bytes(bn) == G.stage_bytes(bn)
+        for s in (2, 3, 4):
+            assert mod.shared_bytes(bn, s) == G.shared_bytes(bn, s)
+    for n in (128, 256, 384, 512, 1536, 7168):
+        assert mod.choose_bn(n) == G.choose_bn(n)
+    for shape in [(100, 256, 256, 1, 256), (128, 200, 256, 1, 128), (128, 256, 320, 1, 256),
+                  (128, 256, 256, 70000, 256)]:
+        with pytest.raises(ValueError):
+            mod.check_shape(*shape)
+        with pytest.raises(ValueError):
+            G.check_shape(*shape)
+    for table, name in ((mod._DTYPE_CODES, "DTYPE_CODES"), (mod._SWIZZLE_CODES, "SWIZZLE_CODES"),
+                        (mod._INTERLEAVE_CODES, "INTERLEAVE_CODES"), (mod._L2_PROMOTION_CODES, "L2_PROMOTION_CODES"),
+                        (mod._OOB_FILL_CODES, "OOB_FILL_CODES")):
+        full = getattr(tensormap, name)
+        assert all(full[k] == v for k, v in table.items()), name
+    for t in gm.GEMM_TESTS:  # every gpu-mode shape is launchable and its SF maps cover the permuted tensors exactly
+        plan = mod.launch_plan(t["m"], t["n"], t["k"], t["l"])
+        prm = mod.tensor_map_params(t["m"], t["n"], t["k"], t["l"], plan["bn"])
+        assert prm["sfa"]["global_shape"][1] * 128 == 32 * 4 * (t["m"] // 128) * 4 * (t["k"] // 64) * t["l"]
+        assert plan["shared_bytes"] <= 232448
+
+
+def test_gemm_adapter_refuses_gpu_without_tcgen05(tmp_path: Path) -> None:
+    mod = load(write_submission(tmp_path, "nvfp4_gemm"))
+    assert mod.gemm_arch(10, 0) == "sm_100a"
+    for cc in ((9, 0), (8, 0), (12, 0)):
+        with pytest.raises(RuntimeError, match="compute capability 10.x"):
+            mod.gemm_arch(*cc)
+
+
+def test_gemm_gpumode_harness_emulator(tmp_path: Path, rng) -> None:
+    """gpu-mode eval flow on the exported GEMM: data = generate_input(...); c poisoned; out = custom_kernel(data);
+    check against the reference at rtol = atol = 1e-3 (gpu-mode's tolerance)."""
+    torch = pytest.importorskip("torch")
+    mod = load(write_submission(tmp_path, "nvfp4_gemm"))
+    mod._EMU.clear()
+
+    def generate_input(m: int, n: int, k: int, l: int, seed: int):
+        return gm.to_torch(gm.generate_gemm(m, n, k, l, seed))
+
+    def ref_kernel(data):
+        return torch.from_numpy(gm.reference_gemm(gm.from_torch(data)))
+
+    for m, n, k, l in [(128, 256, 256, 1), (128, 128, 256, 2)]:
+        seed = int(rng.integers(1 << 31))
+        data = generate_input(m, n, k, l, seed)
+        data[6].fill_(float("nan"))  # poison c
+        ref = ref_kernel(data)
+        out = mod.custom_kernel(data)
+        assert out is data[6] and out.shape == (m, n, l) and out.dtype == torch.float16
+        assert not torch.isnan(out).any(), f"seed={seed}: outputs left poisoned"
+        assert gm.check_close(out.numpy(), ref.numpy(), rtol=1e-3, atol=1e-3) == [], f"seed={seed}"
+    assert mod._EMU[(256, 4)].source == mod.KERNEL_SRC  # the embedded text was compiled, not the package file
+    assert mod._EMU[(128, 4)].source == mod.KERNEL_SRC
+    with pytest.raises(ValueError, match="multiple of 256"):
+        mod.custom_kernel(generate_input(128, 256, 320, 1, 1))
+
+
+class _FakeDriver:
+    """Stands in for cuda.bindings.driver: records the tensor-map encodes and the launch, and decodes the packed
+    kernel parameters from the kernelParams pointer array as the driver would (no GPU involved)."""
+
+    class CUresult:
+        CUDA_SUCCESS = 0
+
+    class CUdevice_attribute:
+        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = "major"
+        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = "minor"
+
+    class CUfunction_attribute:
+        CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = "max_dyn_smem"
+
+    def __init__(self, cc=(10, 0)) -> None:
+        import ctypes
+
+        self.ctypes, self.cc = ctypes, cc
+        self.encodes, self.launches, self.attrs, self.modules = [], [], [], []
+        self._keep = []
+        for name in ("CUtensorMapDataType", "CUtensorMapInterleave", "CUtensorMapSwizzle", "CUtensorMapL2promotion",
+                     "CUtensorMapFloatOOBfill", "cuuint64_t", "cuuint32_t", "CUstream"):
+            setattr(self, name, lambda v, _n=name: (_n, int(v)))
+
+    def cuInit(self, flags):
+        return (0,)
+
+    def cuDeviceGet(self, i):
+        return (0, i)
+
+    def cuDeviceGetAttribute(self, what, dev):
+        return (0, self.cc[0] if what == "major" else self.cc[1])
+
+    def cuDevicePrimaryCtxRetain(self, dev):
+        return (0, "ctx")
+
+    def cuCtxSetCurrent(self, ctx):
+        return (0,)
+
+    def cuModuleLoadData(self, image):
+        self.modules.append(image)
+        return (0, f"module{len(self.modules)}")
+
+    def cuModuleGetFunction(self, module, name):
+        return (0, (module, name.decode()))
+
+    def cuFuncSetAttribute(self, func, attr, value):
+        self.attrs.append((func, attr, value))
+        return (0,)
+
+    def cuTensorMapEncodeTiled(self, dtype, rank, addr, dims, strides, box, es, inter, swz, l2, oob):
+        rec = {"dtype": dtype[1], "rank": rank, "address": addr, "dims": [d[1] for d in dims],
+               "strides": [s[1] for s in strides], "box": [b[1] for b in box], "es": [e[1] for e in es],
+               "interleave": inter[1], "swizzle": swz[1], "l2": l2[1], "oob": oob[1]}
+        self.encodes.append(rec)
+        raw = bytes([len(self.encodes)]) * 128  # map i is 128 bytes of value i
+        buf = self.ctypes.create_string_buffer(raw, 128)
+        self._keep.append(buf)
+
+        class Map:
+            def getPtr(_self):
+                return self.ctypes.addressof(buf)
+
+        return (0, Map())
+
+    def cuLaunchKernel(self, func, gx, gy, gz, bx, by, bz, smem, stream, params, extra):
+        c = self.ctypes
+        ptrs = (c.c_void_p * 8).from_address(params)
+        maps = [c.string_at(ptrs[i], 128) for i in range(4)]
+        self.launches.append({"func": func, "grid": (gx, gy, gz), "block": (bx, by, bz), "smem": smem,
+                              "stream": stream, "maps": maps, "map_align": [ptrs[i] % 64 for i in range(4)],
+                              "c": c.c_uint64.from_address(ptrs[4]).value,
+                              "mnk": tuple(c.c_uint32.from_address(ptrs[i]).value for i in (5, 6, 7))})
+        return (0,)
+
+
+def _fake_cuda(monkeypatch, cc=(10, 0)) -> _FakeDriver:
+    import cuda.bindings
+
+    fake = _FakeDriver(cc)
+    monkeypatch.setattr(cuda.bindings, "driver", fake, raising=False)
+    monkeypatch.setitem(sys.modules, "cuda.bindings.driver", fake)
+    return fake
+
+
+def test_gemm_cuda_path_with_fake_driver(tmp_path: Path, monkeypatch) -> None:
+    """The submission's driver-API plumbing without a GPU: NVRTC (real) -> module load, dynamic-SMEM opt-in, four
+    cuTensorMapEncodeTiled calls with tensor_map_params at the given addresses, kernel parameters packed as
+    (4 x 128-B maps, 64-B aligned; u64 c; u32 M, N, K), grid/block/smem of launch_plan, the caller's stream; the
+    encoded parameters are reused on a repeated call with the same pointers."""
+    from ptxlab import tensormap
+
+    mod = load(write_submission(tmp_path, "nvfp4_gemm"))
+    fake = _fake_cuda(monkeypatch)
+    m, n, k, l = 256, 512, 768, 2
+    ptrs = (0x10000, 0x20000, 0x30000, 0x40000, 0x50000)
+    runner = mod.CudaGemm(0)
+    assert runner.arch == "sm_100a"
+    runner.launch(*ptrs, m, n, k, l, stream=1234)
+    plan = mod.launch_plan(m, n, k, l)
+    prm = mod.tensor_map_params(m, n, k, l, plan["bn"])
+    assert len(fake.modules) == 1 and fake.attrs == [(("module1", mod.KERNEL_NAME),
+                                                      "max_dyn_smem", plan["shared_bytes"])]
+    assert [e["address"] for e in fake.encodes] == list(ptrs[:4])
+    for e, name in zip(fake.encodes, ("a", "b", "sfa", "sfb")):
+        p = prm[name]
+        assert e["rank"] == len(p["global_shape"]) and e["dims"] == list(p["global_shape"])
+        assert e["strides"] == list(p["global_strides"]) and e["box"] == list(p["box"])
+        assert e["es"] == list(p["element_strides"])
+        assert e["dtype"] == tensormap.DTYPE_CODES[p["dtype"]]
+        assert e["swizzle"] == tensormap.SWIZZLE_CODES[p["swizzle"]]
+        assert (e["interleave"], e["l2"], e["oob"]) == (0, 0, 0)
+    (launch,) = fake.launches
+    assert launch["func"] == ("module1", mod.KERNEL_NAME)
+    assert launch["grid"] == plan["grid"] == (2, 2, 2) and launch["block"] == (192, 1, 1)
+    assert launch["smem"] == plan["shared_bytes"] and launch["stream"] == ("CUstream", 1234)
+    assert launch["maps"] == [bytes([i + 1]) * 128 for i in range(4)] and launch["map_align"] == [0] * 4
+    assert launch["c"] == ptrs[4] and launch["mnk"] == (m, n, k)
+    runner.launch(*ptrs, m, n, k, l, stream=1234)  # same tensors: no re-encode, no recompile
+    assert len(fake.encodes) == 4 and len(fake.modules) == 1 and len(fake.launches) == 2
+    runner.launch(*ptrs[:4], 0x60000, m, n, k, l)  # another c: new parameter set
+    assert len(fake.encodes) == 8 and fake.launches[-1]["c"] == 0x60000
+    monkeypatch.setattr(fake, "cc", (9, 0))
+    with pytest.raises(RuntimeError, match="compute capability 10.x"):
+        mod.CudaGemm(0)
+
+
+def test_gemm_in_place_layout_check(tmp_path: Path) -> None:
+    """gpu-mode's tensors are used in place (no copy); a tensor in another memory order is copied to the kernel's."""
+    torch = pytest.importorskip("torch")
+    mod = load(write_submission(tmp_path, "nvfp4_gemm"))
+    data = gm.to_torch(gm.generate_gemm(128, 256, 256, 2, 3))
+    names = ("a", "b", None, None, "sfa_permuted", "sfb_permuted", "c")
+    for t, name in zip(data, names):
+        if name is None:
+            continue
+        u = t.view(torch.uint8) if t.dtype != torch.float16 else t
+        assert mod._in_place(u, mod._PHYS[name]) is u, name
+    a = data[0].view(torch.uint8)
+    other = a.contiguous()  # (M, K/2, L) row-major: not gpu-mode's (L, M, K/2) memory
+    fixed = mod._in_place(other, mod._PHYS["a"])
+    assert fixed is not other and fixed.permute(2, 0, 1).is_contiguous() and torch.equal(fixed, a)

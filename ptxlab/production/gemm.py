@@ -10,6 +10,9 @@ gpu-mode's memory order (L, M, N). The tensors are used as they are laid out by 
   box {128, 16} (4 consecutive 512-B SF blocks = the SFs of 128 rows x 256 K), no swizzle;
 * c: (L, M, N) fp16, poisoned before the launch (0xFF bytes = NaN), so an element the kernel misses shows up.
 
+The map parameters come from ``ptxlab.production.gpumode_gemm_compat.tensor_map_params``, the function the gpu-mode
+adapter (and so the exported submission) encodes its maps with on a real GPU.
+
 The kernel is built from ``ptxlab/kernels/blocks/*.cuh``; :func:`blocks_report` says which of the blocks it uses are
 graduated in the lab state (``ptxlab.lab.state.graduated_blocks``).
 """
@@ -19,6 +22,8 @@ from functools import lru_cache
 from typing import Any, Dict, List, Optional
 
 import numpy as np
+
+from ptxlab.production.gpumode_gemm_compat import tensor_map_params
 
 __all__ = ["KERNEL_FILE", "KERNEL_NAME", "BLOCKS_USED", "THREADS", "compile_gemm", "choose_bn", "check_shape",
            "stage_bytes", "shared_bytes", "blocks_report", "nvfp4_gemm", "DEFAULT_STAGES"]
@@ -130,9 +135,14 @@ def nvfp4_gemm(dev: Any, problem: Any, *, bn: Optional[int] = None, stages: Opti
     if p.b.shape[0] != n:
         raise ValueError(f"nvfp4 GEMM: b has {p.b.shape[0]} rows, expected N={n}")
     mod = compile_gemm(bn, s, wait_probes) if module is None else module
-    kbytes = k // 2
     a_h, b_h = _physical(p.a), _physical(p.b)
     sfa_h, sfb_h = _sf_physical(p.sfa_permuted), _sf_physical(p.sfb_permuted)
+    # every map parameter comes from the gpu-mode adapter's pure function (one source of truth for both hosts)
+    prm = tensor_map_params(m, n, k, l, bn)
+    for name, h in (("sfa", sfa_h), ("sfb", sfb_h)):
+        if h.size != prm[name]["global_shape"][0] * prm[name]["global_shape"][1]:
+            raise ValueError(f"nvfp4 GEMM: permuted {name} has {h.size} bytes, expected "
+                             f"{prm[name]['global_shape'][0] * prm[name]['global_shape'][1]}")
     bufs: List[Any] = []
     try:
         d_a, d_b, d_sfa, d_sfb = (dev.to_device(x) for x in (a_h, b_h, sfa_h, sfb_h))
@@ -140,14 +150,8 @@ def nvfp4_gemm(dev: Any, problem: Any, *, bn: Optional[int] = None, stages: Opti
         d_c = dev.empty(l * m * n * 2)
         bufs.append(d_c)
         dev.memset(d_c, POISON)
-        tm_a = dev.tensor_map(d_a, dtype=np.uint8, global_shape=[kbytes, m, l], global_strides=[kbytes, m * kbytes],
-                              box=[BK_BYTES, BM, 1], swizzle="128B")
-        tm_b = dev.tensor_map(d_b, dtype=np.uint8, global_shape=[kbytes, n, l], global_strides=[kbytes, n * kbytes],
-                              box=[BK_BYTES, bn, 1], swizzle="128B")
-        tm_sfa = dev.tensor_map(d_sfa, dtype=np.uint8, global_shape=[128, sfa_h.size // 128], global_strides=[128],
-                                box=list(SF_BOX), swizzle="none")
-        tm_sfb = dev.tensor_map(d_sfb, dtype=np.uint8, global_shape=[128, sfb_h.size // 128], global_strides=[128],
-                                box=list(SF_BOX), swizzle="none")
+        tm_a, tm_b, tm_sfa, tm_sfb = (dev.tensor_map(buf, **prm[name]) for name, buf in
+                                      (("a", d_a), ("b", d_b), ("sfa", d_sfa), ("sfb", d_sfb)))
         tx = tm_a.spec.box_bytes + tm_b.spec.box_bytes + tm_sfa.spec.box_bytes + (bn // 128) * tm_sfb.spec.box_bytes
         if tx != stage_bytes(bn):  # the kernel's compile-time expect_tx must equal what the boxes deliver
             raise AssertionError(f"nvfp4 GEMM: tensor-map boxes deliver {tx} B per stage, kernel expects {stage_bytes(bn)}")
