@@ -36,6 +36,16 @@ def test_fused_gemv_ring_and_partial_tiles(m, k, l, stages, rng):
     assert np.array_equal(out.view(np.uint16), ref.view(np.uint16)), gpumode.check_close(out, ref)[:3]
 
 
+def test_bounded_wait_build(rng):
+    """Hardware bring-up build (-DPTXLAB_WAIT_PROBES): exact with a generous probe limit; with one probe a wait that
+    has to block gives up and the launch ends with a trap instead of hanging."""
+    p = gpumode.generate_gemv(128, 1536, 1, seed=int(rng.integers(1 << 31)))
+    ref = gpumode.reference_gemv(p).view(np.uint16)
+    assert np.array_equal(G.run_gemv_tcgen05(p, "emu", stages=2, wait_probes=1 << 22).view(np.uint16), ref)
+    with pytest.raises(Exception, match="trap"):
+        G.run_gemv_tcgen05(p, "emu", stages=2, wait_probes=1)
+
+
 def test_fused_gemv_sass_and_report():
     counts = require(G.compile_gemv_tcgen05(), ["UTMALDG", "UTCOMMA", "UTCCP", "UTCBAR", "LDTM"])
     assert all(v > 0 for v in counts.values())
@@ -50,7 +60,7 @@ def test_kernel_built_from_blocks_only():
     assert all((BLOCKS_DIR / b).exists() for b in G.BLOCKS_USED)
     code = re.sub(r"//[^\n]*", "", src)
     assert "asm" not in code, "the fused GEMV must get all its PTX from the blocks"
-    assert "tma_load_3d" in code and "mbar_arrive_expect_tx" in code  # operands by TMA, not generic stores
+    assert "tma_load_3d" in code and "mbar_arrive_expect_tx" in code  # operands arrive by TMA
 
 
 def test_tensor_map_boxes_match_kernel_tx():

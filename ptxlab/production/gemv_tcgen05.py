@@ -67,8 +67,10 @@ def compile_gemv_tcgen05(stages: int = STAGES, wait_probes: int = 0) -> Any:
     import ptxlab
     from ptxlab.kernels import KERNELS_DIR, read
 
-    if stages < 2:
-        raise ValueError("fused tcgen05 GEMV: at least 2 pipeline stages")
+    if not 2 <= stages <= 10:
+        raise ValueError(f"fused tcgen05 GEMV: stages={stages}: 2..10 ring slots (SMEM)")
+    if not 0 <= int(wait_probes) < 2**32:
+        raise ValueError("fused tcgen05 GEMV: wait_probes must fit in 32 bits")
     pre = f"#define NB {NB}\n#define STAGES {int(stages)}\n#define EPILOGUE 1\n#define DUMP_ACC 0\n"
     if wait_probes:
         pre += f"#define PTXLAB_WAIT_PROBES {int(wait_probes)}u\n"
@@ -124,8 +126,9 @@ def launch_tile_pipeline(dev: Any, mod: Any, a: Any, b: Any, sfa: Any, sfb: Any,
 
 
 def run_gemv_tcgen05(problem: Any, device: Any = "emu", poison: int = 0xA5, stages: int = STAGES,
-                     report: Optional[Dict[str, Any]] = None) -> np.ndarray:
-    """Run on a gpu-mode GEMV problem (n == 1, M % 128 == 0, K % 64 == 0); returns c (M, 1, L) fp16."""
+                     report: Optional[Dict[str, Any]] = None, wait_probes: int = 0) -> np.ndarray:
+    """Run on a gpu-mode GEMV problem (n == 1, M % 128 == 0, K % 64 == 0); returns c (M, 1, L) fp16.
+    stages: TMA ring depth; wait_probes: see compile_gemv_tcgen05; report: see launch_tile_pipeline."""
     import ptxlab
     from ptxlab.scales import permuted_bytes
 
@@ -135,7 +138,7 @@ def run_gemv_tcgen05(problem: Any, device: Any = "emu", poison: int = 0xA5, stag
     own = not hasattr(device, "launch")
     dev = ptxlab.open_device(device, arch="sm_100a") if own else device
     try:
-        mod = compile_gemv_tcgen05(stages)
+        mod = compile_gemv_tcgen05(stages, wait_probes)
         a = dev.to_device(np.ascontiguousarray(p.a.transpose(2, 0, 1)))
         b_host = np.ascontiguousarray(p.b.transpose(2, 0, 1))
         b = dev.to_device(b_host)
