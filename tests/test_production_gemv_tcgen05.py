@@ -64,8 +64,23 @@ def test_kernel_built_from_blocks_only():
 
 
 def test_tensor_map_boxes_match_kernel_tx():
+    import ptxlab
+
     assert G.tx_bytes() == G.stage_bytes() == 22528
     assert G.tx_bytes(8) == 22528 - 8 * 128
+    dev = ptxlab.open_device("emu", arch="sm_100a")
+    try:
+        m, k, l = 256, 1088, 2
+        bufs = [dev.empty(n) for n in (l * m * k // 2, l * 128 * k // 2, l * 2 * 17 * 512, l * 17 * 512)]
+        tm_a, tm_b, tm_sfa, tm_sfb = G.make_tensor_maps(dev, *bufs, m, k, l, 128)
+        assert (tuple(tm_a.spec.box), tm_a.spec.swizzle) == ((128, 128, 1), "128B")
+        assert (tuple(tm_b.spec.box), tm_b.spec.swizzle) == ((128, 16, 1), "128B")
+        assert tuple(tm_b.spec.global_shape) == (k // 2, 128, l)
+        assert tuple(tm_sfa.spec.box) == tuple(tm_sfb.spec.box) == (128, 16)
+        assert tuple(tm_sfa.spec.global_shape) == (128, l * 2 * 17 * 4)
+        assert tuple(tm_sfb.spec.global_shape) == (128, l * 17 * 4)
+    finally:
+        dev.close()
 
 
 def test_fused_gemv_rejects_unsupported_shapes():

@@ -8,7 +8,8 @@ complete_tx, ``blocks/tma.cuh``) into a ``STAGES``-deep SMEM ring, one
 ``tcgen05.cp.32x128b.warpx4``, and the epilogue reads TMEM with ``tcgen05.ld.32x32b`` and stores fp16.  B is
 gpu-mode's (128, K/2, L) tensor: the kernel uses its first 16 rows (N padded to 16); only column 0 is the GEMV result.
 
-Tensor maps (built like ``ptxlab/production/gemm.py``'s):
+Tensor maps (the GEMM's, from ``gpumode_gemm_compat.tensor_map_params`` as ``ptxlab/production/gemm.py`` builds them,
+with N = b's rows and tile N = 16):
 
 * a, b: physical (L, rows, K/2) bytes -> 3-D UINT8 maps {K/2, rows, L}, box {128 B, 128 | NB rows, 1}, SWIZZLE_128B;
 * sfa, sfb: the permuted SF tensors' memory (L, rest, K/64, 32, 4, 4) -> 2-D UINT8 maps {128 B, bytes/128 rows},
@@ -88,24 +89,18 @@ def graduation_report() -> Dict[str, List[str]]:
 def make_tensor_maps(dev: Any, a: Any, b: Any, sfa: Any, sfb: Any, m: int, k: int, l: int, b_rows: int,
                      nb: int = NB) -> List[Any]:
     """The kernel's 4 tensor maps over device buffers a (L, M, K/2), b (L, b_rows, K/2) and the permuted SF memory
-    (``ptxlab.scales.permuted_bytes``) of sfa / sfb; checks that their boxes deliver tx_bytes(nb) per stage."""
-    kbytes = k // 2
-    rest_k = k // 64
-    sfa_rows = l * (m // BM) * rest_k * 512 // 128
-    sfb_rows = l * ((b_rows + 127) // 128) * rest_k * 512 // 128
-    tm_a = dev.tensor_map(a, dtype=np.uint8, global_shape=[kbytes, m, l], global_strides=[kbytes, m * kbytes],
-                          box=[BK_BYTES, BM, 1], swizzle="128B")
-    tm_b = dev.tensor_map(b, dtype=np.uint8, global_shape=[kbytes, b_rows, l],
-                          global_strides=[kbytes, b_rows * kbytes], box=[BK_BYTES, nb, 1], swizzle="128B")
-    tm_sfa = dev.tensor_map(sfa, dtype=np.uint8, global_shape=[128, sfa_rows], global_strides=[128],
-                            box=list(SF_BOX), swizzle="none")
-    tm_sfb = dev.tensor_map(sfb, dtype=np.uint8, global_shape=[128, sfb_rows], global_strides=[128],
-                            box=list(SF_BOX), swizzle="none")
-    tx = sum(t.spec.box_bytes for t in (tm_a, tm_b, tm_sfa, tm_sfb))
+    (``ptxlab.scales.permuted_bytes``) of sfa / sfb; checks that their boxes deliver tx_bytes(nb) per stage.
+    The parameters come from the GEMM's single source of truth, ``gpumode_gemm_compat.tensor_map_params``, with
+    N = b_rows and the tile N = nb (B box {128, nb, 1})."""
+    from ptxlab.production.gpumode_gemm_compat import tensor_map_params
+
+    prm = tensor_map_params(m, b_rows, k, l, nb)
+    maps = [dev.tensor_map(buf, **prm[name]) for name, buf in (("a", a), ("b", b), ("sfa", sfa), ("sfb", sfb))]
+    tx = sum(t.spec.box_bytes for t in maps)
     if tx != tx_bytes(nb):  # the kernel's compile-time expect_tx must equal what the boxes deliver
         raise AssertionError(f"fused tcgen05 GEMV: tensor-map boxes deliver {tx} B per stage, kernel expects "
                              f"{tx_bytes(nb)}")
-    return [tm_a, tm_b, tm_sfa, tm_sfb]
+    return maps
 
 
 def launch_tile_pipeline(dev: Any, mod: Any, a: Any, b: Any, sfa: Any, sfb: Any, acc: Any, c: Any, m: int, k: int,
