@@ -16,8 +16,13 @@ Probes (``--probes``, default all):
   narrow  : inner box narrower than the swizzle span (UNCONFIRMED #3): the hardware image shows the layout; loads
             for 128B x 112/96/80/64/48/32/16 B, 64B x 48/32/16 B, 32B x 16 B, and stores for 128B x 32/64/96 B and
             64B x 32 B (H100 rule so far: legal iff inner bytes % 32 == 0; 128B x 80/112 and the 128B x 32/96
-            stores are not measured yet).
-  nanfill : oob_fill='nan' on FLOAT16/FLOAT32: the OOB-NaN bit pattern (tma_model.OOB_NAN_BITS).
+            stores are not measured yet), and stores of 128B x 48 B / 64B x 16 B (the rule predicts a fault).
+  txnarrow: the complete_tx byte count of narrow swizzled boxes (128B x 64/32 B, 64B x 32 B; tx_mode 1): expect_tx =
+            box bytes ('full') vs rows x swizzle span ('padded'); exactly one should complete.
+  nanfill : oob_fill='nan' on every float type (FLOAT16/FLOAT32 measured; BFLOAT16, FLOAT64, TFLOAT32, FLOAT32_FTZ,
+            TFLOAT32_FTZ not yet): the OOB-NaN bit pattern (tma_model.OOB_NAN_BITS). Plus, for the unmeasured types,
+            an in-bounds load of special values (denormals, NaN payloads, low mantissa bits: SPECIAL_BITS) that shows
+            whether the load converts data (FTZ, TF32 rounding) or copies bytes.
   store   : TMA store, in bounds and partially OOB (OOB elements must not be written).
   align   : destination offsets 16..512 B off a 1024-B boundary (UNCONFIRMED #7).
 On cuda every probe group runs in child processes: a case that faults (ILLEGAL_INSTRUCTION, MISALIGNED_ADDRESS)
@@ -45,7 +50,21 @@ if ROOT not in sys.path:            # children are started as scripts; make `imp
     sys.path.insert(0, ROOT)
 POISON_SMEM = 0xA5
 POISON_GMEM = 0x5A
-BITS = {"UINT8": 8, "FLOAT16": 16, "FLOAT32": 32, "16U4_ALIGN8B": 4}
+BITS = {"UINT8": 8, "FLOAT16": 16, "FLOAT32": 32, "16U4_ALIGN8B": 4, "BFLOAT16": 16, "FLOAT64": 64, "TFLOAT32": 32,
+        "FLOAT32_FTZ": 32, "TFLOAT32_FTZ": 32}
+# nanfill probe: float types whose OOB-NaN pattern (and in-bound handling) the H100 has not shown yet
+NANFILL_MORE = ("BFLOAT16", "FLOAT64", "TFLOAT32", "FLOAT32_FTZ", "TFLOAT32_FTZ")
+# in-bound values that a converting load (flush-to-zero, TF32 rounding, NaN canonicalization) would change
+SPECIAL_BITS = {
+    16: [0x0000, 0x8000, 0x0001, 0x8001, 0x03FF, 0x0400, 0x7BFF, 0x7C00, 0xFC00, 0x7C01, 0x7E00, 0x7FFF, 0xFFFF,
+         0x3C00, 0x3C01, 0x007F, 0x0080, 0x7F7F, 0x7F80, 0x7F81, 0x7FC0, 0xFFC1, 0x8080, 0x0101],
+    32: [0x00000000, 0x80000000, 0x00000001, 0x80000001, 0x007FFFFF, 0x00800000, 0x7F7FFFFF, 0x7F800000,
+         0xFF800000, 0x7F800001, 0x7FBFFFFF, 0x7FC00000, 0x7FFFFFFF, 0xFFFFFFFF, 0x3F800000, 0x3F800001,
+         0x3F800FFF, 0x3F801000, 0x3F801FFF, 0x3F802000, 0x3F803000, 0x3F807FFF, 0x3FFFFFFF, 0x00400000],
+    64: [0x0, 0x8000000000000000, 0x1, 0x000FFFFFFFFFFFFF, 0x0010000000000000, 0x7FEFFFFFFFFFFFFF,
+         0x7FF0000000000000, 0xFFF0000000000000, 0x7FF0000000000001, 0x7FF8000000000000, 0x7FFFFFFFFFFFFFFF,
+         0x3FF0000000000001, 0x3FF00000FFFFFFFF, 0x36A0000000000000, 0x3800000000000000, 0x47EFFFFFE0000000],
+}
 SPAN = {"none": 64, "32B": 32, "64B": 64, "128B": 128, "128B_ATOM_32B": 128, "128B_ATOM_32B_FLIP_8B": 128,
         "128B_ATOM_64B": 128}
 
@@ -65,7 +84,7 @@ class Case:
     estr: list[int]
     coords: list[int]
     dst_off: int = 0
-    expect: str = "full"           # "full" | "inbound" | "fullm16" (full - 16)
+    expect: str = "full"           # "full" | "inbound" | "fullm16" (full - 16) | "padded" (rows x swizzle span)
     tx_mode: int = 0               # 1: deferred arrival (tx probe), see tma_probe.cu
     oob_fill: str = "none"
     seed: int = 0
@@ -175,9 +194,18 @@ def build_cases(seed: int, probes: set[str], quick: bool) -> list[Case]:
             for pos in ("in", "hi"):
                 add("narrow", f"narrow/store/{sw}/inner{inner}/{pos}", "UINT8", sw, 2, pos, inner_bytes=inner,
                     kind="store")
+        for sw, inner in (("128B", 48), ("64B", 16)):       # the multiple-of-32 rule on stores (unmeasured)
+            add("narrow", f"narrow/store/{sw}/inner{inner}/in", "UINT8", sw, 2, "in", inner_bytes=inner, kind="store")
     if "nanfill" in probes:
-        for dt in ("FLOAT16", "FLOAT32"):
+        for dt in ("FLOAT16", "FLOAT32") + NANFILL_MORE:
             add("nanfill", f"nan/{dt}/2d/hi", dt, "128B", 2, "hi", oob_fill="nan")
+        for dt in NANFILL_MORE:           # in-bound special values: does the load convert them (FTZ, TF32)?
+            add("nanfill", f"nan/{dt}/2d/special", dt, "128B", 2, "in", meta={"special": True})
+    if "txnarrow" in probes:              # complete_tx of a narrow swizzled box: box bytes or the padded rows?
+        for sw, inner in (("128B", 64), ("128B", 32), ("64B", 32)):
+            for exp in ("full", "padded"):
+                add("tx", f"tx/narrow/{sw}/inner{inner}/2d/in/{exp}", "UINT8", sw, 2, "in", inner_bytes=inner,
+                    expect=exp, tx_mode=1)
     if "store" in probes:
         for dt, sw in (("UINT8", "none"), ("UINT8", "128B"), ("FLOAT16", "64B"), ("16U4_ALIGN8B", "128B")):
             for r in (2, 3):
@@ -192,7 +220,14 @@ def build_cases(seed: int, probes: set[str], quick: bool) -> list[Case]:
 
 # ---------------------------------------------------------------------------------------------------- backends
 def gmem_data(case: Case) -> np.ndarray:
-    return np.random.default_rng(case.seed ^ 0x5EED).integers(0, 256, size=case.gmem_bytes(), dtype=np.uint8)
+    g = np.random.default_rng(case.seed ^ 0x5EED).integers(0, 256, size=case.gmem_bytes(), dtype=np.uint8)
+    if case.meta.get("special"):        # every other element a special value, cycling through SPECIAL_BITS
+        bits = BITS[case.dtype]
+        pat = SPECIAL_BITS[bits]
+        view = g.view({16: np.uint16, 32: np.uint32, 64: np.uint64}[bits])
+        n = view.size // 2
+        view[0:2 * n:2] = np.array([pat[i % len(pat)] for i in range(n)], dtype=view.dtype)
+    return g
 
 
 def smem_data(case: Case) -> np.ndarray:
@@ -202,6 +237,8 @@ def smem_data(case: Case) -> np.ndarray:
 def expect_bytes(case: Case) -> int:
     if case.expect == "fullm16":
         return case.box_bytes() - 16
+    if case.expect == "padded":         # narrow swizzled box: rows one swizzle span apart in shared memory
+        return case.box_bytes() // (case.box[0] * BITS[case.dtype] // 8) * SPAN[case.swizzle]
     return case.box_bytes() if case.expect == "full" else case.inbound_bytes()
 
 
@@ -343,7 +380,8 @@ def run_children(cases: list[Case], args: argparse.Namespace, polls: int) -> lis
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    probes = set(args.probes.split(",")) if args.probes else {"images", "tx", "narrow", "nanfill", "store", "align"}
+    probes = set(args.probes.split(",")) if args.probes else {"images", "tx", "narrow", "nanfill", "store", "align",
+                                                              "txnarrow"}
     cases = build_cases(args.seed, probes, args.quick)
     dev = None
     if args.backend == "emu":
@@ -465,6 +503,7 @@ def tx_verdicts(z: Any, cases: dict[str, Case]) -> str:
         done = sorted(k for k, v in r.items() if v)
         verdict = {("full",): "complete_tx = FULL box (model assumption confirmed)",
                    ("inbound",): "complete_tx = IN-BOUND bytes only (model must change)",
+                   ("padded",): "complete_tx = PADDED rows (row pitch = swizzle span; model must change)",
                    ("full", "inbound"): "full == in-bound here (no information)"}.get(tuple(done),
                                                                                        f"INCONCLUSIVE ({done})")
         lines.append(f"  {g}: completed for {done or 'none'} of {sorted(r)} -> {verdict}")
@@ -478,7 +517,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     r.add_argument("--backend", choices=["cuda", "emu", "model"], required=True)
     r.add_argument("--out", required=True)
     r.add_argument("--seed", type=int, default=20250101)
-    r.add_argument("--probes", default="", help="comma list of images,tx,narrow,nanfill,store,align (default all)")
+    r.add_argument("--probes", default="",
+                   help="comma list of images,tx,narrow,nanfill,store,align,txnarrow (default all)")
     r.add_argument("--quick", action="store_true", help="ranks 2-3 only")
     r.add_argument("--max-polls", type=int, default=0, help="test_wait polls before giving up (0 = backend default)")
     r.add_argument("--child-timeout", type=int, default=300, help="seconds per cuda child process")
