@@ -584,3 +584,36 @@ def test_cmp_float(dev, rng, request):
         f = REFC[name]
         want = np.array([f(*t) for t in zip(xl, yl, ul, vl)], dtype=np.uint64)
         _check(name, res[k], want, (x, y, u, v), f"seed {seed}")
+
+
+_DP4A_VECTOR_SRC = r"""
+extern "C" __global__ void dp4a_vec(const unsigned* in, int* out) {
+  __shared__ unsigned s[4 * 64];
+  const int t = threadIdx.x;
+  for (int i = 0; i < 4; ++i) s[4 * t + i] = in[4 * t + i];
+  __syncthreads();
+  unsigned x, y, z, w, base;
+  asm("{\n\t.reg .u64 p;\n\tcvta.to.shared.u64 p, %1;\n\tcvt.u32.u64 %0, p;\n\t}" : "=r"(base) : "l"(s));
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(x), "=r"(y), "=r"(z), "=r"(w) : "r"(base + 16 * t));
+  int d;
+  asm("dp4a.s32.s32 %0, %1, %2, %3;" : "=r"(d) : "r"(x), "r"(y), "r"((int)z));
+  asm("dp4a.u32.s32 %0, %1, %2, %0;" : "+r"(d) : "r"(w), "r"(z));
+  out[t] = d;
+}
+"""
+
+
+def test_dp4a_on_vector_load_components(dev, rng):
+    """dp4a/dp2a operands that are components of a vector load (strided views inside the emulator) -- regression:
+    they raised 'the last axis must be contiguous' (found by the CUDA-core GEMV's shared-memory table reads)."""
+    mod = ptxlab.compile(_DP4A_VECTOR_SRC, arch="sm_90a", name="dp4a_vec.cu")
+    inp = rng.integers(0, 1 << 32, size=4 * 64, dtype=np.uint32)
+    a, o = dev.to_device(inp), dev.empty(64 * 4)
+    dev.launch(mod, "dp4a_vec", grid=1, block=64, args=[a, o])
+    got = dev.to_host(o, np.int32, (64,)).astype(np.int64)
+    v = inp.reshape(64, 4)
+    s8 = v.view(np.int8).reshape(64, 4, 4).astype(np.int64)
+    u8 = v.view(np.uint8).reshape(64, 4, 4).astype(np.int64)
+    want = (s8[:, 0] * s8[:, 1]).sum(1) + v[:, 2].view(np.int32) + (u8[:, 3] * s8[:, 2]).sum(1)
+    want = ((want + (1 << 31)) % (1 << 32)) - (1 << 31)
+    assert np.array_equal(got, want)

@@ -71,9 +71,9 @@ def _full(x, T, dt):
 
 
 def _lanes(x, T, edt, n):
-    """View a (T,) .b32 operand as (T, n) lanes of ``edt`` (lane 0 = least significant)."""
-    return _full(x, T, np.dtype(np.uint32)).view(edt).reshape(T, n) if np.asarray(x).shape == (T,) else \
-        np.ascontiguousarray(_full(x, T, np.dtype(np.uint32))).view(edt).reshape(T, n)
+    """View a (T,) .b32 operand as (T, n) lanes of ``edt`` (lane 0 = least significant). The operand may be a
+    strided view (a component of a vector load, a broadcast scalar): made contiguous first (no copy if it is)."""
+    return np.ascontiguousarray(_full(x, T, np.dtype(np.uint32))).view(edt).reshape(T, n)
 
 
 def _pack(lanes):
