@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """Pin the undocumented cuTensorMapEncodeTiled limit behind tests/gpu/test_cuda_tensormap_rules.py::
-test_driver_accepts_random_valid_specs (the H100 driver 580.159.04 rejects some rank >= 3 maps with large boxes that
-ptxlab.tensormap.validate() accepts; best separator so far: traversed box bytes >= 2^19 at rank >= 3).
+test_driver_accepts_random_valid_specs (the H100 driver 580.159.04 rejected some maps with large boxes that
+ptxlab.tensormap.validate() accepted). Found with this probe (H100 run of 2026-11-22, benchmarks/h100_probes.sh):
+prod_i floor(box[i] / element_strides[i]) * element bytes <= 228 KiB, 0 of 23,591 recorded encodes misclassified;
+now rule 16 of validate() (tensormap.MAX_BOX_BYTES, ptx_docs/tensor_maps.md). ``usable`` switches that rule off so
+that later runs still probe both sides of it; the random stage draws from the fuzz generator, which now stays within
+the limit (rejections there would mean another rule).
 
     python3 benchmarks/tmap_driver_probe.py run --out tmap_rule.json              # GPU machine: the real driver
     python3 benchmarks/tmap_driver_probe.py run --encoder mock:bytes19 --out x.json   # dry run, CPU (mocked encode)
@@ -41,6 +45,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), 
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
+from ptxlab import tensormap  # noqa: E402
 from ptxlab.errors import TensorMapError  # noqa: E402
 from ptxlab.tensormap import (DTYPE_CODES, INTERLEAVE_CODES, L2_PROMOTION_CODES, OOB_FILL_CODES,  # noqa: E402
                               PACKED_DTYPES, SWIZZLE_CODES, TensorMapSpec)
@@ -97,6 +102,9 @@ MOCK_RULES: dict[str, Callable[[TensorMapSpec], bool]] = {
     # rejects: loaded box bytes > 2^17 (some other plausible rule, to check that analyze tells them apart)
     "loaded17": lambda s: s.box_bytes <= 2**17,
     "none": lambda s: True,
+    # the rule found on the H100 (2026-11-22): floor-divided box bytes <= 228 KiB
+    "box228": lambda s: math.prod(b // e for b, e in zip(s.box, s.element_strides)) * ESIZE.get(s.dtype, 1)
+    <= 228 * 1024,
 }
 
 
@@ -148,15 +156,21 @@ def _cases_module() -> Any:
 
 
 def usable(s: TensorMapSpec, cc: tuple[int, int]) -> bool:
-    """Valid for ptxlab and not a Blackwell-only encoding on a pre-Blackwell GPU (those are known rejections)."""
+    """Valid for ptxlab and not a Blackwell-only encoding on a pre-Blackwell GPU (those are known rejections).
+    The box-size rule that this probe found (tensormap.MAX_BOX_BYTES, rule 16) is switched off here, so that runs
+    keep probing both sides of it."""
     if s.interleave != "none":
         return False
     if cc < (10, 0) and (s.dtype in PACKED_DTYPES or s.swizzle.startswith("128B_ATOM")):
         return False
+    saved = tensormap.MAX_BOX_BYTES
+    tensormap.MAX_BOX_BYTES = 1 << 62
     try:
         s.validate()
     except TensorMapError:
         return False
+    finally:
+        tensormap.MAX_BOX_BYTES = saved
     return True
 
 
@@ -201,6 +215,7 @@ def features(s: TensorMapSpec) -> dict[str, float]:
         "box_elems": math.prod(s.box),
         "box_bytes_traversed": math.prod(s.box) * es,
         "box_bytes_loaded": s.box_bytes,
+        "box_bytes_driver": s.driver_box_bytes,     # rule 16: prod floor(box/es) x element bytes (H100 2026-11-22)
         "outer_box": math.prod(outer) if outer else 1,
         "outer_box_loaded": math.prod(loaded_outer) if loaded_outer else 1,
         "box_bytes_clipped": math.prod(clipped) * es,

@@ -28,6 +28,7 @@ __all__ = [
     "decode_emu",
     "EMU_MAGIC",
     "EMU_VERSION",
+    "MAX_BOX_BYTES",
 ]
 
 # CUtensorMapDataType (cuda.h); values checked against cuda.bindings.driver.
@@ -46,6 +47,11 @@ _GMEM_BITS: dict[str, int] = {
 }
 # Bits per element in shared memory: ALIGN16B types land as 16 values per 16 bytes (gaps included).
 _SMEM_BITS: dict[str, int] = {**_GMEM_BITS, "16U4_ALIGN16B": 8, "16U6_ALIGN16B": 8}
+# cuTensorMapEncodeTiled's box-size limit (not in the driver docs; measured on an H100, driver 580.159.04,
+# 2026-11-22, benchmarks/tmap_driver_probe.py, 0 of 23,770 encodes misclassified): the driver rejects
+# (CUDA_ERROR_INVALID_VALUE) a map whose prod_i floor(box[i] / element_strides[i]) * element bytes exceeds 228 KiB,
+# the shared memory of one SM. Integer division (not the ceil TMA loads) and dim 0's element stride included.
+MAX_BOX_BYTES = 228 * 1024
 FLOAT_DTYPES = frozenset({"FLOAT16", "FLOAT32", "FLOAT64", "BFLOAT16", "FLOAT32_FTZ", "TFLOAT32", "TFLOAT32_FTZ"})
 PACKED_DTYPES = frozenset({"16U4_ALIGN8B", "16U4_ALIGN16B", "16U6_ALIGN16B"})
 ALIGN16B_DTYPES = frozenset({"16U4_ALIGN16B", "16U6_ALIGN16B"})
@@ -159,6 +165,16 @@ class TensorMapSpec:
         for b, e in zip(self.box[1:], self.element_strides[1:]):
             n *= -(-b // e)
         return n
+
+    @property
+    def driver_box_bytes(self) -> int:
+        """The box size cuTensorMapEncodeTiled checks against MAX_BOX_BYTES: prod floor(box[i] / element_strides[i])
+        elements (integer division on every dim, dim 0 included) x element bytes in SMEM. Not the bytes a load
+        writes (``box_bytes``: ceil on dims >= 1, dim 0 ignores its stride); measured on an H100, see MAX_BOX_BYTES."""
+        n = 1
+        for b, e in zip(self.box, self.element_strides):
+            n *= b // e
+        return n * self.smem_elem_bits // 8
 
     @classmethod
     def make(
@@ -283,6 +299,13 @@ def validate(spec: TensorMapSpec) -> None:
         _fail("16U6_ALIGN16B requires interleave none")
     if s.dtype in _ALIGN16B_SWIZZLES and s.swizzle not in _ALIGN16B_SWIZZLES[s.dtype]:
         _fail(f"{s.dtype} supports only swizzle {sorted(_ALIGN16B_SWIZZLES[s.dtype])}, got {s.swizzle}")
+    # box size (driver limit found by measurement; applied where measured: unpacked dtypes, interleave none)
+    if not interleaved and s.dtype not in PACKED_DTYPES and s.driver_box_bytes > MAX_BOX_BYTES:
+        es = "" if all(e == 1 for e in s.element_strides) else \
+            f" / element_strides {list(s.element_strides)} (integer division)"
+        _fail(f"box {list(s.box)}{es} = {s.driver_box_bytes} bytes exceeds the {MAX_BOX_BYTES}-byte (228 KiB) box "
+              "limit of cuTensorMapEncodeTiled (CUDA_ERROR_INVALID_VALUE; not in the driver docs, measured on an H100 "
+              "with driver 580.159.04, ptx_docs/tensor_maps.md rule 16); use a smaller box or several loads")
     # oob fill
     if s.oob_fill == "nan" and s.dtype not in FLOAT_DTYPES:
         _fail(f"oob_fill 'nan' (NAN_REQUEST_ZERO_FMA) needs a floating-point dtype, got {s.dtype}; use oob_fill='none'")

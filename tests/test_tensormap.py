@@ -2,15 +2,19 @@
 from __future__ import annotations
 
 import dataclasses
+import gzip
+import json
+import math
 import struct
+from pathlib import Path
 
 import ml_dtypes
 import numpy as np
 import pytest
 
 from ptxlab.errors import TensorMapError
-from ptxlab.tensormap import (DTYPE_CODES, EMU_MAGIC, TensorMap, TensorMapSpec, decode_emu, encode_emu,
-                              normalize_dtype, validate)
+from ptxlab.tensormap import (DTYPE_CODES, EMU_MAGIC, MAX_BOX_BYTES, TensorMap, TensorMapSpec, decode_emu,
+                              encode_emu, normalize_dtype, validate)
 
 BASE = dict(dtype="UINT8", global_address=0x10000, global_shape=[256, 64], global_strides=[256], box=[128, 32])
 
@@ -20,6 +24,8 @@ def spec(**kw) -> TensorMapSpec:
     return TensorMapSpec.make(args.pop("dtype"), args.pop("global_address"), args.pop("global_shape"),
                               args.pop("global_strides"), args.pop("box"), **args)
 
+
+_BIG3, _BIG3_STRIDES = [4096, 256, 256], [4096, 1 << 20]      # the H100 box-limit sweeps' tensor
 
 # (rule, valid overrides, invalid overrides, message fragment)
 RULES = [
@@ -92,6 +98,20 @@ RULES = [
      dict(dtype="UINT32", box=[32, 8], oob_fill="nan"), "floating-point"),
     ("oob NaN fill not for packed types", dict(dtype="BFLOAT16", box=[64, 8], oob_fill="nan"),
      dict(dtype="16U4_ALIGN8B", global_shape=[512, 64], box=[64, 8], oob_fill="nan"), "floating-point"),
+    # rule 16, the driver's box limit (H100 driver 580.159.04, 2026-11-22): every pair below was encoded there, the
+    # valid case accepted and the invalid one rejected (CUDA_ERROR_INVALID_VALUE)
+    ("box bytes <= 228 KiB", dict(global_shape=_BIG3, global_strides=_BIG3_STRIDES, box=[16, 64, 228]),
+     dict(global_shape=_BIG3, global_strides=_BIG3_STRIDES, box=[16, 64, 229]), "228 KiB"),
+    ("box bytes <= 228 KiB, rank 2 FLOAT64",
+     dict(dtype=np.float64, global_shape=[4096, 256], global_strides=[32768], box=[256, 114]),
+     dict(dtype=np.float64, global_shape=[4096, 256], global_strides=[32768], box=[256, 115]), "228 KiB"),
+    ("box limit divides by element strides, rounding down",
+     dict(global_shape=_BIG3, global_strides=_BIG3_STRIDES, box=[256, 256, 15], element_strides=[1, 1, 4]),
+     dict(global_shape=_BIG3, global_strides=_BIG3_STRIDES, box=[256, 256, 16], element_strides=[1, 1, 4]),
+     "228 KiB"),
+    ("box limit counts dim 0's element stride",
+     dict(global_shape=[1, 1, 1], global_strides=[16, 16], box=[16, 70, 209], element_strides=[2, 1, 1]),
+     dict(global_shape=[1, 1, 1], global_strides=[16, 16], box=[16, 70, 209]), "228 KiB"),
 ]
 
 
@@ -160,6 +180,16 @@ def _random_spec(rng: np.random.Generator) -> TensorMapSpec:
     strides = [32 * int(rng.integers(1, 2**35)) for _ in range(rank - 1)]
     box = [box0] + [int(rng.integers(1, 257)) for _ in range(rank - 1)]
     es = [int(rng.integers(1, 9)) for _ in range(rank)]
+    # rule 16 (driver box limit, H100-measured): prod floor(box/es) * SMEM element bytes <= MAX_BOX_BYTES; applied
+    # here to every dtype (validate() checks it for the measured ones only). Shrink outer box dims, half of the time
+    # to the largest value that fits, so the GPU fuzz test also probes the boundary itself.
+    def elems(skip: int = -1) -> int:
+        return math.prod(b // e for k, (b, e) in enumerate(zip(box, es)) if k != skip)
+    while elems() * (bits or ebits) > 8 * MAX_BOX_BYTES:
+        i = max(range(1, rank), key=lambda k: box[k] // es[k])
+        fit = 8 * MAX_BOX_BYTES // (elems(i) * (bits or ebits))        # largest floor(box[i] / es[i]) that fits
+        top = max(1, min(box[i] - 1, (fit + 1) * es[i] - 1))
+        box[i] = top if rng.random() < 0.5 else int(rng.integers(1, top + 1))
     oob = "nan" if dtype in ("FLOAT16", "FLOAT32", "BFLOAT16", "TFLOAT32") and rng.random() < 0.5 else "none"
     s = TensorMapSpec.make(dtype, 32 * int(rng.integers(0, 2**50)), shape, strides, box, es, "none", swz,
                            str(rng.choice(["none", "64B", "128B", "256B"])), oob)
@@ -203,3 +233,38 @@ def test_decode_rejects_foreign_or_corrupt(rng):
         TensorMap(spec(), b"\0" * 64)
     with pytest.raises(TensorMapError):
         encode_emu(dataclasses.replace(spec(), box=(0, 8)))
+
+
+_H100_TMAP = Path(__file__).parent / "fidelity" / "tensormap" / "data" / "h100_20261122_tmap_driver.json.gz"
+
+
+def test_h100_driver_box_limit_replay():
+    """validate() accepts exactly the specs the H100 driver accepted (1820 recorded encodes, README beside the data):
+    every rejection of that run is rule 16, the 228-KiB box limit."""
+    with gzip.open(_H100_TMAP, "rt") as f:
+        data = json.load(f)
+    rows = data["rows"]
+    assert len(rows) == 1820 and sum(r[-1] for r in rows) == 1285
+    wrong = []
+    for src, dtype, shape, strides, box, es, swz, l2, oob, addr, accepted in rows:
+        s = TensorMapSpec.make(dtype, 0x10000 + addr, shape, strides, box, es, "none", swz, l2, oob)
+        try:
+            s.validate()
+            ok = True
+        except TensorMapError as exc:
+            assert "228 KiB" in str(exc), f"{src} {s}: rejected by another rule: {exc}"
+            ok = False
+        if ok != bool(accepted):
+            wrong.append((src, s, accepted))
+    assert not wrong, f"{len(wrong)} rows disagree with the H100 driver, e.g. {wrong[:3]}"
+
+
+def test_driver_box_bytes():
+    s = spec(global_shape=[4096, 256, 256], global_strides=[4096, 1 << 20], box=[256, 256, 15],
+             element_strides=[1, 1, 4])
+    assert (s.driver_box_bytes, s.box_bytes) == (256 * 256 * 3, 256 * 256 * 4)   # floor for the driver, ceil loaded
+    assert spec(dtype=np.float32, box=[32, 8], element_strides=[3, 2]).driver_box_bytes == 10 * 4 * 4
+    # measured only for unpacked dtypes without interleave: packed ones are not checked
+    big = spec(dtype="16U4_ALIGN8B", global_shape=[512, 256, 256], global_strides=[256, 65536], box=[256, 256, 8])
+    assert big.driver_box_bytes == 128 * 256 * 8 > MAX_BOX_BYTES
+    big.validate()
