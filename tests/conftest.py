@@ -67,3 +67,18 @@ def _isolated_lab_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: p
     if "PTXLAB_STATE_FILE" not in os.environ or os.environ.get("_PTXLAB_TEST_STATE") == "1":
         monkeypatch.setenv("PTXLAB_STATE_FILE", str(tmp_path_factory.mktemp("labstate") / "lab_state.json"))
         monkeypatch.setenv("_PTXLAB_TEST_STATE", "1")
+
+
+@pytest.fixture(autouse=True)
+def _restore_debug_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`lab.py --debug/--dump` export their flags to the environment (ptxlab.debug.set_flags), which is right for a
+    CLI process but leaked from in-process cli.main() tests into later tests of the same worker (e.g. -lineinfo PTX
+    in a PTX-equality test). Record the variables so monkeypatch restores them after every test."""
+    from ptxlab import debug
+
+    for name in (debug.ENV_DEBUG, debug.ENV_DUMP_DIR):
+        if name in os.environ:
+            monkeypatch.setenv(name, os.environ[name])
+        else:   # delenv of an absent variable records nothing; setenv first so the undo removes it again
+            monkeypatch.setenv(name, "")
+            monkeypatch.delenv(name)
