@@ -155,7 +155,10 @@ def tma_findings(kit: Any, z: Any) -> list[str]:
         h, m = hw.view(dt), model.view(dt)
         diff = np.flatnonzero(h != m)
         if diff.size == 0:
-            out.append(f"special {case.dtype}: in-bound bytes copied unchanged (model = raw copy: confirmed)")
+            out.append(f"special {case.dtype}: " + (
+                "in-bound bytes converted exactly as the model does (tma_model.LOAD_CONVERT: confirmed)"
+                if case.dtype in getattr(tm, "LOAD_CONVERT", {}) else
+                "in-bound bytes copied unchanged (model = raw copy: confirmed)"))
             continue
         pairs = sorted({(int(m[i]), int(h[i])) for i in diff})
         out.append(f"special {case.dtype}: {diff.size} of {h.size} elements CHANGED by the load; input -> H100: " +

@@ -232,13 +232,18 @@ def test_narrow_unmeasured_or_illegal_inner_boxes() -> None:
     # rule vs every measured pair
     assert not any(tm.narrow_inner_legal(*k) for k in tm.NARROW_ILLEGAL)
     assert all(tm.narrow_inner_legal(*k) for k in tm.NARROW_CONFIRMED | tm.NARROW_STORE_CONFIRMED)
-    # narrow stores: measured pairs run, other legal pairs are unconfirmed, illegal inner boxes are errors
-    plan_tensor_store(spec2d(box=[64, 8], swizzle="128B"), [0, 0], 0x400)
-    plan_tensor_store(spec2d(box=[32, 8], swizzle="64B"), [0, 0], 0x400)
-    with pytest.raises(TmaUnconfirmed, match="store"):
-        plan_tensor_store(spec2d(box=[96, 8], swizzle="128B"), [0, 0], 0x400)
-    with pytest.raises(TmaError, match="multiple of 32"):
-        plan_tensor_store(spec2d(box=[48, 8], swizzle="128B"), [0, 0], 0x400)
+    # narrow stores: every legal pair is measured (runs 2 + 3), illegal inner boxes are errors
+    assert tm.NARROW_STORE_CONFIRMED == {(sw, i) for sw in tm.NARROW_MODES for i in range(32, tm.swizzle_span(sw), 32)}
+    for sw, inner in sorted(tm.NARROW_STORE_CONFIRMED):
+        plan_tensor_store(spec2d(box=[inner, 8], swizzle=sw), [0, 0], 0x400)
+    for sw, inner in [("128B", 48), ("64B", 16), ("128B", 80), ("32B", 16)]:
+        with pytest.raises(TmaError, match="multiple of 32") as ei:
+            plan_tensor_store(spec2d(box=[inner, 8], swizzle=sw), [0, 0], 0x400)
+        assert not isinstance(ei.value, TmaUnconfirmed)
+        assert ("observed for this very pair (store)" in str(ei.value)) == ((sw, inner) in tm.NARROW_STORE_ILLEGAL)
+    assert not any(tm.narrow_inner_legal(*k) for k in tm.NARROW_STORE_ILLEGAL)
+    with pytest.raises(TmaUnconfirmed, match="Blackwell"):
+        plan_tensor_store(spec2d(box=[64, 8], swizzle="128B_ATOM_64B"), [0, 0], 0x400)
 
 
 def test_narrow_store_reads_rows_one_span_apart(rng) -> None:
@@ -256,7 +261,11 @@ def test_narrow_store_reads_rows_one_span_apart(rng) -> None:
 
 
 def test_nan_fill_needs_a_measured_pattern(rng, monkeypatch) -> None:
-    assert tm.OOB_NAN_BITS["FLOAT16"] == 0x7FF7 and tm.OOB_NAN_BITS["FLOAT32"] == 0x7FF77FF7   # H100, run 2
+    # H100 runs 2 and 3: one 16-bit pattern 0x7FF7 repeated over the element, for every float type
+    assert tm.OOB_NAN_BITS == {"FLOAT16": 0x7FF7, "BFLOAT16": 0x7FF7, "FLOAT32": 0x7FF77FF7,
+                               "FLOAT32_FTZ": 0x7FF77FF7, "TFLOAT32": 0x7FF77FF7, "TFLOAT32_FTZ": 0x7FF77FF7,
+                               "FLOAT64": 0x7FF77FF77FF77FF7}
+    monkeypatch.setitem(tm.OOB_NAN_BITS, "BFLOAT16", None)        # an unmeasured pattern raises
     spec = spec2d(dtype="BFLOAT16", global_shape=[64, 8], box=[64, 8], swizzle="128B", oob_fill="nan")
     gmem = rng.integers(1, 256, size=4096, dtype=np.uint8)
     plan_tensor_load(spec, [0, 0], 0x400, reader(gmem))          # fully in bounds: fine
@@ -483,3 +492,125 @@ def test_h100_run2_store_images_replay_through_the_model() -> None:
         assert not str(z[f"{case.name}:error"]), case.name
         res = kit.run_model(case)
         assert np.array_equal(res["image"], z[f"{case.name}:image"]), case.name
+
+
+def test_tf32_round_h100_pairs() -> None:
+    """TFLOAT32 / TFLOAT32_FTZ loads round each in-bound FP32 to TF32 (H100, TMA kit run 3): literal pairs seen there."""
+    pairs = {0x00000001: 0x0, 0x007FFFFF: 0x00800000, 0x00400000: 0x00400000, 0x3F800FFF: 0x3F800000,
+             0x3F801000: 0x3F800000, 0x3F801FFF: 0x3F802000, 0x3F803000: 0x3F804000, 0x3F807FFF: 0x3F808000,
+             0x3FFFFFFF: 0x40000000, 0x7F7FFFFF: 0x7F800000, 0x7F800000: 0x7F800000, 0xFF800000: 0xFF800000,
+             0x7F800001: 0x7FFFE000, 0x7FBFFFFF: 0x7FFFE000, 0x7FC00000: 0x7FFFE000, 0xFFFFFFFF: 0x7FFFE000,
+             0x80000001: 0x80000000, 0x04E155B5: 0x04E16000, 0x215D6030: 0x215D6000}
+    got = tm.tf32_round(np.array(list(pairs), np.uint32))
+    assert [hex(v) for v in got] == [hex(v) for v in pairs.values()]
+    spec = spec2d(dtype="TFLOAT32_FTZ", global_shape=[32, 8], box=[32, 8], swizzle="128B")
+    raw = np.array(list(pairs) * 14, np.uint32)[:256]
+    plan = plan_tensor_load(spec, [0, 0], 0x400, reader(raw.view(np.uint8)))
+    img = np.zeros(0x400 + 1024, np.uint8)
+    img[plan.smem_addrs] = plan.values
+    unswz = img[ref_swz("128B", np.arange(0x400, 0x400 + 1024))].view(np.uint32)
+    assert np.array_equal(unswz, tm.tf32_round(raw))
+    assert "FLOAT32_FTZ" not in tm.LOAD_CONVERT and "BFLOAT16" not in tm.LOAD_CONVERT   # raw copies (measured)
+    with pytest.raises(TmaUnconfirmed, match="TF32"):
+        plan_tensor_store(spec, [0, 0], 0x400)
+
+
+# -------------------------------------------------------------------------- third H100 TMA run (2026-11-22, run3)
+H100_RUN3 = os.path.join(os.path.dirname(__file__), "fidelity", "tma", "data", "h100_20261122_run3.npz")
+
+
+def _run3_cases(prefix: str):
+    kit = _kit()
+    z = np.load(H100_RUN3)
+    assert str(z["backend"]) == "cuda" and int(z["seed"]) == 20261122
+    return kit, z, [kit.Case(**c) for c in json.loads(str(z["cases_json"])) if c["name"].startswith(prefix)]
+
+
+def test_h100_run3_narrow_loads_and_stores_replay_through_the_model() -> None:
+    """Run 3's narrow cases: the predicted faults happened (loads 128B x 80/112 B, stores 128B x 48 B and 64B x 16 B),
+    the new stores (128B x 32/96 B) match the model bit for bit; the multiple-of-32 rule agrees with every case."""
+    kit, z, cases = _run3_cases("narrow/")
+    ran, faulted = [], []
+    for case in cases:
+        hw_err = str(z[f"{case.name}:error"])
+        inner = case.box[0] * kit.BITS[case.dtype] // 8
+        assert tm.narrow_inner_legal(case.swizzle, inner) == (not hw_err), case.name
+        if hw_err:
+            assert "ILLEGAL_INSTRUCTION" in hw_err, hw_err
+            with pytest.raises(TmaError, match="observed for this very pair") as ei:
+                kit.run_model(case)
+            assert not isinstance(ei.value, TmaUnconfirmed), case.name
+            faulted.append(case.name)
+            continue
+        res = kit.run_model(case)
+        hw = z[f"{case.name}:image"]
+        assert res["image"].shape == hw.shape and np.array_equal(res["image"], hw), case.name
+        ran.append(case.name)
+    assert len(ran) == 16 and len(faulted) == 10
+    assert {"narrow/128B/inner80/in", "narrow/128B/inner112/in", "narrow/store/128B/inner48/in",
+            "narrow/store/64B/inner16/in"} <= set(faulted)
+    assert sum("store" in n for n in ran) == 8
+
+
+def test_h100_run3_narrow_replays_through_the_emulator() -> None:
+    import ptxlab
+
+    kit, z, cases = _run3_cases("narrow/")
+    dev = ptxlab.open_device("emu")
+    n = 0
+    for case in cases:
+        if "store" not in case.name and "inner80" not in case.name and "inner112" not in case.name:
+            continue                                  # the other loads repeat run 2 (replayed above)
+        hw_err = str(z[f"{case.name}:error"])
+        res = kit.run_one("emu", case, 64, dev)
+        if hw_err:
+            assert "ILLEGAL_INSTRUCTION" in res["error"] and "multiple of 32" in res["error"], case.name
+            continue
+        assert res["error"] == "", (case.name, res["error"])
+        assert np.array_equal(res["image"], z[f"{case.name}:image"]), case.name
+        n += 1
+    assert n == 8
+
+
+def test_h100_run3_nanfill_and_conversion_replay_through_the_model_and_the_emulator() -> None:
+    """oob_fill='nan' on every float type and in-bound special values: the H100 windows bit for bit (OOB pattern per
+    dtype; TFLOAT32 / TFLOAT32_FTZ in-bound data rounded to TF32, the others copied raw)."""
+    import ptxlab
+
+    kit, z, cases = _run3_cases("nan/")
+    assert len(cases) == 12
+    dev = ptxlab.open_device("emu")
+    for case in cases:
+        hw = z[f"{case.name}:image"]
+        eb = kit.BITS[case.dtype] // 8
+        vals = hw.view({2: np.uint16, 4: np.uint32, 8: np.uint64}[eb])
+        if case.name.endswith("/hi"):
+            n_oob = (case.box_bytes() - case.inbound_bytes()) // eb
+            assert n_oob > 0 and int((vals == tm.OOB_NAN_BITS[case.dtype]).sum()) == n_oob, case.name
+        else:                                         # in bounds: converted iff the dtype converts
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setattr(tm, "LOAD_CONVERT", {})
+                raw = kit.run_model(case)["image"]
+            assert (not np.array_equal(raw, hw)) == (case.dtype in tm.LOAD_CONVERT), case.name
+        for res in (kit.run_model(case), kit.run_one("emu", case, 64, dev)):
+            assert res.get("error", "") == "", res["error"]
+            assert np.array_equal(res["image"], hw), case.name
+            assert int(res["info"][0]) == int(z[f"{case.name}:info"][0]) == 1
+
+
+def test_h100_run3_txnarrow_counts_the_unpadded_box() -> None:
+    """complete_tx of a narrow swizzled box = box bytes (rows x inner), not rows x span: deferred arrival completed
+    for expect_tx = box bytes only, on the H100, the model and the emulator."""
+    import ptxlab
+
+    kit, z, cases = _run3_cases("tx/narrow/")
+    assert len(cases) == 6
+    dev = ptxlab.open_device("emu")
+    for case in cases:
+        hw = int(z[f"{case.name}:info"][0])
+        assert hw == int(case.expect == "full"), case.name
+        assert int(kit.run_model(case)["info"][0]) == hw, case.name
+        res = kit.run_one("emu", case, 64, dev)
+        assert res["error"] == "" and int(res["info"][0]) == hw, (case.name, res["error"])
+        if hw:
+            assert np.array_equal(res["image"], z[f"{case.name}:image"]), case.name

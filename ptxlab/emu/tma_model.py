@@ -7,11 +7,14 @@ Load (global -> shared): the box is read element by element at coordinates ``coo
 (dims >= 1; dim 0 ignores its element stride without interleave), ``ceil(box[d] / element_strides[d])`` elements per
 dim, written to shared memory with dim 0 innermost (rows dense, or one swizzle span apart when the inner box is narrower
 than the span: H100-measured, see NARROW_CONFIRMED; such a box must be a multiple of 32 B), then every byte address is
-permuted by the swizzle of the absolute shared address (ptxlab.emu.swizzle). Out-of-bound elements are filled with zeros, or with the OOB-NaN pattern
-for oob_fill='nan' (H100-measured for FLOAT16/FLOAT32; other float types raise until measured, see OOB_NAN_BITS). ALIGN16B types leave their
-gap bytes unwritten (PTX 5.5.1.1: "The padded region that gets added is un-initialized").
+permuted by the swizzle of the absolute shared address (ptxlab.emu.swizzle). Out-of-bound elements are filled with
+zeros, or with the OOB-NaN pattern for oob_fill='nan' (H100-measured for every float type, see OOB_NAN_BITS).
+In-bound elements are copied unchanged, except TFLOAT32 / TFLOAT32_FTZ, which the H100 rounds to TF32 on the way
+(LOAD_CONVERT, tf32_round). ALIGN16B types leave their gap bytes unwritten (PTX 5.5.1.1: "The padded region that gets
+added is un-initialized").
 
-Store (shared -> global): the inverse walk, same row pitch; out-of-bound elements are not written.
+Store (shared -> global): the inverse walk, same row pitch; out-of-bound elements are not written. TFLOAT32 stores
+raise TmaUnconfirmed (loads convert; whether stores do is not measured).
 
 complete_tx byte count of a load: the full box size in shared memory, also for partially and fully out-of-bound
 boxes. No PTX sentence states it (ptx_facts §9, UNCONFIRMED #10); CUTLASS and DeepGEMM rely on it (they always
@@ -19,8 +22,10 @@ expect_tx the full box). SETTLED on an H100 (2026-11-22, driver 580.159.04, test
 arrival): in all 7 groups (swizzle none/128B, UINT8/FLOAT16, box OOB low, high and entirely out of bounds) only
 expect_tx = full box bytes completed the phase; expect_tx = in-bound bytes and full - 16 did not. Recorded in
 tests/fidelity/tma/data/h100_20261122_run2.npz, replayed by tests/test_tma_model.py::test_h100_run2_tx_*.
-Not measured: narrow swizzled boxes (counted here as inner bytes x rows, without the row padding) and the packed
-ALIGN16B types (gaps counted); the H100 rejects 16U4_ALIGN8B tensor maps, so those stay model-only.
+Narrow swizzled boxes count inner bytes x rows, without the row padding: measured too (H100 TMA kit run 3,
+2026-11-22, probe 'txnarrow': 128B x 64 B, 128B x 32 B, 64B x 32 B, only expect_tx = unpadded box bytes completed;
+tests/fidelity/tma/data/h100_20261122_run3.npz). Not measured: the packed ALIGN16B types (gaps counted); the H100
+rejects the packed tensor maps, so those stay model-only.
 
 Everything returns address/value arrays instead of touching memory, so the emulator applies them at completion time.
 """
@@ -41,6 +46,8 @@ __all__ = [
     "TmaError",
     "TmaUnconfirmed",
     "OOB_NAN_BITS",
+    "LOAD_CONVERT",
+    "tf32_round",
     "BULK_GRANULE",
     "TMA_SMEM_ALIGN",
     "REQUIRE_NATURAL_SWIZZLE_ALIGNMENT",
@@ -63,14 +70,43 @@ GlobalReader = Callable[[int, int], Union[bytes, bytearray, memoryview, npt.NDAr
 _PACKED_GROUP = {"16U4_ALIGN8B": (8, 8), "16U4_ALIGN16B": (8, 16), "16U6_ALIGN16B": (12, 16)}
 
 # OOB-NaN fill bit patterns per dtype (PTX 5.5.3.3 names a "special NaN called OOB-NaN" without giving its bits).
-# Measured on an H100 (2026-11-22 run 2, driver 580.159.04, tests/fidelity/tma probe 'nanfill', swizzle 128B, box OOB
-# high in both dims; replayed by tests/test_tma_model.py::test_h100_run2_nanfill_*): every OOB FLOAT16 element is
-# 0x7FF7 (224 of 224), every OOB FLOAT32 element is 0x7FF77FF7 (144 of 144), i.e. the FP16 pattern twice, not a
-# canonical FP32 NaN. None = not measured: a load that needs it raises TmaUnconfirmed (the FP32 value suggests a
-# repeated 16-bit fill, which would make BFLOAT16 / TFLOAT32 / FLOAT64 0x7FF7-based too, but that is not measured).
+# Measured on an H100 (driver 580.159.04, tests/fidelity/tma probe 'nanfill', swizzle 128B, box OOB high in both
+# dims): FLOAT16 0x7FF7 (224 of 224 OOB elements) and FLOAT32 0x7FF77FF7 (144 of 144) in run 2; BFLOAT16 0x7FF7 (224),
+# FLOAT64 0x7FF77FF77FF77FF7 (72), FLOAT32_FTZ / TFLOAT32 / TFLOAT32_FTZ 0x7FF77FF7 (112 / 80 / 80) in run 3
+# (2026-11-22). One 16-bit pattern repeated over the element, whatever the type, and not rounded to TF32 (the
+# in-bound TF32 elements are, see LOAD_CONVERT). Replayed by tests/test_tma_model.py::test_h100_run2_nanfill_* /
+# test_h100_run3_nanfill_*. None would mean "not measured" (a load needing it raises TmaUnconfirmed).
 OOB_NAN_BITS: dict[str, Optional[int]] = {
-    "FLOAT16": 0x7FF7, "BFLOAT16": None, "FLOAT32": 0x7FF77FF7, "FLOAT32_FTZ": None, "FLOAT64": None,
-    "TFLOAT32": None, "TFLOAT32_FTZ": None,
+    "FLOAT16": 0x7FF7, "BFLOAT16": 0x7FF7, "FLOAT32": 0x7FF77FF7, "FLOAT32_FTZ": 0x7FF77FF7,
+    "FLOAT64": 0x7FF77FF77FF77FF7, "TFLOAT32": 0x7FF77FF7, "TFLOAT32_FTZ": 0x7FF77FF7,
+}
+
+
+def tf32_round(bits: npt.NDArray[np.uint32]) -> npt.NDArray[np.uint32]:
+    """What an H100 TMA load of a TFLOAT32 / TFLOAT32_FTZ tensor writes for each in-bound FP32 bit pattern (TMA kit
+    run 3, probe 'nanfill' special values + random data, 2026-11-22): round to nearest even at mantissa bit 13 (the
+    low 13 bits cleared; carries may reach the exponent: 0x007FFFFF -> 0x00800000, 0x7F7FFFFF -> +inf); denormals are
+    rounded, not flushed (also for _FTZ: 0x00400000 stays, 0x00000001 -> 0); +-inf unchanged; every NaN (either sign,
+    any payload) -> 0x7FFFE000."""
+    b = np.asarray(bits, dtype=np.uint32)
+    out = ((b.astype(np.uint64) + 0xFFF + ((b >> 13) & 1)) & 0xFFFFE000).astype(np.uint32)
+    nan = (b & 0x7F800000) == 0x7F800000
+    nan &= (b & 0x007FFFFF) != 0
+    inf = (b & 0x7FFFFFFF) == 0x7F800000
+    out[inf] = b[inf]
+    out[nan] = 0x7FFFE000
+    return out
+
+
+# Data conversion of in-bound elements by a load, per dtype (bytes in, bytes out; absent = raw copy). Measured on an
+# H100 (run 3): BFLOAT16, FLOAT64 and FLOAT32_FTZ copy raw (FTZ does not flush denormals on a load); TFLOAT32 and
+# TFLOAT32_FTZ round to TF32 (tf32_round), identically.
+def _tf32_bytes(data: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
+    return tf32_round(data.view(np.uint32)).view(np.uint8)
+
+
+LOAD_CONVERT: dict[str, Callable[[npt.NDArray[np.uint8]], npt.NDArray[np.uint8]]] = {
+    "TFLOAT32": _tf32_bytes, "TFLOAT32_FTZ": _tf32_bytes,
 }
 
 BULK_GRANULE = 16          # PTX 9.7.9.25.4.1: size multiple of 16, both addresses 16-byte aligned
@@ -130,16 +166,22 @@ class BoxGeometry:
 #   * legality: a narrow inner box runs iff its byte size is a multiple of NARROW_INNER_GRANULE = 32. Every recorded
 #     case agrees: ran 128B x 32/64/96 B and 64B x 32 B; CUDA_ERROR_ILLEGAL_INSTRUCTION at the cp.async.bulk.tensor
 #     (cuTensorMapEncodeTiled accepts the map) for 128B x 16/48 B, 64B x 16/48 B and 32B x 16 B. The legal side of the
-#     rule is measured completely (32, 64, 96 are all the multiples of 32 below 128); its illegal side is a prediction
-#     for 128B x 80/112 B only. Rejected alternatives: "power of two" (96 ran), "at least 32 B" (48 faulted).
+#     rule is measured completely (32, 64, 96 are all the multiples of 32 below 128), and since TMA kit run 3
+#     (2026-11-22) its illegal side too: 128B x 80/112 B faulted as predicted, so for loads every multiple of 16 below
+#     the span is measured in all three modes (128B: 16 x 32 v 48 x 64 v 80 x 96 v 112 x; 64B: 16 x 32 v 48 x;
+#     32B: 16 x). Stores (run 2 + run 3): ran 128B x 32/64/96 B and 64B x 32 B (every legal narrow store pair),
+#     faulted 128B x 48 B and 64B x 16 B, also as predicted. Rejected alternatives: "power of two" (96 ran),
+#     "at least 32 B" (48 faulted).
 #   * the ATOM sub-modes (128B_ATOM_*) are Blackwell encodings the H100 rejects: narrow boxes there stay unconfirmed.
 NARROW_INNER_GRANULE = 32
 NARROW_MODES = ("32B", "64B", "128B")
-# Measured on the H100 (mode, inner box bytes): loads that ran, narrow stores that ran, loads that faulted.
+# Measured on the H100 (mode, inner box bytes): loads that ran, narrow stores that ran, loads / stores that faulted.
 NARROW_CONFIRMED: frozenset[tuple[str, int]] = frozenset({("128B", 96), ("128B", 64), ("128B", 32), ("64B", 32)})
-NARROW_STORE_CONFIRMED: frozenset[tuple[str, int]] = frozenset({("128B", 64), ("64B", 32)})
-NARROW_ILLEGAL: frozenset[tuple[str, int]] = frozenset({("32B", 16), ("128B", 16), ("128B", 48), ("64B", 16),
-                                                          ("64B", 48)})
+NARROW_STORE_CONFIRMED: frozenset[tuple[str, int]] = frozenset({("128B", 32), ("128B", 64), ("128B", 96),
+                                                                ("64B", 32)})
+NARROW_ILLEGAL: frozenset[tuple[str, int]] = frozenset({("32B", 16), ("128B", 16), ("128B", 48), ("128B", 80),
+                                                          ("128B", 112), ("64B", 16), ("64B", 48)})
+NARROW_STORE_ILLEGAL: frozenset[tuple[str, int]] = frozenset({("128B", 48), ("64B", 16)})
 
 
 def narrow_inner_legal(swizzle: str, inner_bytes: int) -> bool:
@@ -168,20 +210,23 @@ def _check_supported(spec: TensorMapSpec, *, store: bool = False) -> None:
             f"{spec.swizzle} is a Blackwell encoding the H100 rejects, so its narrow layout is not measured; make "
             f"box[0] * element size == {span} B")
     if not narrow_inner_legal(spec.swizzle, inner):
-        seen = ("observed for this very pair" if key in NARROW_ILLEGAL else
-                "predicted by the rule; this pair itself is not measured")
+        what = "store" if store else "load"
+        seen = (f"observed for this very pair ({what})" if key in (NARROW_STORE_ILLEGAL if store else NARROW_ILLEGAL)
+                else f"predicted by the rule; this pair itself is not measured for a {what}")
         raise TmaError(
             f"inner box of {inner} B with swizzle {spec.swizzle} (span {span} B): an inner box narrower than the span "
             f"must be a multiple of {NARROW_INNER_GRANULE} B. The H100 (sm_90, driver 580.159.04, 2026-11-22) faults "
             "with CUDA_ERROR_ILLEGAL_INSTRUCTION at such a cp.async.bulk.tensor although cuTensorMapEncodeTiled "
-            f"accepts the tensor map ({seen}; faulted: 128B x 16/48 B, 64B x 16/48 B, 32B x 16 B; ran: 128B x "
-            f"32/64/96 B, 64B x 32 B; tests/fidelity/tma probe 'narrow'). Use an inner box of "
+            f"accepts the tensor map ({seen}; loads faulted: 128B x 16/48/80/112 B, 64B x 16/48 B, 32B x 16 B; "
+            "stores faulted: 128B x 48 B, 64B x 16 B; ran: 128B x 32/64/96 B, 64B x 32 B, loads and stores; "
+            "tests/fidelity/tma probe 'narrow'). Use an inner box of "
             f"{', '.join(str(k) for k in range(NARROW_INNER_GRANULE, span + 1, NARROW_INNER_GRANULE))} B")
     if store and key not in NARROW_STORE_CONFIRMED:
         raise TmaUnconfirmed(
             f"TMA store of a {inner}-B inner box with swizzle {spec.swizzle} (narrower than the span): narrow stores "
-            "are measured on an H100 for 128B x 64 B and 64B x 32 B only (row pitch = span, as for loads); measure "
-            "this pair with tests/fidelity/tma (probe 'narrow', store cases) or use box[0] * element size == span")
+            f"are measured on an H100 for {sorted(NARROW_STORE_CONFIRMED)} only (row pitch = span, as for loads); "
+            "measure this pair with tests/fidelity/tma (probe 'narrow', store cases) or use box[0] * element size "
+            "== span")
 
 
 def box_geometry(spec: TensorMapSpec) -> BoxGeometry:
@@ -199,8 +244,8 @@ def box_geometry(spec: TensorMapSpec) -> BoxGeometry:
 def complete_tx_bytes(spec: TensorMapSpec) -> int:
     """Bytes a tile-mode load signals with complete_tx: the full box, OOB included (H100-measured, see module doc).
 
-    For a narrow swizzled box this is inner bytes x rows (the row padding is not counted): an ASSUMPTION, the tx probe
-    used full-span inner boxes only."""
+    For a narrow swizzled box this is inner bytes x rows, the row padding not counted (H100-measured, TMA kit run 3,
+    probe 'txnarrow': 128B x 64/32 B and 64B x 32 B)."""
     return box_geometry(spec).total_bytes
 
 
@@ -300,7 +345,8 @@ def load_box_image(spec: TensorMapSpec, coords: Sequence[int],
             row[s_lo:s_lo + s_n].reshape(-1, s)[:, :g] = data.reshape(-1, g)
             _mask_gaps(spec, written[soff:soff + geo.row_bytes])
         else:
-            row[s_lo:s_lo + s_n] = data
+            conv = LOAD_CONVERT.get(spec.dtype)
+            row[s_lo:s_lo + s_n] = data if conv is None else conv(data.copy())
             if lo > 0:
                 row[:s_lo] = _fill_pattern(spec, s_lo)
             s_hi = s_lo + s_n
@@ -377,6 +423,10 @@ def plan_tensor_store(spec: TensorMapSpec, coords: Sequence[int], src: int) -> T
     if spec.dtype == "16U6_ALIGN16B":
         raise TmaUnconfirmed("16U6_ALIGN16B store uses the .b6p2x16 shared layout (PTX 5.5.1.1), which the "
                              "emulator does not model; store bytes instead")
+    if spec.dtype in LOAD_CONVERT:
+        raise TmaUnconfirmed(f"TMA store of a {spec.dtype} tensor: an H100 load of this type rounds the data to TF32 "
+                             "(TMA kit run 3, 2026-11-22), whether a store converts too is not measured; store it as "
+                             "FLOAT32 (same bytes) or UINT32, or measure it with tests/fidelity/tma")
     _check_smem(spec, src, "cp.async.bulk.tensor shared source")
     c = _check_coords(spec, coords, store=True)
     s_parts: list[npt.NDArray[np.int64]] = []

@@ -15,14 +15,14 @@ Probes (``--probes``, default all):
             in-bound bytes and full-16: exactly one should complete; compare prints the verdict.
   narrow  : inner box narrower than the swizzle span (UNCONFIRMED #3): the hardware image shows the layout; loads
             for 128B x 112/96/80/64/48/32/16 B, 64B x 48/32/16 B, 32B x 16 B, and stores for 128B x 32/64/96 B and
-            64B x 32 B (H100 rule so far: legal iff inner bytes % 32 == 0; 128B x 80/112 and the 128B x 32/96
-            stores are not measured yet), and stores of 128B x 48 B / 64B x 16 B (the rule predicts a fault).
+            64B x 32 B, and stores of 128B x 48 B / 64B x 16 B. H100 (runs 1-3, 2026-11-22): legal iff inner
+            bytes % 32 == 0, loads and stores alike; every case of this probe measured.
   txnarrow: the complete_tx byte count of narrow swizzled boxes (128B x 64/32 B, 64B x 32 B; tx_mode 1): expect_tx =
             box bytes ('full') vs rows x swizzle span ('padded'); exactly one should complete.
-  nanfill : oob_fill='nan' on every float type (FLOAT16/FLOAT32 measured; BFLOAT16, FLOAT64, TFLOAT32, FLOAT32_FTZ,
-            TFLOAT32_FTZ not yet): the OOB-NaN bit pattern (tma_model.OOB_NAN_BITS). Plus, for the unmeasured types,
-            an in-bounds load of special values (denormals, NaN payloads, low mantissa bits: SPECIAL_BITS) that shows
-            whether the load converts data (FTZ, TF32 rounding) or copies bytes.
+  nanfill : oob_fill='nan' on every float type: the OOB-NaN bit pattern (tma_model.OOB_NAN_BITS; H100 runs 2-3: all
+            seven measured). Plus, for BFLOAT16 / FLOAT64 / TFLOAT32 / *_FTZ, an in-bounds load of special values
+            (denormals, NaN payloads, low mantissa bits: SPECIAL_BITS) that shows whether the load converts data
+            (H100 run 3: TFLOAT32/_FTZ round to TF32, tma_model.tf32_round; the others copy bytes).
   store   : TMA store, in bounds and partially OOB (OOB elements must not be written).
   align   : destination offsets 16..512 B off a 1024-B boundary (UNCONFIRMED #7).
 On cuda every probe group runs in child processes: a case that faults (ILLEGAL_INSTRUCTION, MISALIGNED_ADDRESS)
