@@ -210,6 +210,21 @@ def test_wrong_expect_tx_is_a_deadlock_report(dev, rng) -> None:
     assert "48 bytes expected" in msg, msg
 
 
+def test_too_small_expect_tx_is_refused_when_the_load_lands(dev, rng) -> None:
+    """expect_tx below the box bytes with the only arrival done: the H100 completes such a phase mid-copy (mbarrier
+    kit over_deliver_bulk, 2026-11-22); the emulator stops at the landing copy with the byte counts."""
+    mod = module("load2d", LOAD_SRC)
+    x = dev.to_device(rng.integers(1, 256, size=(8, 128), dtype=np.uint8))
+    tm = dev.tensor_map(x, dtype=np.uint8, global_shape=[128, 8], global_strides=[128], box=[128, 8],
+                        swizzle="128B")
+    y = dev.empty(1024)
+    with pytest.raises(EmuError) as ei:
+        dev.launch(mod, "load2d", grid=1, block=64, args=[tm, y, np.int32(0), np.int32(0), np.uint32(1024),
+                                                            np.uint32(1024 - 48)])
+    msg = str(ei.value)
+    assert "completes 1024 bytes" in msg and "48 bytes more than announced" in msg and "H100" in msg, msg
+
+
 BULK_SRC = COMMON + r'''
 extern "C" __global__ void bulk(const unsigned char* src, unsigned char* dst, unsigned n) {
     __shared__ __align__(128) unsigned char buf[4096];

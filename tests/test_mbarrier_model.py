@@ -39,6 +39,28 @@ def test_complete_tx_before_expect_tx_is_allowed() -> None:
     assert b.phase == 1 and b.tx == 0
 
 
+def test_async_copy_over_delivery_with_no_arrival_pending_is_refused() -> None:
+    """H100 2026-11-22 (mbarrier kit over_deliver_bulk): arrive.expect_tx(32) then a 64-B bulk copy completed the
+    phase mid-copy. The emulator refuses exactly that situation for copies; everything else keeps the PTX model."""
+    b = fresh(1)
+    b.arrive(expect_tx=32)
+    with pytest.raises(MbarrierError, match=r"32 bytes more than announced.*measured on an H100.*over_deliver_bulk"):
+        b.complete_tx(64, async_copy=True)
+    assert (b.phase, b.tx) == (0, 32)                          # nothing applied
+    assert b.complete_tx(32, async_copy=True) is True          # exact delivery completes as usual
+    b = fresh(1)
+    b.arrive(expect_tx=16)
+    assert b.complete_tx(32) is False and b.tx == -16          # the instruction: one step, no completion (H100 too)
+    assert b.expect_tx(16) is True
+    b = fresh(2)
+    b.arrive(expect_tx=32)                                     # an arrival still pending: no crossing can complete
+    assert b.complete_tx(64, async_copy=True) is False and b.tx == -32
+    b = fresh(1)
+    b.complete_tx(64, async_copy=True)                         # bytes before expect_tx (bulk_first): allowed
+    b.arrive()
+    assert b.complete_tx(16, async_copy=True) is False and b.tx == -80    # tx already <= 0: not refused
+
+
 def test_state_token_encoding_and_pending_count() -> None:
     b = fresh(5, addr=0x1238)
     tok = b.arrive(2, no_complete=True)

@@ -96,7 +96,13 @@ class Mbarrier:
     def expect_tx(self, nbytes: int) -> bool:
         """expect-tx (9.7.13.15.5.1): tx-count += nbytes.  Like every update, it completes the phase if it leaves
         pending arrivals == 0 and tx-count == 0 (bytes that completed before they were expected, then announced
-        by a plain expect_tx after the last arrival).  Returns True if it completed the phase."""
+        by a plain expect_tx after the last arrival).  Returns True if it completed the phase.
+
+        Hardware-confirmed: on an H100 (driver 580.159.04, 2026-11-22, tests/fidelity/mbarrier kit run by
+        benchmarks/h100_probes.sh; data tests/fidelity/mbarrier/data/h100_20261122_mbar.json) the sequences
+        complete_first (complete_tx(64), the only arrival, expect_tx(64)) and bulk_first (the same with a
+        cp.async.bulk of 64 B) completed the phase exactly at the expect_tx, as here; replayed in CI by
+        tests/fidelity/mbarrier/test_mbar_h100_replay.py."""
         self._require_valid("mbarrier.expect_tx")
         n = int(nbytes)
         if not 0 <= n <= 0xFFFF_FFFF:
@@ -108,14 +114,29 @@ class Mbarrier:
         self.tx = new
         return self._maybe_complete()
 
-    def complete_tx(self, nbytes: int) -> bool:
-        """complete-tx (9.7.13.15.5.2): tx-count -= nbytes, maybe completing the phase. Returns True if it did."""
+    def complete_tx(self, nbytes: int, *, async_copy: bool = False) -> bool:
+        """complete-tx (9.7.13.15.5.2): tx-count -= nbytes, maybe completing the phase. Returns True if it did.
+
+        One step, as the H100 does for the mbarrier.complete_tx instruction (over_deliver: tx 16 -> -16 with no
+        arrival pending did not complete the phase). ``async_copy``: the bytes come from a cp.async.bulk{.tensor}
+        copy, whose complete_tx the H100 applies piecewise: with no arrival pending and 0 < tx-count < nbytes it
+        completed the phase while the copy landed (over_deliver_bulk, 2026-11-22). The emulator refuses that case
+        (MbarrierError) instead of guessing the piece size and where the surplus bytes go."""
         self._require_valid("complete_tx")
         n = int(nbytes)
         new = self.tx - n
         if n < 0 or new < -TX_LIMIT:
             raise MbarrierError(f"complete_tx({n}) on {self._where()}: tx-count would become {new} < -(2^20-1) "
                                 "(PTX ISA 9.7.13.15.2): more bytes completed than expected")
+        if async_copy and self.pending == 0 and 0 < self.tx < n:
+            raise MbarrierError(
+                f"an asynchronous copy completes {n} bytes on {self._where()} in phase {self.phase}, whose arrivals "
+                f"are all in (pending 0) and whose expect_tx left only {self.tx} bytes outstanding: the copy delivers "
+                f"{n - self.tx} bytes more than announced. On an H100 such a phase completes while the copy lands "
+                "(measured on an H100, mbarrier kit sequence over_deliver_bulk, 2026-11-22; presumably tx-count "
+                "passes 0 part-way, and where the surplus bytes go is not measured: ptx_docs/mbarrier.md "
+                "'Over-delivery'); the emulator stops here instead of guessing. expect_tx the copy's full byte "
+                "count (a TMA load counts its whole box, OOB part included) before the last arrival")
         self.tx = new
         return self._maybe_complete()
 

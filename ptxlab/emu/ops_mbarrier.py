@@ -89,7 +89,7 @@ def complete_tx_on(st, ins, thread: int, cta: int, addr: int, nbytes: int) -> No
     """complete-tx from an asynchronous copy (TMA, cp.async.bulk) on CTA ``cta``'s barrier at ``addr``."""
     tab = table_of(st, cta)
     bar = _run_model(st, ins, thread, lambda: tab.get(addr, "complete_tx of an asynchronous copy"))
-    _run_model(st, ins, thread, lambda: bar.complete_tx(nbytes))
+    _run_model(st, ins, thread, lambda: bar.complete_tx(nbytes, async_copy=True))
     st.wake(bar_key(cta, addr))
 
 

@@ -35,6 +35,10 @@ ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
+# An emulator error containing this marker refuses a case whose H100 behaviour is measured and documented (e.g. a
+# bulk copy over-delivering into a phase with no arrival pending: the H100 completes it mid-copy); compare counts it
+# as "refused", not as a difference.
+REFUSAL_MARK = "measured on an H100"
 OPS = {"INIT": 1, "EXPECT": 2, "COMPLETE": 3, "ARRIVE": 4, "ARRIVE_EXPECT": 5, "BULK": 6, "ARRIVE_DROP": 7}
 N = 64
 # name -> (steps, what it asks). Every step is (op, argument).
@@ -118,7 +122,7 @@ def run_model(steps: list[tuple[str, int]], k: int) -> dict[str, Any]:
         elif op == "EXPECT":
             bar.expect_tx(n)
         elif op in ("COMPLETE", "BULK"):
-            bar.complete_tx(n)
+            bar.complete_tx(n, async_copy=op == "BULK")
             land |= (op == "BULK") << i
         elif op in ("ARRIVE", "ARRIVE_EXPECT", "ARRIVE_DROP"):
             fn = bar.arrive_drop if op == "ARRIVE_DROP" else bar.arrive
@@ -241,13 +245,17 @@ def cmd_compare(args: argparse.Namespace) -> int:
     a, b = (json.load(open(p)) for p in (args.a, args.b))
     la, lb = a["backend"], b["backend"]
     rb = {(r["seq"], r["k"]): r for r in b["results"]}
-    same = differ = 0
+    same = differ = refused = 0
     print(f"compare {args.a} ({la}, {a.get('device', '')}) vs {args.b} ({lb}, {b.get('device', '')})")
     for r in a["results"]:
         o = rb.get((r["seq"], r["k"]))
         if o is None:
             continue
         msgs = []
+        if bool(r["error"]) != bool(o["error"]) and REFUSAL_MARK in (r["error"] or o["error"]):
+            refused += 1          # the emulator refuses a case whose hardware behaviour it documents (not a guess)
+            print(f"  REFUSED {r['seq']}[{r['k']}] {' '.join(r['steps'])}: {(r['error'] or o['error'])[:160]}")
+            continue
         if bool(r["error"]) != bool(o["error"]):
             msgs.append(f"{la}: {r['error'] or 'ok'} | {lb}: {o['error'] or 'ok'}")
         elif not r["error"]:
@@ -266,7 +274,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     for z, label in ((a, la), (b, lb)):
         if label == "cuda":
             print(f"\n{verdicts(z)}")
-    print(f"\n{same} observations identical, {differ} differ")
+    print(f"\n{same} observations identical, {differ} differ, {refused} refused by the emulator (documented "
+          "hardware behaviour)")
     return 1 if differ else 0
 
 
@@ -295,6 +304,9 @@ def verdicts(z: dict[str, Any]) -> str:
     a, e = done("over_deliver", 4), done("over_deliver", 5)
     out.append(f"  over_deliver: after complete_tx overshoot p0={a}, after expect_tx back to 0 p0={e} "
                "(emulator: 0 then 1)")
+    a, e = done("over_deliver_bulk", 3), done("over_deliver_bulk", 4)
+    out.append(f"  over_deliver_bulk: a 64-B bulk copy into tx 32 with pending 0: p0={a}, then expect_tx(32): p0={e} "
+               "(H100 2026-11-22: 1 then 1, the phase completes mid-copy; the emulator refuses the over-delivery)")
     a = done("tx_zero_pending1", 3)
     out.append(f"  tx_zero_pending1: tx 0 with an arrival pending p0={a} (emulator: 0)")
     a, e = done("complete_first_pend1", 3), done("complete_first_pend1", 4)
