@@ -69,14 +69,15 @@ def test_gpumode_harness_emulator(tmp_path: Path, rng) -> None:
     def ref_kernel(data):
         return torch.from_numpy(gm.reference_gemv(gm.from_torch(data)))
 
-    for m, k, l in [(128, 256, 1), (40, 512, 2)]:
+    for m, k, l in [(128, 256, 1), (40, 512, 2), (24, 2048, 2)]:  # register variant x2, flat variant (K % 1024 == 0)
         data = generate_input(m, k, l, seed=int(rng.integers(1 << 31)))
         data[6].fill_(float("nan"))  # poison c
         ref = ref_kernel(data)
         out = mod.custom_kernel(data)
         assert gm.check_close(out.numpy(), ref.numpy()) == []
         assert np.array_equal(out.numpy().view(np.uint16), ref.numpy().view(np.uint16))
-    assert "sm_90a" in mod._EMU_MODULES  # the embedded text was compiled, not the package file
+    # the embedded text was compiled (not the package file), once per config: (arch, config) keys
+    assert {key[0] for key in mod._EMU_MODULES} == {"sm_90a"} and len(mod._EMU_MODULES) == 2
 
 
 # ------------------------------------------------------------------------------------------------ nvfp4_gemm

@@ -63,13 +63,63 @@ def test_all_e2m1_codes_and_scales(dev, rng, arch: str) -> None:
     assert exact(G.run_gemv(g, dev, arch), ref)
 
 
-@pytest.mark.parametrize("config", [(2, 4, 2), (4, 2, 1), (8, 1, 1), (4, 4, 4), (1, 8, 2)])
+@pytest.mark.parametrize("config", [(2, 4, 2), (4, 2, 1), (8, 1, 1), (4, 4, 4), (1, 8, 2), (4, 2, 2, 1, 1),
+                                    (2, 4, 1, 2, 1), (2, 8, 2, 4, 0), (16, 1, 1, 1, 0)])
 def test_tuning_variants(dev, rng, config: tuple) -> None:
-    """The (rows_per_warp, warps, unroll) variants the H100 benchmark sweeps are exact too (both arches)."""
+    """The (rows_per_warp, warps, unroll[, ksplit, prefetch]) variants the H100 benchmark sweeps are exact too (both
+    arches)."""
     m, k, l = 45, 96 * 32 // 2, 2  # 48 chunks: a partial second round for unroll 1 and 2
     p = gm.generate_gemv(m, k, l, seed=int(rng.integers(1 << 31)))
     for arch in ARCHS:
         assert exact(G.run_gemv(p, dev, arch, config=config), gm.reference_gemv(p)), (arch, config)
+
+
+FLAT_CASES = [  # (config, M, K, L): P = 32*warps / (K/32) rows side by side, K/32 / 32 warps per row
+    (("flat", 2, 2, 1, 2), 37, 2048, 2),   # 1 row per CTA pass, 2 warps per row, M tail
+    (("flat", 4, 2, 1, 2), 13, 1024, 1),   # 4 rows side by side
+    (("flat", 3, 4, 0, 1), 50, 3072, 1),   # 3 warps per row, no prefetch, R = 4
+    (("flat", 8, 1, 1, 1), 9, 4096, 2),    # 2 rows side by side, 4 warps per row, R = 1
+]
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("case", FLAT_CASES, ids=lambda c: "x".join(map(str, c[0][1:])) + f"_{c[1]}x{c[2]}x{c[3]}")
+def test_flat_variant(dev, rng, arch: str, case: tuple) -> None:
+    """The flat variant on every e2m1 code (GEMM-style data) with grids of 1, 2 and 5 persistent CTAs per batch (so
+    CTAs loop over several row blocks, with and without a partial last block), bit-exact."""
+    cfg, m, k, l = case
+    mod = G.compile_gemv(arch, cfg)
+    w = gc.full_config(cfg)[1]
+    for gx in (1, 2, 5):
+        g = gm.generate_gemm(m, gm.GEMV_N_PADDED, k, l, seed=int(rng.integers(1 << 31)))
+        ref = gm.reference_gemm(g)[:, :1, :]
+        bufs = [dev.to_device(G.physical(x)) for x in (g.a, g.b, g.sfa, g.sfb)]
+        c = dev.empty(l * m * 2)
+        dev.memset(c, 0xFF)
+        dev.launch(mod, G.KERNEL_NAME, grid=(gx, l, 1), block=(32 * w, 1, 1),
+                   args=[*bufs, c, np.int32(m), np.int32(k), np.int32(l)])
+        out = dev.to_host(c, np.float16, (l, m)).transpose(1, 0)[:, None, :]
+        for buf in bufs + [c]:
+            dev.free(buf)
+        assert exact(out, ref), (arch, cfg, (m, k, l), gx)
+
+
+def test_pick_config() -> None:
+    """Tuned flat configs for the three gpu-mode benchmark shapes, the flat rule for K % 1024 == 0, the register
+    variant otherwise; every pick fits its shape, and the launch plan covers the rows."""
+    for kw in gm.GEMV_BENCHMARKS:
+        shape = (kw["m"], kw["k"], kw["l"])
+        assert gc.pick_config(*shape) == gc.full_config(gc.SHAPE_CONFIGS[shape]) and gc.is_flat(gc.pick_config(*shape))
+    for kw in gm.GEMV_TESTS:
+        m, k, l = kw["m"], kw["k"], kw["l"]
+        cfg = gc.pick_config(m, k, l)
+        assert gc.fits(cfg, m, k) and gc.is_flat(cfg) == (k % 1024 == 0), (m, k, cfg)
+        (gx, gy, _), (threads, _, _), smem = gc.launch_plan(m, k, l, cfg)
+        assert gy == l and smem == 0 and threads == 32 * cfg[1]
+        if not gc.is_flat(cfg):
+            assert gx * gc.rows_per_cta(cfg) >= m
+    assert not gc.fits(("flat", 16), 64, 7168) and gc.fits(("flat", 14), 64, 7168)  # K/32 = 224 must divide threads
+    assert gc.pick_config(7168, 16384, 1, "sm_100a") == gc.pick_config(7168, 16384, 1)
 
 
 def test_rejects_bad_k() -> None:
@@ -78,14 +128,18 @@ def test_rejects_bad_k() -> None:
 
 
 def test_sass_uses_the_intended_instructions() -> None:
-    """sm_100a decodes fp4 with the hardware cvt (F2FP...E2M1), both use non-allocating 128-bit loads and HFMA2."""
+    """sm_100a decodes fp4 with the hardware cvt (F2FP...E2M1) and sums with HFMA2; sm_90a looks codes up with PRMT
+    and sums with IDP.4A (integer dot products); both use non-allocating 128-bit loads; the PRMT tables stay in
+    registers (no IMAD.U32 re-materialization per PRMT)."""
     from ptxlab.toolchain.sass import require
 
     r100 = require(G.compile_gemv("sm_100a"), ["F2FP.F16.E2M1.UNPACK_B", "LDG.E.NA.128", "HFMA2", "SHFL.BFLY"])
     assert r100["F2FP.F16.E2M1.UNPACK_B"] >= 16
-    r90 = require(G.compile_gemv("sm_90a"), ["LDG.E.NA.128", "HFMA2", "SHFL.BFLY"])
-    assert "E2M1" not in G.compile_gemv("sm_90a").sass()
-    assert r90["HFMA2"] >= 32
+    r90 = require(G.compile_gemv("sm_90a"), ["LDG.E.NA.128", "IDP.4A", "PRMT", "SHFL.BFLY"])
+    sass90 = G.compile_gemv("sm_90a").sass()
+    assert "E2M1" not in sass90 and "HFMA2" not in sass90
+    assert r90["IDP.4A"] >= 64 and r90["PRMT"] >= 64
+    assert sass90.count("IMAD.U32") < r90["PRMT"] // 4, "PRMT tables re-materialized"
     for arch in ARCHS:
         res = G.compile_gemv(arch).resources[G.KERNEL_NAME]
         assert res.spill_stores == 0 and res.stack_bytes == 0, res
@@ -144,7 +198,7 @@ def test_h100_benchmark_plumbing_on_cpu(monkeypatch, tmp_path) -> None:
     monkeypatch.setattr(B, "L2_BYTES", 4096)
     monkeypatch.setattr(B, "COPY_BYTES", 1 << 16)
     monkeypatch.setattr(B, "COMPAT_TESTS", [{"m": 16, "k": 256, "l": 2}])
-    monkeypatch.setattr(B, "VARIANTS", [(2, 4, 2)])
+    monkeypatch.setattr(B, "VARIANTS", [(2, 4, 2), ("flat", 16, 2, 1, 2)])  # the flat one fits no shape here
 
     class FakeEvent:
         def __init__(self, enable_timing: bool = False) -> None:
@@ -159,8 +213,10 @@ def test_h100_benchmark_plumbing_on_cpu(monkeypatch, tmp_path) -> None:
     class FakeGemv:
         """Stands in for CudaGemv: same params/launch interface, computes c with numpy from the raw pointers."""
 
-        def __init__(self, dev: int = 0, arch=None, rows_per_warp: int = 4, warps: int = 2, unroll: int = 2) -> None:
-            self.arch, self.config = "fake", (rows_per_warp, warps, unroll)
+        def __init__(self, dev: int = 0, arch=None, rows_per_warp: int = 4, warps: int = 2, unroll: int = 2,
+                     config=None, **_kw) -> None:
+            self.arch = "fake"
+            self.config = gc.full_config(config if config is not None else (rows_per_warp, warps, unroll))
 
         def params(self, *args):
             return args, 0

@@ -11,8 +11,13 @@ from typing import Any, Optional
 
 import numpy as np
 
+# config tuples (rows_per_warp, warps, unroll, ksplit, prefetch) and the per-shape choice live in the self-contained
+# gpu-mode adapter: one definition for the lab and the exported submission
+from ptxlab.production.gpumode_compat import (CONFIG_NAMES, DEFAULT_CONFIG, config_defines, fits, full_config,
+                                              launch_plan, pick_config)
+
 __all__ = ["KERNEL_FILE", "KERNEL_NAME", "ROWS_PER_CTA", "THREADS", "kernel_source", "compile_gemv", "check_shape",
-           "launch_geometry", "launch_gemv", "run_gemv"]
+           "launch_geometry", "launch_gemv", "run_gemv", "CONFIG_NAMES", "DEFAULT_CONFIG", "pick_config"]
 
 KERNEL_FILE = "nvfp4_gemv_cudacore.cu"
 KERNEL_NAME = "nvfp4_gemv_cudacore"
@@ -29,21 +34,22 @@ def kernel_source() -> str:
     return read(KERNEL_FILE)
 
 
-DEFAULT_CONFIG = (ROWS_PER_WARP, WARPS, 2)  # (GEMV_ROWS_PER_WARP, GEMV_WARPS, GEMV_UNROLL) of the .cu
-
-
 def config_source(config: Optional[tuple] = None) -> str:
-    """Kernel text, with #defines overriding (rows_per_warp, warps, unroll) when config is given."""
-    if config is None:
+    """Kernel text, with #defines selecting config (see gpumode_compat.full_config; None or the default config: the
+    text as it is)."""
+    if config is None or full_config(config) == DEFAULT_CONFIG:
         return kernel_source()
-    names = ("GEMV_ROWS_PER_WARP", "GEMV_WARPS", "GEMV_UNROLL")
-    return "".join(f"#define {n} {int(v)}\n" for n, v in zip(names, config)) + kernel_source()
+    return config_defines(config) + kernel_source()
+
+
+def compile_gemv(arch: str = "sm_90a", config: Optional[tuple] = None) -> Any:
+    """ptxlab.compile the GEMV for arch ("sm_90a" or "sm_100a"), optionally with a (rows_per_warp, warps, unroll[,
+    ksplit[, prefetch]]) config; cached per process."""
+    return _compile(arch, None if config is None or full_config(config) == DEFAULT_CONFIG else full_config(config))
 
 
 @lru_cache(maxsize=None)
-def compile_gemv(arch: str = "sm_90a", config: Optional[tuple] = None) -> Any:
-    """ptxlab.compile the GEMV for arch ("sm_90a" or "sm_100a"), optionally with a (rows_per_warp, warps, unroll)
-    config; cached per process."""
+def _compile(arch: str, config: Optional[tuple]) -> Any:
     import ptxlab
     from ptxlab.kernels import KERNELS_DIR
 
@@ -60,10 +66,13 @@ def check_shape(m: int, k: int, l: int) -> None:
         raise ValueError(f"nvfp4 GEMV: L={l} exceeds gridDim.y (65535)")
 
 
-def launch_geometry(m: int, l: int, config: Optional[tuple] = None) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
-    """(grid, block) for M rows and L batches (default config, or a (rows_per_warp, warps, unroll) one)."""
-    rows, warps = (ROWS_PER_CTA, WARPS) if config is None else (int(config[0]) * int(config[1]), int(config[1]))
-    return ((m + rows - 1) // rows, l, 1), (32 * warps, 1, 1)
+def launch_geometry(m: int, l: int, config: Optional[tuple] = None,
+                    k: Optional[int] = None) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """(grid, block) for M rows and L batches (default config, or a (rows_per_warp, warps, unroll[, ksplit, ...]) one):
+    a CTA of `warps` warps covers rows_per_warp * warps / ksplit rows. The streaming variant needs k (its grid is
+    persistent, sized for a 132-SM GPU; see gpumode_compat.launch_plan)."""
+    grid, block, _ = launch_plan(m, 0 if k is None else k, l, config)
+    return grid, block
 
 
 def launch_gemv(dev: Any, mod: Any, a: Any, b: Any, sfa: Any, sfb: Any, c: Any, m: int, k: int, l: int,
@@ -75,8 +84,10 @@ def launch_gemv(dev: Any, mod: Any, a: Any, b: Any, sfa: Any, sfb: Any, c: Any, 
     for name, (buf, n) in need.items():
         if buf.nbytes < n:
             raise ValueError(f"nvfp4 GEMV: buffer {name} holds {buf.nbytes} bytes, needs {n} for M={m} K={k} L={l}")
-    grid, block = launch_geometry(m, l, config)
-    dev.launch(mod, KERNEL_NAME, grid=grid, block=block,
+    if not fits(config, m, k):
+        raise ValueError(f"nvfp4 GEMV: config {full_config(config)} cannot run M={m} K={k}")
+    grid, block, smem = launch_plan(m, k, l, config)
+    dev.launch(mod, KERNEL_NAME, grid=grid, block=block, shared_bytes=smem,
                args=[a, b, sfa, sfb, c, np.int32(m), np.int32(k), np.int32(l)])
 
 
@@ -89,7 +100,9 @@ def run_gemv(problem: Any, device: Any = "emu", arch: str = "sm_90a", poison: in
              module: Optional[Any] = None, config: Optional[tuple] = None) -> np.ndarray:
     """Run the GEMV on a gpu-mode problem (NvFp4Problem, n == 1); returns c as a new (M, 1, L) fp16 array with
     gpu-mode's memory order. device: a ptxlab Device or a kind for ptxlab.open_device; module: an already compiled
-    module of the kernel (default: compile_gemv(arch, config)); config: (rows_per_warp, warps, unroll) override."""
+    module of the kernel (default: compile_gemv(arch, config)); config: (rows_per_warp, warps, unroll[, ksplit[,
+    prefetch]]), default pick_config(M, K, L) (the tuned config of a gpu-mode benchmark shape, else the default);
+    a module passed in must have been compiled for that config."""
     import ptxlab
 
     p = problem
@@ -97,6 +110,8 @@ def run_gemv(problem: Any, device: Any = "emu", arch: str = "sm_90a", poison: in
         raise ValueError(f"run_gemv: problem has n={p.n}, expected a GEMV problem (n=1)")
     m, k, l = p.m, p.k, p.l
     check_shape(m, k, l)
+    if config is None:
+        config = pick_config(m, k, l, arch)
     own = not hasattr(device, "launch")
     dev = ptxlab.open_device(device) if own else device
     try:

@@ -7,7 +7,8 @@ depends on it). It never includes a CUDA header, so bare NVRTC compiles it.
 
 Paths:
   * CUDA (``a.is_cuda``), backend ``GEMV_BACKEND`` = auto (default) | nvrtc | load_inline: the kernel is compiled
-    once per process with NVRTC for the GPU's arch (sm_90a on Hopper,
+    once per process and config (``pick_config(M, K, L)``: a tuned config per gpu-mode benchmark shape, else a rule;
+    see below) with NVRTC for the GPU's arch (sm_90a on Hopper,
     sm_100a on Blackwell; other archs get sm_XY without the "a" features: the sm_90 decode path), loaded with the
     driver API, and launched on torch's current stream with the tensors' ``data_ptr()`` -- gpu-mode's tensors are read
     in place, c is written in place and returned. Nothing is repacked in the timed path. Without cuda-python (or with
@@ -16,6 +17,11 @@ Paths:
     batch-outermost (as gpu-mode builds them) is made so with a copy (never the case for gpu-mode's inputs).
   * CPU tensors: the ptxlab emulator runs the same kernel (needs the ``ptxlab`` package; copies numpy views in and c
     out). This is the test path of the lab, not a fast path.
+
+Configs (``#define``s prepended to the kernel text, ``config_defines``): the flat variant ("flat", warps, rows per
+round, prefetch, min CTAs per SM) for K % 1024 == 0 (persistent CTAs, grid from the driver's occupancy), else the
+register variant (rows_per_warp, warps, unroll, ksplit, prefetch). ROWS_PER_CTA / THREADS describe the register
+variant's default config.
 """
 from __future__ import annotations
 
@@ -23,13 +29,102 @@ import ctypes
 from typing import Any
 
 __all__ = ["custom_kernel", "KERNEL_NAME", "ROWS_PER_CTA", "THREADS", "kernel_source", "nvrtc_compile", "nvrtc_cubin",
-           "CudaGemv", "cuda_gemv", "gemv_arch", "InlineGemv", "inline_gemv"]
+           "CudaGemv", "cuda_gemv", "gemv_arch", "InlineGemv", "inline_gemv", "CONFIG_NAMES", "DEFAULT_CONFIG",
+           "SHAPE_CONFIGS", "FLAT_DEFAULT", "is_flat", "flat_fits", "fits", "full_config", "rows_per_cta",
+           "config_defines", "launch_plan", "pick_config"]
 
 KERNEL_SRC = None  # the exporter embeds the kernel text here; None: read ptxlab/kernels/nvfp4_gemv_cudacore.cu
 KERNEL_NAME = "nvfp4_gemv_cudacore"
-ROWS_PER_CTA = 8  # GEMV_ROWS_PER_WARP * GEMV_WARPS of the kernel
+ROWS_PER_CTA = 8  # GEMV_ROWS_PER_WARP * GEMV_WARPS / GEMV_KSPLIT of the kernel's default config
 THREADS = 64  # 32 * GEMV_WARPS
 N_PADDED = 128  # rows of gpu-mode's GEMV b / sfb
+CONFIG_NAMES = ("GEMV_ROWS_PER_WARP", "GEMV_WARPS", "GEMV_UNROLL", "GEMV_KSPLIT", "GEMV_PREFETCH")
+DEFAULT_CONFIG = (4, 2, 2, 1, 0)  # the kernel's #define defaults, in CONFIG_NAMES order
+# flat variant (GEMV_FLAT=1): ("flat", warps, rows per thread per round, prefetch, min CTAs per SM (register cap))
+FLAT_NAMES = ("GEMV_WARPS", "GEMV_FLAT_R", "GEMV_PREFETCH", "GEMV_MIN_CTAS")
+FLAT_DEFAULT = ("flat", 16, 2, 1, 2)
+# tuned configs of the gpu-mode benchmark shapes (H100 sweeps 2026-11-22, ptx_docs/production.md); others: the rule
+# in pick_config
+SHAPE_CONFIGS: dict = {
+    (7168, 16384, 1): ("flat", 16, 2, 1, 2),  # 512 threads = one 8 KiB row side by side, 2 CTAs (32 warps) per SM
+    (4096, 7168, 8): ("flat", 14, 2, 1, 2),   # 448 threads = 2 rows of 224 chunks
+    (7168, 2048, 4): ("flat", 14, 2, 1, 2),   # 448 threads = 7 rows of 64 chunks
+}
+
+
+def is_flat(config: tuple | None) -> bool:
+    return bool(config) and config[0] == "flat"
+
+
+def full_config(config: tuple | None = None) -> tuple:
+    """config padded with the kernel's defaults: (rows_per_warp, warps, unroll, ksplit, prefetch) for the register
+    variant, or ("flat", warps, rows_per_round, prefetch, min_ctas_per_sm) for the flat variant."""
+    if is_flat(config):
+        c = ("flat",) + tuple(int(v) for v in config[1:])
+        return c + FLAT_DEFAULT[len(c):]
+    c = tuple(int(v) for v in (config or ()))
+    return c + DEFAULT_CONFIG[len(c):]
+
+
+def rows_per_cta(config: tuple | None = None) -> int:
+    """Rows of one CTA of the register variant (the flat variant's CTAs are persistent: see launch_plan)."""
+    r, w, _, s, _ = full_config(config)
+    return r * w // s
+
+
+def config_defines(config: tuple | None = None) -> str:
+    """#define lines that select config in the kernel text."""
+    c = full_config(config)
+    if is_flat(c):
+        return "#define GEMV_FLAT 1\n" + "".join(f"#define {n} {v}\n" for n, v in zip(FLAT_NAMES, c[1:]))
+    return "".join(f"#define {n} {v}\n" for n, v in zip(CONFIG_NAMES, c))
+
+
+def flat_fits(config: tuple, m: int, k: int) -> bool:
+    """Whether the flat variant with config can run M x K: K % 1024 == 0 and K/32 chunks dividing the CTA's threads."""
+    _, w, r, _, _ = full_config(config)
+    return k % 1024 == 0 and (32 * w) % (k // 32) == 0 and 32 * w <= 1024 and r & (r - 1) == 0 and r <= 32 and m >= 1
+
+
+def fits(config: tuple | None, m: int, k: int) -> bool:
+    """Whether config can run an M x K problem (the register variant runs any K % 32 == 0)."""
+    if is_flat(config):
+        return flat_fits(config, m, k)
+    return k % 32 == 0
+
+
+def launch_plan(m: int, k: int, l: int, config: tuple | None = None, sms: int = 132,
+                ctas_per_sm: int | None = None) -> tuple[tuple[int, int, int], tuple[int, int, int], int]:
+    """(grid, block, dynamic shared bytes). Register variant: one CTA per rows_per_cta rows. Flat variant: persistent
+    CTAs, as many per batch as are resident on the GPU at once (ctas_per_sm: the driver's occupancy of the kernel,
+    else the config's min CTAs per SM), at most one per row block."""
+    c = full_config(config)
+    if is_flat(c):
+        _, w, r, _, min_ctas = c
+        rows_round = (32 * w // max(1, k // 32)) * r
+        nblk = -(-m // max(1, rows_round))
+        per_sm = ctas_per_sm if ctas_per_sm is not None else max(1, min_ctas)
+        g = max(1, min(nblk, (sms * per_sm) // l))
+        return (g, l, 1), (32 * w, 1, 1), 0
+    rows = rows_per_cta(c)
+    return ((m + rows - 1) // rows, l, 1), (32 * c[1], 1, 1), 0
+
+
+def pick_config(m: int, k: int, l: int, arch: str | None = None) -> tuple:
+    """The kernel config for an M x K x L problem: the tuned one of a gpu-mode benchmark shape; else the flat variant
+    where it applies (K % 1024 == 0 and K <= 32768: whole rows of 512-byte warp loads, K/32 threads per row) with
+    about 16 warps per CTA, 2 rows per thread per round, prefetch, 2 CTAs per SM; else the register variant's
+    default. arch is accepted for callers that know it; every variant runs on any arch the kernel compiles for."""
+    cfg = SHAPE_CONFIGS.get((m, k, l))
+    if cfg is not None and fits(cfg, m, k):
+        return full_config(cfg)
+    if k % 1024 == 0 and k <= 32768:
+        wpr = k // 1024  # warps per row (K/32 chunks, one per thread)
+        w = wpr * max(1, 16 // wpr)
+        cfg = ("flat", w, 2, 1, 2 if w <= 16 else 1)
+        if fits(cfg, m, k):
+            return full_config(cfg)
+    return DEFAULT_CONFIG
 
 
 def kernel_source() -> str:
@@ -89,8 +184,12 @@ class CudaGemv:
     """The GEMV loaded on one CUDA device through the driver API; ``launch`` takes raw device pointers."""
 
     def __init__(self, device_index: int = 0, arch: str | None = None, rows_per_warp: int = 4, warps: int = 2,
-                 unroll: int = 2) -> None:
-        """rows_per_warp/warps/unroll override the kernel's GEMV_ROWS_PER_WARP/GEMV_WARPS/GEMV_UNROLL (tuning)."""
+                 unroll: int = 2, ksplit: int = 1, prefetch: int = 0, config: tuple | None = None,
+                 defines: dict | None = None, source: str | None = None) -> None:
+        """config = (rows_per_warp, warps, unroll[, ksplit[, prefetch]]) (or the keyword arguments) sets the kernel's
+        GEMV_ROWS_PER_WARP/GEMV_WARPS/GEMV_UNROLL/GEMV_KSPLIT/GEMV_PREFETCH; ("flat", warps, rows_per_round,
+        prefetch, min_ctas) selects the flat variant; defines: further #defines (tuning); source: kernel text instead
+        of kernel_source() (benchmarks compare against older kernels)."""
         from cuda.bindings import driver as drv
 
         self._drv = drv
@@ -103,14 +202,33 @@ class CudaGemv:
         # torch uses the primary context too: retaining it and making it current is a no-op when torch already did
         self._ctx = self._check(drv.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
         self._check(drv.cuCtxSetCurrent(self._ctx), "cuCtxSetCurrent")
-        self.config = (int(rows_per_warp), int(warps), int(unroll))
-        self.rows_per_cta = self.config[0] * self.config[1]
+        cfg = tuple(config) if config is not None else (rows_per_warp, warps, unroll, ksplit, prefetch)
+        self.config = full_config(cfg)
+        self.flat = is_flat(self.config)
+        self.rows_per_cta = 0 if self.flat else rows_per_cta(self.config)
         self.threads = 32 * self.config[1]
-        defines = "".join(f"#define {n} {v}\n" for n, v in
-                          zip(("GEMV_ROWS_PER_WARP", "GEMV_WARPS", "GEMV_UNROLL"), self.config))
-        self.cubin = nvrtc_cubin(self.arch, defines + kernel_source())
+        self.sms = self._check(drv.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev), "SMs")
+        extra = "".join(f"#define {n} {v}\n" for n, v in (defines or {}).items())
+        self.cubin = nvrtc_cubin(self.arch, config_defines(self.config) + extra + (source or kernel_source()))
         self._module = self._check(drv.cuModuleLoadData(self.cubin), "cuModuleLoadData")
         self._func = self._check(drv.cuModuleGetFunction(self._module, KERNEL_NAME.encode()), "cuModuleGetFunction")
+        self._plans: dict = {}
+
+    def plan(self, m: int, k: int, l: int) -> tuple:
+        """(grid, threads, dynamic shared bytes) for M x K x L; the flat variant's grid follows the driver's occupancy
+        of this kernel (persistent CTAs)."""
+        key = (m, k, l)
+        if key not in self._plans:
+            if not fits(self.config, m, k):
+                raise ValueError(f"nvfp4 GEMV: config {self.config} cannot run M={m} K={k}")
+            per_sm = None
+            if self.flat:
+                drv = self._drv
+                per_sm = max(1, int(self._check(drv.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                    self._func, self.threads, 0), "cuOccupancyMaxActiveBlocksPerMultiprocessor")))
+            grid, block, smem = launch_plan(m, k, l, self.config, self.sms, per_sm)
+            self._plans[key] = (grid, block[0], smem)
+        return self._plans[key]
 
     def _check(self, res: Any, what: str) -> Any:
         err = res[0]
@@ -129,22 +247,23 @@ class CudaGemv:
                packed: Any = None) -> None:
         """Enqueue c(L, M) fp16 = GEMV of the physical (L, rows, cols) buffers at those addresses on stream."""
         keep, addr = packed if packed is not None else self.params(a, b, sfa, sfb, c, m, k, l)
-        grid = ((m + self.rows_per_cta - 1) // self.rows_per_cta, l, 1)
-        self._check(self._drv.cuLaunchKernel(self._func, *grid, self.threads, 1, 1, 0, self._drv.CUstream(stream),
+        grid, threads, smem = self.plan(m, k, l)
+        self._check(self._drv.cuLaunchKernel(self._func, *grid, threads, 1, 1, smem, self._drv.CUstream(stream),
                                              addr, 0),
-                    f"cuLaunchKernel({KERNEL_NAME}, grid={grid})")
+                    f"cuLaunchKernel({KERNEL_NAME}, grid={grid}, smem={smem})")
         del keep
 
 
-_RUNNERS: dict[int, CudaGemv] = {}
-_EMU_MODULES: dict[str, Any] = {}
+_RUNNERS: dict[tuple, CudaGemv] = {}
+_EMU_MODULES: dict[tuple, Any] = {}
 
 
-def cuda_gemv(device_index: int) -> CudaGemv:
-    """The per-process CudaGemv of a device (compiled on first use)."""
-    if device_index not in _RUNNERS:
-        _RUNNERS[device_index] = CudaGemv(device_index)
-    return _RUNNERS[device_index]
+def cuda_gemv(device_index: int, config: tuple | None = None) -> CudaGemv:
+    """The per-process CudaGemv of a device and config (default config; compiled on first use)."""
+    key = (device_index, full_config(config))
+    if key not in _RUNNERS:
+        _RUNNERS[key] = CudaGemv(device_index, config=key[1])
+    return _RUNNERS[key]
 
 
 def _backend() -> str:
@@ -163,11 +282,11 @@ def _backend() -> str:
 
 
 _INLINE_DECL = ("void gemv_launch(torch::Tensor a, torch::Tensor b, torch::Tensor sfa, torch::Tensor sfb, "
-                "torch::Tensor c, int64_t m, int64_t k, int64_t l);")
+                "torch::Tensor c, int64_t m, int64_t k, int64_t l, int64_t gx);")
 _INLINE_LAUNCHER = r"""
 void gemv_launch(torch::Tensor a, torch::Tensor b, torch::Tensor sfa, torch::Tensor sfb, torch::Tensor c,
-                 int64_t m, int64_t k, int64_t l) {
-  dim3 grid((unsigned)((m + GEMV_ROWS_PER_CTA - 1) / GEMV_ROWS_PER_CTA), (unsigned)l, 1u);
+                 int64_t m, int64_t k, int64_t l, int64_t gx) {
+  dim3 grid((unsigned)gx, (unsigned)l, 1u);
   nvfp4_gemv_cudacore<<<grid, GEMV_THREADS, 0, at::cuda::getCurrentCUDAStream()>>>(
       static_cast<const unsigned char*>(a.data_ptr()), static_cast<const unsigned char*>(b.data_ptr()),
       static_cast<const unsigned char*>(sfa.data_ptr()), static_cast<const unsigned char*>(sfb.data_ptr()),
@@ -180,30 +299,38 @@ class InlineGemv:
     """Fallback when cuda-python is missing: torch.utils.cpp_extension.load_inline (needs nvcc, ninja and a host
     compiler on the machine; builds in tens of seconds). Same kernel text, launched with <<<>>> on torch's stream."""
 
-    def __init__(self, device_index: int = 0) -> None:
+    def __init__(self, device_index: int = 0, config: tuple | None = None) -> None:
         import torch
         from torch.utils.cpp_extension import load_inline
 
         major, minor = torch.cuda.get_device_capability(device_index)
         self.arch = gemv_arch(major, minor)
+        self.config = full_config(config)
         num = self.arch[3:]
-        cuda_src = ("#include <torch/extension.h>\n#include <ATen/cuda/CUDAContext.h>\n" + kernel_source()
-                    + _INLINE_LAUNCHER)
-        self._mod = load_inline(name=f"ptxlab_nvfp4_gemv_sm{num}", cpp_sources=[_INLINE_DECL], cuda_sources=[cuda_src],
+        cuda_src = ("#include <torch/extension.h>\n#include <ATen/cuda/CUDAContext.h>\n" + config_defines(self.config)
+                    + kernel_source() + _INLINE_LAUNCHER)
+        tag = "_".join(str(v) for v in self.config)
+        self._mod = load_inline(name=f"ptxlab_nvfp4_gemv_sm{num}_{tag}", cpp_sources=[_INLINE_DECL],
+                                cuda_sources=[cuda_src],
                                 functions=["gemv_launch"], verbose=False,
                                 extra_cuda_cflags=["-O3", f"-gencode=arch=compute_{num},code=sm_{num}"])
 
     def launch_tensors(self, a: Any, b: Any, sfa: Any, sfb: Any, c: Any, m: int, k: int, l: int) -> None:
-        self._mod.gemv_launch(a, b, sfa, sfb, c, m, k, l)
+        import torch
+
+        sms = torch.cuda.get_device_properties(a.device).multi_processor_count
+        grid, _, _ = launch_plan(m, k, l, self.config, sms)  # flat: the config's min CTAs per SM
+        self._mod.gemv_launch(a, b, sfa, sfb, c, m, k, l, grid[0])
 
 
-_INLINE: dict[int, InlineGemv] = {}
+_INLINE: dict[tuple, InlineGemv] = {}
 
 
-def inline_gemv(device_index: int) -> InlineGemv:
-    if device_index not in _INLINE:
-        _INLINE[device_index] = InlineGemv(device_index)
-    return _INLINE[device_index]
+def inline_gemv(device_index: int, config: tuple | None = None) -> InlineGemv:
+    key = (device_index, full_config(config))
+    if key not in _INLINE:
+        _INLINE[key] = InlineGemv(device_index, key[1])
+    return _INLINE[key]
 
 
 def _lmk(t: Any) -> Any:
@@ -239,10 +366,11 @@ def custom_kernel(data: Any) -> Any:
         out = c if c.permute(2, 0, 1).is_contiguous() else \
             torch.empty((l, m, 1), dtype=c.dtype, device=c.device).permute(1, 2, 0)
         index = a.device.index if a.device.index is not None else torch.cuda.current_device()
+        cfg = pick_config(m, k, l, gemv_arch(*torch.cuda.get_device_capability(index)))
         if _backend() == "load_inline":
-            inline_gemv(index).launch_tensors(a, b, sfa, sfb, out, m, k, l)
+            inline_gemv(index, cfg).launch_tensors(a, b, sfa, sfb, out, m, k, l)
         else:
-            cuda_gemv(index).launch(a.data_ptr(), b.data_ptr(), sfa.data_ptr(), sfb.data_ptr(), out.data_ptr(),
+            cuda_gemv(index, cfg).launch(a.data_ptr(), b.data_ptr(), sfa.data_ptr(), sfb.data_ptr(), out.data_ptr(),
                                     m, k, l, stream=torch.cuda.current_stream(a.device).cuda_stream)
         if out is not c:
             c.copy_(out)
@@ -272,8 +400,10 @@ def _emulator_gemv(data: Any, m: int, k: int, l: int) -> Any:
     import ptxlab
 
     arch = os.environ.get("PTXLAB_GEMV_EMU_ARCH", "sm_90a")  # the emulator runs either arch's PTX
-    if arch not in _EMU_MODULES:  # compile THIS file's kernel text (the embedded one in an exported submission)
-        _EMU_MODULES[arch] = ptxlab.compile(kernel_source(), arch=arch, name="nvfp4_gemv_cudacore.cu")
-    out = run_gemv(p, "emu", arch=arch, module=_EMU_MODULES[arch])
+    cfg = pick_config(m, k, l, arch)
+    if (arch, cfg) not in _EMU_MODULES:  # compile THIS file's kernel text (the embedded one in an exported submission)
+        _EMU_MODULES[arch, cfg] = ptxlab.compile(config_defines(cfg) + kernel_source(), arch=arch,
+                                                 name="nvfp4_gemv_cudacore.cu")
+    out = run_gemv(p, "emu", arch=arch, module=_EMU_MODULES[arch, cfg], config=cfg)
     c.copy_(torch.from_numpy(np.ascontiguousarray(out.transpose(2, 0, 1))).permute(1, 2, 0))
     return c
