@@ -19,6 +19,10 @@ Method
   * correctness: every timed shape's output (set 0 and the last launch's set) is compared bitwise with an exact
     reference (float64 matmul of the dequantized operands rounded to fp16) and with gpu-mode's rtol/atol; and the
     gpu-mode adapter custom_kernel runs on ptxlab.gpumode tuples of every GEMV_TESTS shape (numpy reference);
+  * kernel config per shape: ptxlab.production.gpumode_compat.pick_config (what custom_kernel launches);
+  * "read floor": a grid-stride read of the same bytes (A and SFA as two flat streams, 16-byte non-allocating loads,
+    XOR-reduced; benchmarks/gemv_floor_h100.py's flat2_k) timed the same way in the same run: what any kernel that
+    reads these bytes once costs here, launch and ramp included;
   * B200 column: a PROJECTION (bytes / 5.9 TB/s, the competition's "realistic" DRAM figure), not a measurement.
 """
 from __future__ import annotations
@@ -41,8 +45,11 @@ SHAPES = [(7168, 16384, 1), (4096, 7168, 8), (7168, 2048, 4)]  # ptxlab.gpumode.
 SOL_B200_US = {(7168, 16384, 1): 8.622, (4096, 7168, 8): 17.275, (7168, 2048, 4): 4.317}  # task.yml @ f83cb92
 B200_DRAM = 5.9e12
 L2_BYTES = 50 * 2**20
-DEFAULT_CONFIG = (4, 2, 2)  # (GEMV_ROWS_PER_WARP, GEMV_WARPS, GEMV_UNROLL): the kernel's defaults
-VARIANTS = [(2, 4, 2), (4, 2, 1), (8, 1, 1), (4, 4, 4), (1, 8, 2)]  # tuning sweep (each exact-checked)
+# alternatives timed on the same inputs (each exact-checked; skipped on shapes they cannot run): register variant
+# (rows_per_warp, warps, unroll, ksplit, prefetch) and flat variant ("flat", warps, rows, prefetch, min CTAs/SM)
+VARIANTS = [(4, 2, 2, 1, 0), (2, 4, 2, 1, 0), (8, 1, 2, 1, 0), ("flat", 16, 2, 1, 2), ("flat", 14, 2, 1, 2),
+            ("flat", 14, 4, 0, 2), ("flat", 7, 2, 1, 4), ("flat", 32, 2, 1, 1)]
+READ_FLOOR = True  # time a grid-stride read of the same bytes (A + SFA) in the same run
 NB = 128  # gpu-mode pads b to 128 rows
 DEVICE = "cuda"  # torch device of all tensors (a plumbing smoke test on CPU sets "cpu")
 COMPAT_TESTS = None  # shapes for the custom_kernel check (None: ptxlab.gpumode.GEMV_TESTS)
@@ -172,10 +179,14 @@ def copy_bandwidth(torch, sleep_cycles: int, iters: int) -> dict:
 # ------------------------------------------------------------------------------------------------ main
 def bench_variants(torch, variants: dict, sets: list, m: int, k: int, l: int, nbytes: int, iters: int,
                    sleep_cycles: int) -> list:
-    """Time each (rows_per_warp, warps, unroll) variant on the same input sets; exact check on a re-poisoned set 0."""
+    """Time each variant (a config runnable on the shape) on the same input sets; exact check on a re-poisoned set 0."""
+    from ptxlab.production.gpumode_compat import fits
+
     out = []
     stream = torch.cuda.current_stream().cuda_stream
     for cfg, runner in variants.items():
+        if not fits(runner.config, m, k):
+            continue
         row: dict = {"config": list(cfg)}
         try:
             packed = [runner.params(s["a"].data_ptr(), s["b"].data_ptr(), s["sfa"].data_ptr(), s["sfb"].data_ptr(),
@@ -258,9 +269,44 @@ def bench_shape(torch, runner, m: int, k: int, l: int, args, sleep_cycles: int, 
         res["cublas_bf16"] = {"error": f"{type(exc).__name__}: {exc}"}
     del sets, packed, fns
     torch.cuda.empty_cache()
+    if READ_FLOOR and DEVICE == "cuda":
+        try:
+            res["read_floor"] = read_floor(torch, m, k, l, args.iters, sleep_cycles)
+        except Exception as exc:  # noqa: BLE001
+            res["read_floor"] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
     res["b200_projection_us"] = nbytes / B200_DRAM * 1e6
     res["b200_sol_us_task_yml"] = SOL_B200_US.get((m, k, l))
     return res
+
+
+def read_floor(torch, m: int, k: int, l: int, iters: int, sleep_cycles: int) -> dict:
+    """Median time of a grid-stride read of the shape's A and SFA bytes (benchmarks/gemv_floor_h100.py flat2_k,
+    4 CTAs of 256 threads per SM), regions rotated through >= 4 x L2 so every launch reads DRAM."""
+    import ctypes
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from gemv_floor_h100 import Mod
+
+    mod = Mod()
+    na = l * m * k // 2
+    n16 = na // 16
+    nb = na + na // 8
+    nreg = int(min(16, max(2, math.ceil(4 * L2_BYTES / nb))))
+    stride = -(-nb // 4096) * 4096
+    buf = torch.empty(nreg * stride, dtype=torch.uint8, device=DEVICE).random_(0, 255)
+    out = torch.zeros(4, dtype=torch.int32, device=DEVICE)
+    packs = []
+    for i in range(nreg):
+        p = buf.data_ptr() + i * stride
+        packs.append(mod.packed([ctypes.c_uint64(p), ctypes.c_uint64(p + na), ctypes.c_longlong(n16),
+                                 ctypes.c_uint64(out.data_ptr())]))
+    stream = torch.cuda.current_stream().cuda_stream
+    fns = [lambda pk=pk: mod.launch("flat2_k", (mod.sms * 4, 1, 1), 256, pk, stream) for pk in packs]
+    r = time_launches(torch, fns, iters, sleep_cycles)
+    r["bytes"] = nb
+    del buf
+    torch.cuda.empty_cache()
+    return r
 
 
 def to_cuda_tuple(torch, p) -> tuple:
@@ -380,16 +426,22 @@ def main(argv=None) -> int:
     props = torch.cuda.get_device_properties(dev)
     report: dict = {"device": props.name, "cc": list(torch.cuda.get_device_capability(dev)),
                     "torch": torch.__version__, "python": platform.python_version(), "errors": []}
+    from ptxlab.production.gpumode_compat import gemv_arch, pick_config
+
     t0 = time.perf_counter()
-    runner = CudaGemv(dev)
-    report["arch"] = runner.arch
+    arch = gemv_arch(*torch.cuda.get_device_capability(dev))
+    runners: dict = {}
+    for m, k, l in SHAPES:  # the config custom_kernel would launch for each shape
+        cfg = tuple(pick_config(m, k, l, arch))
+        if cfg not in runners:
+            runners[cfg] = CudaGemv(dev, config=cfg)
+    report["arch"] = next(iter(runners.values())).arch
     report["compile_s"] = time.perf_counter() - t0
-    report["config"] = list(runner.config)
     variants = {}
     if not args.no_variants:
         for cfg in VARIANTS:
             try:
-                variants[cfg] = CudaGemv(dev, rows_per_warp=cfg[0], warps=cfg[1], unroll=cfg[2])
+                variants[cfg] = CudaGemv(dev, config=cfg)
             except Exception as exc:  # noqa: BLE001
                 report["errors"].append(f"variant {cfg}: {exc}"[:300])
     clock_hz = 1.98e9  # max SM clock of H100 SXM; the sleep only has to outlast the CPU's enqueueing
@@ -406,7 +458,10 @@ def main(argv=None) -> int:
     report["shapes"] = []
     for m, k, l in SHAPES:
         try:
-            report["shapes"].append(bench_shape(torch, runner, m, k, l, args, sleep_cycles, variants))
+            runner = runners[tuple(pick_config(m, k, l, arch))]
+            res = bench_shape(torch, runner, m, k, l, args, sleep_cycles, variants)
+            res["config"] = list(runner.config)
+            report["shapes"].append(res)
         except Exception:  # noqa: BLE001
             report["errors"].append(f"shape {m}x{k}x{l}: " + traceback.format_exc(limit=4))
     print_report(report)
@@ -450,24 +505,30 @@ def print_report(r: dict) -> None:
               f"{s['b200_sol_us_task_yml'] or float('nan'):11.3f}")
     for s in r["shapes"]:
         kr = s["kernel"]
-        print(f"  {s['shape']}: back-to-back batch average {kr['batch_avg_us']:.2f} us/launch "
-              f"(per-launch event median {kr['median_us']:.2f} us)")
+        rf = s.get("read_floor", {})
+        floor = (f"; read floor (grid-stride read of the same bytes, same run) {rf['median_us']:.2f} us = "
+                 f"{100 * s['bytes'] / (rf['median_us'] * 1e-6) / 1e9 / cp:.1f}% of copy, kernel / floor "
+                 f"{kr['median_us'] / rf['median_us']:.3f}" if "median_us" in rf else
+                 (f"; read floor: {rf['error']}" if "error" in rf else ""))
+        print(f"  {s['shape']} config {tuple(s.get('config', ()))}: back-to-back batch average "
+              f"{kr['batch_avg_us']:.2f} us/launch{floor}")
     if r["shapes"]:
         g = math.exp(sum(math.log(s["kernel"]["median_us"]) for s in r["shapes"]) / len(r["shapes"]))
         print(f"geomean kernel time: {g:.2f} us ({r['device']}, measured)")
     print("B200 proj = bytes / 5.9 TB/s: a PROJECTION for a purely DRAM-bound kernel, not a measurement; "
           "B200 SOL from gpu-mode task.yml. x = baseline time / kernel time.")
     if any(s.get("variants") for s in r["shapes"]):
-        print(f"tuning sweep (rows_per_warp, warps, unroll); default {tuple(r.get('config', DEFAULT_CONFIG))}:")
+        print("tuning sweep (register: rows_per_warp, warps, unroll, ksplit, prefetch; flat: warps, rows, prefetch, "
+              "min CTAs/SM); first cell = the shape's config:")
         for s in r["shapes"]:
             m, k, l = s["shape"]
-            rows = [(tuple(r.get("config", DEFAULT_CONFIG)), s["kernel"]["median_us"], s["kernel"]["GBps"], True)]
+            rows = [(tuple(s.get("config", ())), s["kernel"]["median_us"], s["kernel"]["GBps"], True)]
             for v in s.get("variants", []):
                 if "error" in v:
                     print(f"  {m}x{k}x{l} {tuple(v['config'])}: {v['error']}")
                 else:
                     rows.append((tuple(v["config"]), v["median_us"], v["GBps"], v["exact"]))
-            cells = "  ".join(f"{c}: {t:.2f} us {g:.0f} GB/s{'' if ok else ' INEXACT'}" for c, t, g, ok in rows)
+            cells = "  ".join(f"{c}: {t:.2f} us{'' if ok else ' INEXACT'}" for c, t, g, ok in rows)
             best = min((x for x in rows if x[3]), key=lambda x: x[1])
             print(f"  {m}x{k}x{l}: {cells}  -> best {best[0]} {best[1]:.2f} us")
     for s in r["shapes"]:
