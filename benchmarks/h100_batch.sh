@@ -11,7 +11,7 @@ step() { echo; echo "=== $* ==="; }
 nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader | tee "$OUT/device.txt"
 python3 -c "import cuda.bindings, numpy, ml_dtypes; print('cuda-bindings', cuda.bindings.__version__, 'numpy', numpy.__version__)"
 step "GPU tests"
-python3 -m pytest tests/gpu tests/test_stage_a.py -m gpu -q -p no:cacheprovider 2>&1 | tee "$OUT/gpu_tests.log" | tail -60
+python3 -m pytest tests -m gpu -q -p no:cacheprovider -rs 2>&1 | tee "$OUT/gpu_tests.log" | tail -60
 step "stage A on cuda"
 python3 lab.py --stage A1 --backend cuda 2>&1 | tail -25 | tee "$OUT/stage_a1.log"
 python3 lab.py --stage A2 --backend cuda 2>&1 | tail -25 | tee "$OUT/stage_a2.log"
