@@ -42,7 +42,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ptxlab.mma_arith_codec import Decoded, ModelSilent, decode_c, decode_elem, decode_scale
-from ptxlab.mma_arith_fast import nvfp4_step_fast
+from ptxlab.mma_arith_fast import MX, WINDOW, fast_step
 from ptxlab.mma_arith_steps import step_i8, step_mxf4_ue8m0, step_nvfp4, step_window
 
 __all__ = ["mma", "mma_exact", "exact_regime", "ModelSilent", "KIND_K", "Plan"]
@@ -57,7 +57,7 @@ FMT_DTYPE = {"f16": np.uint16, "bf16": np.uint16, "tf32": np.uint32, "u8": np.ui
              "e4m3": np.uint8, "e5m2": np.uint8, "e2m3": np.uint8, "e3m2": np.uint8, "e2m1": np.uint8}
 FMT_BITS = {"e2m3": 6, "e3m2": 6, "e2m1": 4}
 SCALED = ("mxf8f6f4", "mxf4", "mxf4nvf4")
-# kind::mxf4nvf4 with UE4M3 scales: prove exactness cheaply per element and run the model only where that fails
+# F32 D (every kind but i8): prove exactness cheaply per element and run the model only where that fails
 # (ptxlab/mma_arith_fast.py); False forces the model everywhere (tests compare the two).
 FAST = True
 
@@ -197,24 +197,27 @@ def run_step(p: Plan, i: int, c_bits: npt.NDArray[np.uint32]) -> npt.NDArray[np.
     if p.kind == "i8":
         return step_i8(p.a[:, lo:hi], p.b[:, lo:hi], c_bits, p.saturate)
     a, b = _cols(p.a, lo, hi), _cols(p.b, lo, hi)
-    cd = decode_c(p.d_fmt, c_bits)
-    if p.sa is None:
-        return step_window(a, b, cd, c_bits, p.d_fmt, f16_specials_known=(p.kind != "f16"))
-    sa, sb = _cols(p.sa, lo, hi), _cols(p.sb, lo, hi)
-    scale_nan = sa.nan.any(1)[:, None] | sb.nan.any(1)[None, :]
-    if p.kind == "mxf8f6f4":
-        return step_window(a, b, cd, c_bits, p.d_fmt, sa, sb, scale_nan)
-    if p.scale_fmt == "ue4m3":
-        if not FAST:
-            return step_nvfp4(a, b, cd, c_bits, sa, sb, scale_nan)
+    sa = sb = scale_nan = None
+    if p.sa is not None:
+        sa, sb = _cols(p.sa, lo, hi), _cols(p.sb, lo, hi)
+        scale_nan = sa.nan.any(1)[:, None] | sb.nan.any(1)[None, :]
+    if p.sa is None or p.kind == "mxf8f6f4":
+        rule = WINDOW
 
-        def model(rows, cols):
-            r, c = _rows(a, rows), _rows(b, cols)
-            sub_c = np.asarray(c_bits)[np.ix_(rows, cols)]
-            return step_nvfp4(r, c, decode_c("f32", sub_c), sub_c, _rows(sa, rows), _rows(sb, cols),
-                              scale_nan[np.ix_(rows, cols)])
-        return nvfp4_step_fast(a, b, c_bits, sa, sb, model)
-    return step_mxf4_ue8m0(a, b, cd, c_bits, sa, sb, scale_nan)
+        def step(a, b, cd, cb, sa, sb, sn):
+            return step_window(a, b, cd, cb, p.d_fmt, sa, sb, sn, f16_specials_known=(p.kind != "f16"))
+    else:
+        rule = MX
+        step = step_nvfp4 if p.scale_fmt == "ue4m3" else step_mxf4_ue8m0
+    if not FAST or p.d_fmt != "f32":
+        return step(a, b, decode_c(p.d_fmt, c_bits), c_bits, sa, sb, scale_nan)
+
+    def model(rows, cols):
+        sub_c = np.asarray(c_bits)[np.ix_(rows, cols)]
+        return step(_rows(a, rows), _rows(b, cols), decode_c("f32", sub_c), sub_c,
+                    None if sa is None else _rows(sa, rows), None if sb is None else _rows(sb, cols),
+                    None if scale_nan is None else scale_nan[np.ix_(rows, cols)])
+    return fast_step(a, b, c_bits, sa, sb, rule=rule, passthrough=p.sa is not None, model=model)
 
 
 def mma(kind: str, a: npt.ArrayLike, b: npt.ArrayLike, **kw) -> npt.NDArray[np.uint32]:

@@ -124,3 +124,103 @@ def test_specials_and_edges(monkeypatch):
     with pytest.raises(ModelSilent):
         mma("mxf4nvf4", a, b, a_fmt="e2m1", b_fmt="e2m1", c=np.full((32, 48), 0x80000000, U32), sfa=z, sfb=sfb,
             scale_fmt="ue4m3")
+
+
+F8F6F4 = ["e4m3", "e5m2", "e2m3", "e3m2", "e2m1"]
+NARROW_BITS = {"e2m3": 6, "e3m2": 6, "e2m1": 4}
+
+
+def _codes(rng, fmt: str, shape, small: bool):
+    """Element codes: full-range random bits, or small integers (-8..8) where the fast path can prove exactness."""
+    import ml_dtypes
+
+    ints = rng.integers(-8, 9, shape).astype(np.float32)
+    if fmt in ("f16", "bf16"):
+        if not small:
+            return rng.integers(0, 2**16, shape).astype(np.uint16)
+        return ints.astype(np.float16).view(np.uint16) if fmt == "f16" else (ints.view(U32) >> 16).astype(np.uint16)
+    if fmt == "tf32":
+        return ints.view(U32) if small else rng.integers(0, 2**32, shape, dtype=np.uint64).astype(U32)
+    if small and fmt in ("e4m3", "e5m2"):
+        dt = ml_dtypes.float8_e4m3fn if fmt == "e4m3" else ml_dtypes.float8_e5m2
+        return ints.astype(dt).view(U8)
+    return rng.integers(0, 1 << NARROW_BITS.get(fmt, 8), shape).astype(U8)
+
+
+@pytest.mark.parametrize("kind", ["f16", "tf32", "f8f6f4", "mxf8f6f4", "mxf4", "mxf4nvf4"])
+def test_every_f32_kind_fast_equals_model(kind, monkeypatch):
+    """The fast path covers every F32-D kind (window rule and mxf4 family): 40 fresh draws per kind, small-integer
+    data (mostly proven) and full-range codes/C (mostly the model), negate bits, UE4M3/UE8M0 scales, block16/32."""
+    s = seed()
+    rng = np.random.default_rng(s)
+    for it in range(40):
+        k = MA.KIND_K[kind] * int(rng.integers(1, 3))
+        m, n = int(rng.integers(1, 24)), int(rng.integers(1, 24))
+        small = it % 2 == 0
+        if kind == "f16":
+            af = bf = str(rng.choice(["f16", "bf16"]))
+        elif kind == "tf32":
+            af = bf = "tf32"
+        elif kind in ("f8f6f4", "mxf8f6f4"):
+            af, bf = str(rng.choice(F8F6F4)), str(rng.choice(F8F6F4))
+        else:
+            af = bf = "e2m1"
+        kw = dict(a_fmt=af, b_fmt=bf, negate_a=bool(rng.integers(0, 2)), negate_b=bool(rng.integers(0, 2)))
+        if kind in ("mxf8f6f4", "mxf4", "mxf4nvf4"):
+            blk = 32
+            if kind == "mxf4nvf4":
+                sf = str(rng.choice(["ue4m3", "ue8m0"]))
+                blk = 16 if sf == "ue4m3" else int(rng.choice([16, 32]))
+                kw.update(scale_fmt=sf, block=blk)
+            if kw.get("scale_fmt") == "ue4m3":
+                lo, hi = (0, 4) if small else (0, 0x7F)
+            else:
+                lo, hi = (120, 134) if small else (0, 256)
+            kw["sfa"] = rng.integers(lo, hi, (m, k // blk)).astype(U8)
+            kw["sfb"] = rng.integers(lo, hi, (n, k // blk)).astype(U8)
+        if it % 3 == 1:
+            kw["c"] = rng.integers(0, 2**32, (m, n), dtype=np.uint64).astype(U32)
+        elif it % 3 == 2:
+            kw["c"] = np.ldexp(rng.integers(-4096, 4096, (m, n)).astype(np.float64),
+                               int(rng.integers(-30, 5))).astype(np.float32).view(U32)
+        a, b = _codes(rng, af, (m, k), small), _codes(rng, bf, (n, k), small)
+        got = []
+        for fast in (True, False):
+            monkeypatch.setattr(MA, "FAST", fast)
+            try:
+                got.append(mma(kind, a, b, **kw))
+            except ModelSilent as e:
+                got.append(e)
+        if isinstance(got[0], Exception) or isinstance(got[1], Exception):
+            assert type(got[0]) is type(got[1]), f"seed {s} draw {it}: fast {got[0]!r} vs model {got[1]!r}"
+            continue
+        diff = np.argwhere(got[0] != got[1])
+        assert diff.size == 0, f"seed {s} draw {it} ({kind} {af}x{bf} {kw.get('scale_fmt')}): {len(diff)} words differ"
+
+
+@pytest.mark.parametrize("scale_fmt", ["ue8m0", "ue4m3"])
+def test_scale_pair_window_binds(scale_fmt, monkeypatch):
+    """Data where the scale-pair term S - 35 (not R - 39) sets the quantum: block 0 holds the largest scale pair with
+    small elements (R = S), the other blocks' products sit 34..37 binades lower, so the model truncates them. The
+    fast path must not prove these elements (a q bound without the S term would)."""
+    s = seed()
+    rng = np.random.default_rng(s)
+    m, n, k = 16, 16, 64
+    a = rng.integers(0, 16, (m, k)).astype(U8)
+    b = rng.integers(0, 16, (n, k)).astype(U8)
+    a[:, :16] = rng.integers(1, 4, (m, 16))          # e2m1 0.5, 1, 1.5: raw exponent 0
+    b[:, :16] = rng.integers(1, 4, (n, 16))
+    if scale_fmt == "ue8m0":
+        d = rng.integers(34, 38, (m, 1))
+        sfa = np.concatenate([np.full((m, 1), 137), 137 - np.repeat(d, 3, 1)], 1).astype(U8)
+        sfb = np.full((n, 4), 127, U8)
+        kw = dict(scale_fmt="ue8m0", block=16)
+    else:                                            # UE4M3 448 (0x7E) in block 0, subnormals below
+        sfa = np.concatenate([np.full((m, 1), 0x7E), rng.integers(1, 8, (m, 3))], 1).astype(U8)
+        sfb = np.concatenate([np.full((n, 1), 0x7E), rng.integers(1, 8, (n, 3))], 1).astype(U8)
+        kw = dict(scale_fmt="ue4m3")
+    got = []
+    for fast in (True, False):
+        monkeypatch.setattr(MA, "FAST", fast)
+        got.append(mma("mxf4nvf4", a, b, a_fmt="e2m1", b_fmt="e2m1", sfa=sfa, sfb=sfb, **kw))
+    assert (got[0] == got[1]).all(), f"seed {s}: {(got[0] != got[1]).sum()} words differ"
