@@ -318,7 +318,6 @@ def _guess(run: CaseRun, t: int, kb: int, reg: Region) -> str:
 def compare(run: CaseRun, label: str) -> List[Check]:
     rows: List[Check] = []
     c = run.case
-    where_arch = ""
     for reg in run.regions:
         act = run.dump[:, :, reg.off:reg.off + reg.size]
         exp = run.expected[:, :, reg.off:reg.off + reg.size]
