@@ -1,4 +1,5 @@
-"""The fast exact path of kind::mxf4nvf4 (ptxlab/mma_arith_fast.py) against the full model, bit for bit.
+"""The fast exact path (ptxlab/mma_arith_fast.py) against the full model, bit for bit: kind::mxf4nvf4 in depth, then
+every other F32-D kind (f16, tf32, f8f6f4, mxf8f6f4, mxf4; test_every_f32_kind_fast_equals_model).
 
 Every draw uses a fresh seed (printed on failure). Data families are built to hit each branch: gpu-mode GEMM data
 (everything proven: the model must not be called), wide scales where the model truncates (model fallback, row-wise
