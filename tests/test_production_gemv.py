@@ -122,6 +122,14 @@ def test_pick_config() -> None:
     assert gc.pick_config(7168, 16384, 1, "sm_100a") == gc.pick_config(7168, 16384, 1)
 
 
+def test_launch_geometry() -> None:
+    """Register variant: ceil(M / rows per CTA) CTAs; the flat variant's grid depends on K, so k must be given."""
+    assert G.launch_geometry(45, 2) == ((-(-45 // G.ROWS_PER_CTA), 2, 1), (G.THREADS, 1, 1))
+    assert G.launch_geometry(45, 2, ("flat", 4, 2, 1, 2), k=1024) == gc.launch_plan(45, 1024, 2, ("flat", 4, 2, 1, 2))[:2]
+    with pytest.raises(ValueError, match="pass k="):
+        G.launch_geometry(45, 2, ("flat", 4, 2, 1, 2))
+
+
 def test_rejects_bad_k() -> None:
     with pytest.raises(ValueError, match="multiple of 32"):
         G.check_shape(8, 48, 1)

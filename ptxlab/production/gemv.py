@@ -14,7 +14,7 @@ import numpy as np
 # config tuples (rows_per_warp, warps, unroll, ksplit, prefetch) and the per-shape choice live in the self-contained
 # gpu-mode adapter: one definition for the lab and the exported submission
 from ptxlab.production.gpumode_compat import (CONFIG_NAMES, DEFAULT_CONFIG, config_defines, fits, full_config,
-                                              launch_plan, pick_config)
+                                              is_flat, launch_plan, pick_config)
 
 __all__ = ["KERNEL_FILE", "KERNEL_NAME", "ROWS_PER_CTA", "THREADS", "kernel_source", "compile_gemv", "check_shape",
            "launch_geometry", "launch_gemv", "run_gemv", "CONFIG_NAMES", "DEFAULT_CONFIG", "pick_config"]
@@ -69,8 +69,11 @@ def check_shape(m: int, k: int, l: int) -> None:
 def launch_geometry(m: int, l: int, config: Optional[tuple] = None,
                     k: Optional[int] = None) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
     """(grid, block) for M rows and L batches (default config, or a (rows_per_warp, warps, unroll[, ksplit, ...]) one):
-    a CTA of `warps` warps covers rows_per_warp * warps / ksplit rows. The streaming variant needs k (its grid is
+    a CTA of `warps` warps covers rows_per_warp * warps / ksplit rows. The flat variant needs k (its grid is
     persistent, sized for a 132-SM GPU; see gpumode_compat.launch_plan)."""
+    if k is None and is_flat(config):
+        raise ValueError(f"nvfp4 GEMV launch_geometry: the flat variant {full_config(config)} sizes its grid from K "
+                         "(rows per round = 32 * warps / (K/32) * rows_per_round); pass k=")
     grid, block, _ = launch_plan(m, 0 if k is None else k, l, config)
     return grid, block
 
