@@ -90,3 +90,18 @@ def test_fused_gemv_rejects_unsupported_shapes():
         G.run_gemv_tcgen05(p, "emu")
     with pytest.raises(ValueError, match="b has 8 rows"):
         G.check_shape(128, 256, 1, 8)
+
+
+def test_caller_device_buffers_released(rng):
+    """On a device the caller passes (and keeps), run_gemv_tcgen05 frees what it allocated."""
+    import ptxlab
+
+    p = gpumode.generate_gemv(128, 256, 1, seed=int(rng.integers(1 << 31)))
+    dev = ptxlab.open_device("emu", arch="sm_100a")
+    try:
+        live = len(dev._live)
+        out = G.run_gemv_tcgen05(p, dev)
+        assert len(dev._live) == live
+        assert np.array_equal(out.view(np.uint16), gpumode.reference_gemv(p).view(np.uint16))
+    finally:
+        dev.close()

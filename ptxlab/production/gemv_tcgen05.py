@@ -145,6 +145,9 @@ def run_gemv_tcgen05(problem: Any, device: Any = "emu", poison: int = 0xA5, stag
         launch_tile_pipeline(dev, mod, a, b, sfa, sfb, acc, c, p.m, p.k, p.l, b_host.shape[1], 1, stages=stages,
                              report=report)
         out = dev.to_host(c, np.float16, (p.l, p.m))
+        if not own:     # a caller's device lives on: give the buffers back (as run_gemv does)
+            for buf in (a, b, sfa, sfb, acc, c):
+                dev.free(buf)
     finally:
         if own:
             dev.close()
