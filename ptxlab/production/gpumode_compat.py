@@ -367,11 +367,15 @@ def custom_kernel(data: Any) -> Any:
             torch.empty((l, m, 1), dtype=c.dtype, device=c.device).permute(1, 2, 0)
         index = a.device.index if a.device.index is not None else torch.cuda.current_device()
         cfg = pick_config(m, k, l, gemv_arch(*torch.cuda.get_device_capability(index)))
-        if _backend() == "load_inline":
-            inline_gemv(index, cfg).launch_tensors(a, b, sfa, sfb, out, m, k, l)
-        else:
-            cuda_gemv(index, cfg).launch(a.data_ptr(), b.data_ptr(), sfa.data_ptr(), sfb.data_ptr(), out.data_ptr(),
-                                    m, k, l, stream=torch.cuda.current_stream(a.device).cuda_stream)
+        # the device guard makes the tensors' device (its primary context, which the runner's module lives in)
+        # current for the driver-API launch; a no-op when it already is (the single-GPU case)
+        with torch.cuda.device(index):
+            if _backend() == "load_inline":
+                inline_gemv(index, cfg).launch_tensors(a, b, sfa, sfb, out, m, k, l)
+            else:
+                cuda_gemv(index, cfg).launch(a.data_ptr(), b.data_ptr(), sfa.data_ptr(), sfb.data_ptr(),
+                                             out.data_ptr(), m, k, l,
+                                             stream=torch.cuda.current_stream(a.device).cuda_stream)
         if out is not c:
             c.copy_(out)
         return c

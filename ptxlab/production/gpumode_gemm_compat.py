@@ -296,12 +296,15 @@ def custom_kernel(data: Any) -> Any:
             raise ValueError(f"nvfp4_gemm custom_kernel: all tensors must be on one device, got "
                              f"{sorted(map(str, devs))}")
         index = a.device.index if a.device.index is not None else torch.cuda.current_device()
-        runner = cuda_gemm(index)  # RuntimeError on a GPU without tcgen05
         a_, b_, sfa_, sfb_ = (_in_place(t.view(torch.uint8), _PHYS[name]) for t, name in
                               ((a, "a"), (b, "b"), (sfa_p, "sfa_permuted"), (sfb_p, "sfb_permuted")))
         out = _in_place(c, _PHYS["c"])
-        runner.launch(a_.data_ptr(), b_.data_ptr(), sfa_.data_ptr(), sfb_.data_ptr(), out.data_ptr(), m, n, k, l,
-                      stream=torch.cuda.current_stream(a.device).cuda_stream)
+        # the device guard makes the tensors' device (its primary context, which the runner's module lives in)
+        # current for the driver-API launch; a no-op when it already is (the single-GPU case)
+        with torch.cuda.device(index):
+            runner = cuda_gemm(index)  # RuntimeError on a GPU without tcgen05
+            runner.launch(a_.data_ptr(), b_.data_ptr(), sfa_.data_ptr(), sfb_.data_ptr(), out.data_ptr(), m, n, k,
+                          l, stream=torch.cuda.current_stream(a.device).cuda_stream)
         if out is not c:
             c.copy_(out)
         return c
