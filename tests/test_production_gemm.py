@@ -138,3 +138,159 @@ def test_refuses_device_without_sm100():
     p = gpumode.generate_gemm(128, 256, 256, 1, fresh_seed())
     with pytest.raises(DeviceUnavailable, match="sm_100a"):
         G.nvfp4_gemm(NoSm100(), p)
+
+
+# ------------------------------------------------------------------------------------------------ split-K (opt-in)
+# (m, n, k, l, bn, splits): even splits (KB % S == 0) at BN 256 with L = 1 and 2, an uneven split (KB = 3, S = 2) and
+# S = 3 of KB = 3 at BN 128 with several N tiles.
+SPLIT_CASES = [
+    (128, 256, 1024, 1, 256, 2),
+    (128, 512, 2048, 2, 256, 4),
+    (128, 256, 768, 2, 128, 2),
+    (256, 256, 768, 1, 128, 3),
+]
+
+
+@pytest.mark.parametrize("m,n,k,l,bn,splits", SPLIT_CASES,
+                         ids=[f"{c[0]}x{c[1]}x{c[2]}x{c[3]}_bn{c[4]}_k{c[5]}" for c in SPLIT_CASES])
+def test_split_k_vs_reference_and_reset(dev, m, n, k, l, bn, splits):
+    """-DGEMM_SPLITS build: c (poisoned by the wrapper) vs reference_gemm at rtol = atol = 1e-3 and close to the
+    tensor-core model (the fp32 sums are reordered, so not bit-exact); the workspace and counters are zero again after
+    the launch, and a second launch on the same workspace gives the same c bit for bit (the reset works)."""
+    seed = fresh_seed()
+    p = gpumode.generate_gemm(m, n, k, l, seed)
+    tag = f"seed={seed} shape=({m},{n},{k},{l}) bn={bn} splits={splits}"
+    ws = G.SplitKWorkspace(dev, m, n, l, bn)
+    try:
+        rep: dict = {}
+        c = G.nvfp4_gemm(dev, p, bn=bn, splits=splits, workspace=ws, report=rep)
+        assert rep["grid"] == (m // 128, n // bn, l * splits) and rep["splits"] == splits, tag
+        assert rep["workspace_bytes"] == l * m * n * 4 + 4 * l * (m // 128) * (n // bn), tag
+        assert not np.isnan(c).any(), f"{tag}: {int(np.isnan(c).sum())} outputs still poisoned (NaN)"
+        errs = gpumode.check_close(c, gpumode.reference_gemm(p), rtol=1e-3, atol=1e-3)
+        assert not errs, f"{tag}: vs reference_gemm: " + "; ".join(errs)
+        want = model_c(p).astype(np.float32)
+        assert np.allclose(c.astype(np.float32), want, rtol=2e-3, atol=1e-3), tag
+        assert ws.is_zero(), f"{tag}: workspace/counters not reset by the launch"
+        c2 = G.nvfp4_gemm(dev, p, bn=bn, splits=splits, workspace=ws)
+        assert (c2.view(np.uint16) == c.view(np.uint16)).all(), f"{tag}: second launch on the same workspace differs"
+        assert ws.is_zero(), tag
+    finally:
+        ws.free()
+
+
+@pytest.mark.parametrize("ctas_per_wave", [1, 2])
+def test_split_k_cta_waves(dev, monkeypatch, ctas_per_wave):
+    """The emulator runs the CTAs of a wave in lock step, so by default every split's reds precede every split's
+    counter atomic and "which CTA is last" is never tested. Here waves of 1 CTA (the splits of a tile run one after
+    another: the first arrivers finish before the last starts) and of 2 CTAs (pairs in lock step, pairs in sequence)
+    make the last-arriver test, the counter wrap and the reset order matter."""
+    from ptxlab.emu import machine
+
+    monkeypatch.setattr(machine, "WAVE_THREADS", ctas_per_wave * G.THREADS)
+    for (m, n, k, l, bn, splits) in [(128, 256, 768, 2, 128, 3), (128, 256, 1024, 1, 256, 4)]:
+        seed = fresh_seed()
+        p = gpumode.generate_gemm(m, n, k, l, seed)
+        tag = f"seed={seed} shape=({m},{n},{k},{l}) bn={bn} splits={splits} ctas/wave={ctas_per_wave}"
+        ws = G.SplitKWorkspace(dev, m, n, l, bn)
+        try:
+            c = G.nvfp4_gemm(dev, p, bn=bn, splits=splits, workspace=ws)
+            errs = gpumode.check_close(c, gpumode.reference_gemm(p), rtol=1e-3, atol=1e-3)
+            assert not errs, f"{tag}: vs reference_gemm: " + "; ".join(errs)
+            assert ws.is_zero(), f"{tag}: workspace/counters not reset by the launch"
+            c2 = G.nvfp4_gemm(dev, p, bn=bn, splits=splits, workspace=ws)
+            assert (c2.view(np.uint16) == c.view(np.uint16)).all(), f"{tag}: second launch differs"
+        finally:
+            ws.free()
+
+
+def test_split_k_own_workspace(dev):
+    """splits without a workspace: the wrapper allocates, zeroes and frees one per call."""
+    seed = fresh_seed()
+    p = gpumode.generate_gemm(128, 256, 512, 1, seed)
+    c = G.nvfp4_gemm(dev, p, splits=2)
+    assert not gpumode.check_close(c, gpumode.reference_gemm(p)), f"seed={seed}"
+
+
+def _ptx_ops(ptx: str) -> set:
+    return {ln.split()[0] for ln in ptx.splitlines() if ln.strip() and ln.startswith("\t") and
+            not ln.strip().startswith(("//", ".", "{", "}", "$", "@"))}
+
+
+@pytest.mark.parametrize("bn", [128, 256])
+def test_split_k_default_build_unchanged(bn):
+    """splits=1 is the default build: compile_gemm(bn, splits=1) is the very module of compile_gemm(bn) (no
+    -DGEMM_SPLITS option), its kernel has the 8 parameters of before, and its PTX has none of the split-K
+    instructions (red / atom.global / fence.acq_rel / strong ld/st / named bar.sync); an explicit -DGEMM_SPLITS=1
+    gives the same PTX. (Byte-identical to the pre-split-K kernel's PTX: checked when split-K was added, see
+    ptx_docs/production_gemm.md.)"""
+    import ptxlab
+    from ptxlab.kernels import KERNELS_DIR
+
+    mod = G.compile_gemm(bn)
+    assert G.compile_gemm(bn, splits=1) is mod
+    ptx = mod.ptx
+    ops = _ptx_ops(ptx)
+    assert not [o for o in ops if o.startswith(("red.", "atom.global", "atom.acq_rel", "fence.acq_rel", "ld.relaxed",
+                                                "st.relaxed"))], sorted(ops)
+    assert "bar.sync %r" not in ptx and "_param_8" not in ptx
+    assert f"{G.KERNEL_NAME}_param_7" in ptx
+    opts = (f"-DGEMM_BN={bn}", f"-DGEMM_STAGES={G.DEFAULT_STAGES[bn]}")
+    name = f"{G.KERNEL_NAME}.cu"
+    a = ptxlab.compile(read(G.KERNEL_FILE), arch="sm_100a", name=name, options=opts, include_dirs=[KERNELS_DIR])
+    b = ptxlab.compile(read(G.KERNEL_FILE), arch="sm_100a", name=name, options=opts + ("-DGEMM_SPLITS=1",),
+                       include_dirs=[KERNELS_DIR])
+    assert a.ptx == b.ptx
+    split = _ptx_ops(G.compile_gemm(bn, splits=2).ptx)  # the split build does have them
+    for op in ("red.relaxed.gpu.global.add.v4.f32", "atom.acq_rel.gpu.global.inc.u32", "fence.acq_rel.gpu;",
+               "ld.relaxed.gpu.global.v4.b32", "st.relaxed.gpu.global.v4.b32"):
+        assert op in split and op not in ops, op
+
+
+@pytest.mark.parametrize("bn", [128, 256])
+def test_split_k_sass_has_atomics(bn):
+    from ptxlab.toolchain.sass import opcodes, require
+
+    counts = require(G.compile_gemm(bn, splits=4), ["REDG", "ATOMG", "MEMBAR", "LDG", "UTCOMMA", "LDTM"])
+    assert all(v > 0 for v in counts.values()), counts
+    assert not any(o.startswith(("REDG", "ATOMG")) for o in opcodes(G.compile_gemm(bn).sass()))
+
+
+@pytest.mark.parametrize("splits,k,l", [(0, 1024, 1), (-2, 1024, 1), (1.5, 1024, 1), (True, 1024, 1), ("2", 1024, 1),
+                                        (5, 1024, 1), (2, 256, 1), (2, 1024, 40000)])
+def test_split_k_invalid(splits, k, l):
+    with pytest.raises(ValueError, match="splits"):
+        G.check_splits(splits, k, l)
+
+
+def test_split_k_invalid_in_wrapper(dev):
+    p = gpumode.generate_gemm(128, 256, 512, 1, 5)
+    with pytest.raises(ValueError, match="splits"):
+        G.nvfp4_gemm(dev, p, splits=3)  # K/256 = 2 blocks
+    with pytest.raises(ValueError, match="splits"):
+        G.nvfp4_gemm(dev, p, splits=0)
+    with pytest.raises(ValueError, match="splits"):
+        G.compile_gemm(256, splits=0)
+    ws = G.SplitKWorkspace(dev, 128, 512, 1, 256)
+    try:
+        with pytest.raises(ValueError, match="workspace"):
+            G.nvfp4_gemm(dev, p, splits=2, workspace=ws)  # workspace of another shape
+    finally:
+        ws.free()
+
+
+def test_choose_splits():
+    """One wave of <= 148 CTAs: the M = 128 benchmark shapes get 140 / 144 / 140 CTAs at BN 256; shapes whose tiles
+    fill the GPU get 1; at least min_k_blocks K blocks per split. The defaults stay splits = 1 (nvfp4_gemm, adapter)."""
+    import inspect
+
+    want = {(128, 7168, 16384): 5, (128, 4096, 7168): 9, (128, 7168, 2048): 4}
+    for (m, n, k), s in want.items():
+        assert G.choose_splits(m, n, k) == s, (m, n, k)
+        tiles = (m // 128) * (n // G.choose_bn(n))
+        assert tiles * s <= G.B200_SMS and G.check_splits(s, k, 1) == s
+    assert G.choose_splits(128, 7168, 2048, min_k_blocks=1) == 5
+    assert G.choose_splits(1024, 7168, 16384) == 1 and G.choose_splits(128, 256, 256) == 1
+    assert G.choose_splits(128, 256, 256, min_k_blocks=1) == 1
+    assert G.choose_splits(128, 7168, 16384, bn=128) == 2
+    assert inspect.signature(G.nvfp4_gemm).parameters["splits"].default == 1

@@ -30,6 +30,15 @@
 // PTX-pipelined pair.
 //
 // Requirements (host checks them): M % 128 == 0, N % BN == 0, K % 256 == 0.
+//
+// Split-K (opt-in, -DGEMM_SPLITS=S with S >= 2; default 1 compiles exactly the code above, no extra parameters):
+//   grid z = L * S, blockIdx.z = l * S + split; split s runs K blocks [floor(s KB / S), floor((s+1) KB / S)) of the
+//   KB = K/256 (uneven splits allowed; host requires S <= KB so every split has at least one block). The kernel
+//   takes two more parameters: ws, an fp32 (L, M, N) workspace, and counters, one u32 per output tile
+//   ((l * M/128 + m_tile) * N/BN + n_tile); both must be zero before the first launch and are left zero by every
+//   launch. The epilogue adds its fp32 tile into ws (red.add.v4.f32), then the tile's serial fixup of
+//   blocks/splitk.cuh: the CTA that arrives last on the counter (atom.inc, acq_rel) reads the summed tile, writes c
+//   (fp16) and zeroes the tile; the counter wraps back to 0 on the last arrival. Memory ordering: splitk.cuh.
 #include "blocks/common.cuh"
 #include "blocks/mbarrier.cuh"
 #include "blocks/tma.cuh"
@@ -37,12 +46,19 @@
 #include "blocks/scales.cuh"
 #include "blocks/mma.cuh"
 #include "blocks/epilogue.cuh"
+#include "blocks/splitk.cuh"
 
 #ifndef GEMM_BN
 #define GEMM_BN 256
 #endif
 #ifndef GEMM_STAGES
 #define GEMM_STAGES 4
+#endif
+#ifndef GEMM_SPLITS
+#define GEMM_SPLITS 1
+#endif
+#if GEMM_SPLITS < 1
+#error "GEMM_SPLITS must be >= 1"
 #endif
 
 using namespace ptxlab;
@@ -55,6 +71,10 @@ constexpr u32 SF_BOX_BYTES = 2048;            // 4 x 512-B SF blocks (128 rows x
 constexpr u32 NUM_THREADS = 192;
 constexpr u32 EPI_WARP0 = 2;
 constexpr u32 EPI_COLS = 16;                  // columns per epilogue tcgen05.ld (blocks/epilogue.cuh ld_32x32b<16>)
+#if GEMM_SPLITS > 1
+constexpr u32 EPI_THREADS = 128;
+constexpr u32 EPI_BAR = 1;                    // named barrier of the epilogue warps (split-K fixup); 0 = __syncthreads
+#endif
 
 // Barrier wait. Default: unbounded spin (blocks/mbarrier.cuh mbar_wait; the emulator reports a lost arrive as a
 // deadlock). With -DPTXLAB_WAIT_PROBES=n (hardware bring-up) a wait gives up after n try_wait probes and traps, so a
@@ -90,19 +110,34 @@ template <u32 BN, u32 S> struct Tmem {
 
 template <u32 BN, u32 S>
 __device__ __forceinline__ void run(const TmaDesc* tm_a, const TmaDesc* tm_b, const TmaDesc* tm_sfa,
-                                    const TmaDesc* tm_sfb, unsigned short* c, u32 M, u32 N, u32 K) {
+                                    const TmaDesc* tm_sfb, unsigned short* c, u32 M, u32 N, u32 K
+#if GEMM_SPLITS > 1
+                                    , float* ws, u32* counters
+#endif
+                                    ) {
   typedef Cfg<BN> C;
   typedef Tmem<BN, S> T;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   __shared__ __align__(8) unsigned long long full_bar[S], empty_bar[S], acc_full;
   __shared__ u32 tmem_slot;
+#if GEMM_SPLITS > 1
+  __shared__ u32 split_slot;
+#endif
 
   // hardware does not promise 1024-B alignment of dynamic SMEM: round up (host adds 1024 B of slack)
   const u32 raw = smem_u32(smem_raw);
   const u32 base = (raw + 1023u) & ~1023u;
   const u32 warp = warp_idx_sync();
+#if GEMM_SPLITS > 1
+  const u32 m_tile = blockIdx.x, n_tile = blockIdx.y, l = blockIdx.z / GEMM_SPLITS;
+  const u32 split = blockIdx.z % GEMM_SPLITS;
+  const u32 kb_begin = (u32)((u64)split * (K / 256u) / GEMM_SPLITS);        // this split's K blocks: [kb_begin,
+  const u32 num_kb = (u32)((u64)(split + 1u) * (K / 256u) / GEMM_SPLITS);   //  num_kb)
+#else
   const u32 m_tile = blockIdx.x, n_tile = blockIdx.y, l = blockIdx.z;
+  const u32 kb_begin = 0;
   const u32 num_kb = K / 256u;
+#endif
   const u32 rest_k = K / 64u;                                   // 512-B SF blocks per 128 rows
   const u32 rest_m = M / 128u, rest_n = N / 128u;
 
@@ -125,7 +160,7 @@ __device__ __forceinline__ void run(const TmaDesc* tm_a, const TmaDesc* tm_b, co
     // ------------------------------------------------------------------ producer (TMA)
     if (elect_one_sync()) {
       PipeState<S> ps;
-      for (u32 kb = 0; kb < num_kb; ++kb, ps.advance()) {
+      for (u32 kb = kb_begin; kb < num_kb; ++kb, ps.advance()) {
         const u32 full = smem_u32(&full_bar[ps.stage]);
         wait(smem_u32(&empty_bar[ps.stage]), ps.phase ^ 1u);
         mbar_arrive_expect_tx(full, C::TX_BYTES);
@@ -147,7 +182,7 @@ __device__ __forceinline__ void run(const TmaDesc* tm_a, const TmaDesc* tm_b, co
     if (elect_one_sync()) {
       const u32 idesc = mma::idesc_nvfp4(BN);
       PipeState<S> ps;
-      for (u32 kb = 0; kb < num_kb; ++kb, ps.advance()) {
+      for (u32 kb = kb_begin; kb < num_kb; ++kb, ps.advance()) {
         const u32 s = ps.stage;
         wait(smem_u32(&full_bar[s]), ps.phase);
         tmem_fence_after_sync();
@@ -166,7 +201,7 @@ __device__ __forceinline__ void run(const TmaDesc* tm_a, const TmaDesc* tm_b, co
 #pragma unroll
         for (u32 j = 0; j < 4; ++j)
           mma::mma_nvfp4(tmem + T::D_COL, mma::desc_advance_k(da, j), mma::desc_advance_k(db, j), idesc,
-                         sfa_t + 4u * j, sfb_t + C::SFB_CH * j, (kb | j) != 0u);
+                         sfa_t + 4u * j, sfb_t + C::SFB_CH * j, ((kb - kb_begin) | j) != 0u);
         mma::commit_arrive(smem_u32(&empty_bar[s]));       // stage s free once these MMAs (and cps) completed
       }
       mma::commit_arrive(smem_u32(&acc_full));              // accumulator complete
@@ -175,10 +210,39 @@ __device__ __forceinline__ void run(const TmaDesc* tm_a, const TmaDesc* tm_b, co
   } else {
     // ------------------------------------------------------------------ epilogue (warps 2..5 -> lane quarters 2,3,0,1)
     wait(smem_u32(&acc_full), 0u);
+#if GEMM_SPLITS > 1
+    // split-K: partial tile -> ws (fp32 adds), then the serial fixup (blocks/splitk.cuh) by the last arriving split
+    const u32 row = m_tile * BM + 32u * (warp & 3u) + (threadIdx.x & 31u);   // M % 128 == 0: always < M
+    const u64 off = ((u64)l * M + row) * N + n_tile * BN;
+    float* ws_row = ws + off;
+#pragma unroll 1
+    for (u32 n0 = 0; n0 < BN; n0 += EPI_COLS) {
+      u32 r[EPI_COLS];
+      epi::load_accum<EPI_COLS>(tmem, T::D_COL + n0, r);
+#pragma unroll
+      for (u32 q = 0; q < EPI_COLS; q += 4)
+        splitk::red_add_v4_f32(ws_row + n0 + q, r[q], r[q + 1], r[q + 2], r[q + 3]);
+    }
+    const u32 tile = (l * (M / BM) + m_tile) * (N / BN) + n_tile;
+    if (splitk::tile_arrive(counters + tile, GEMM_SPLITS, &split_slot, threadIdx.x == EPI_WARP0 * 32u, EPI_BAR,
+                            EPI_THREADS)) {
+      unsigned short* c_row = c + off;
+#pragma unroll 4
+      for (u32 n0 = 0; n0 < BN; n0 += 4) {
+        u32 v[4];
+        splitk::ld_relaxed_v4(ws_row + n0, v);
+        splitk::st_zero_v4(ws_row + n0);
+        const u64 h = (u64)epi::f32_to_f16_bits(v[0]) | ((u64)epi::f32_to_f16_bits(v[1]) << 16) |
+                      ((u64)epi::f32_to_f16_bits(v[2]) << 32) | ((u64)epi::f32_to_f16_bits(v[3]) << 48);
+        *reinterpret_cast<u64*>(c_row + n0) = h;                            // 8-B aligned: N % 128 == 0
+      }
+    }
+#else
     unsigned short* c_tile = c + n_tile * BN;
 #pragma unroll 1
     for (u32 n0 = 0; n0 < BN; n0 += EPI_COLS)
       epi::store_tile_f16<EPI_COLS>(tmem, T::D_COL + n0, c_tile + n0, m_tile * BM, M, N, EPI_COLS, l);
+#endif
   }
 
   tmem_dealloc_cta(tmem, T::NCOLS, 1u);
@@ -189,6 +253,14 @@ __device__ __forceinline__ void run(const TmaDesc* tm_a, const TmaDesc* tm_b, co
 extern "C" __global__ void __launch_bounds__(gemm::NUM_THREADS, 1)
 nvfp4_gemm_tcgen05(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDesc tm_b,
                    const __grid_constant__ TmaDesc tm_sfa, const __grid_constant__ TmaDesc tm_sfb,
-                   unsigned short* __restrict__ c, u32 M, u32 N, u32 K) {
+                   unsigned short* __restrict__ c, u32 M, u32 N, u32 K
+#if GEMM_SPLITS > 1
+                   , float* __restrict__ ws, u32* __restrict__ counters
+#endif
+                   ) {
+#if GEMM_SPLITS > 1
+  gemm::run<GEMM_BN, GEMM_STAGES>(&tm_a, &tm_b, &tm_sfa, &tm_sfb, c, M, N, K, ws, counters);
+#else
   gemm::run<GEMM_BN, GEMM_STAGES>(&tm_a, &tm_b, &tm_sfa, &tm_sfb, c, M, N, K);
+#endif
 }

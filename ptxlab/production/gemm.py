@@ -15,6 +15,12 @@ adapter (and so the exported submission) encodes its maps with on a real GPU.
 
 The kernel is built from ``ptxlab/kernels/blocks/*.cuh``; :func:`blocks_report` says which of the blocks it uses are
 graduated in the lab state (``ptxlab.lab.state.graduated_blocks``).
+
+Split-K (opt-in): ``nvfp4_gemm(dev, problem, splits=S)`` with S >= 2 runs the kernel built with ``-DGEMM_SPLITS=S``
+on grid (M/128, N/BN, L*S); the S CTAs of a tile reduce their fp32 partials through a zeroed fp32 (L, M, N) workspace
+plus one u32 counter per tile (:class:`SplitKWorkspace`; per call unless one is passed; every launch leaves it zero).
+The default is splits=1 (the kernel as before, bit-exact vs the tensor-core model); :func:`choose_splits` is a
+heuristic (one wave of at most `sms` CTAs) that nothing uses by default: its benefit on a B200 is unmeasured.
 """
 from __future__ import annotations
 
@@ -26,36 +32,43 @@ import numpy as np
 from ptxlab.production.gpumode_gemm_compat import tensor_map_params
 
 __all__ = ["KERNEL_FILE", "KERNEL_NAME", "BLOCKS_USED", "THREADS", "compile_gemm", "choose_bn", "check_shape",
-           "stage_bytes", "shared_bytes", "blocks_report", "nvfp4_gemm", "DEFAULT_STAGES"]
+           "stage_bytes", "shared_bytes", "blocks_report", "nvfp4_gemm", "DEFAULT_STAGES", "check_splits",
+           "choose_splits", "SplitKWorkspace", "B200_SMS"]
 
 KERNEL_FILE = "nvfp4_gemm_tcgen05.cu"
 KERNEL_NAME = "nvfp4_gemm_tcgen05"
-BLOCKS_USED = ("common.cuh", "mbarrier.cuh", "tma.cuh", "tmem.cuh", "scales.cuh", "mma.cuh", "epilogue.cuh")
+BLOCKS_USED = ("common.cuh", "mbarrier.cuh", "tma.cuh", "tmem.cuh", "scales.cuh", "mma.cuh", "epilogue.cuh",
+               "splitk.cuh")
 THREADS = 192  # warp 0 TMA producer, warp 1 MMA issuer, warps 2-5 epilogue
 BM = 128
 BK_BYTES = 128
 SF_BOX = (128, 16)  # bytes x rows: 2048 B = 4 SF blocks of 512 B
 DEFAULT_STAGES = {128: 4, 256: 4}
 POISON = 0xFF
+B200_SMS = 148
 
 
 @lru_cache(maxsize=None)
-def _compile(bn: int, stages: int, wait_probes: int) -> Any:
+def _compile(bn: int, stages: int, wait_probes: int, splits: int = 1) -> Any:
     import ptxlab
     from ptxlab.kernels import KERNELS_DIR, read
 
     opts = [f"-DGEMM_BN={bn}", f"-DGEMM_STAGES={stages}"]
     if wait_probes:
         opts.append(f"-DPTXLAB_WAIT_PROBES={wait_probes}u")
-    tag = f"nvfp4_gemm_tcgen05_bn{bn}_s{stages}" + (f"_w{wait_probes}" if wait_probes else "")
+    if splits > 1:  # splits == 1: no macro at all, i.e. exactly the default build
+        opts.append(f"-DGEMM_SPLITS={splits}")
+    tag = (f"nvfp4_gemm_tcgen05_bn{bn}_s{stages}" + (f"_w{wait_probes}" if wait_probes else "")
+           + (f"_k{splits}" if splits > 1 else ""))
     return ptxlab.compile(read(KERNEL_FILE), arch="sm_100a", name=f"{tag}.cu", options=tuple(opts),
                           include_dirs=[KERNELS_DIR])
 
 
-def compile_gemm(bn: int = 256, stages: Optional[int] = None, wait_probes: int = 0) -> Any:
+def compile_gemm(bn: int = 256, stages: Optional[int] = None, wait_probes: int = 0, splits: int = 1) -> Any:
     """The sm_100a module for a 128 x bn tile (bn 128 or 256) with a `stages`-deep TMA ring (cached per process).
     wait_probes > 0: every mbarrier wait traps after that many failed try_wait probes (hardware bring-up: an error
-    instead of a hung GPU); 0: unbounded waits."""
+    instead of a hung GPU); 0: unbounded waits. splits >= 2: the split-K build (-DGEMM_SPLITS; two more kernel
+    parameters, ws and counters); 1: the default build."""
     if bn not in (128, 256):
         raise ValueError(f"nvfp4 GEMM: BN={bn} must be 128 or 256")
     s = DEFAULT_STAGES[bn] if stages is None else int(stages)
@@ -63,7 +76,9 @@ def compile_gemm(bn: int = 256, stages: Optional[int] = None, wait_probes: int =
         raise ValueError("nvfp4 GEMM: at least 2 pipeline stages")
     if not 0 <= int(wait_probes) < 2**32:
         raise ValueError("nvfp4 GEMM: wait_probes must fit in 32 bits")
-    return _compile(bn, s, int(wait_probes))
+    if isinstance(splits, bool) or not isinstance(splits, (int, np.integer)) or splits < 1:
+        raise ValueError(f"nvfp4 GEMM: splits must be an integer >= 1, got {splits!r}")
+    return _compile(bn, s, int(wait_probes), int(splits))
 
 
 def choose_bn(n: int) -> int:
@@ -82,6 +97,68 @@ def check_shape(m: int, n: int, k: int, l: int, bn: int) -> None:
         raise ValueError(f"nvfp4 GEMM: K={k} must be a multiple of 256 (one 128-B swizzle row per pipeline stage)")
     if m // BM > 2**31 - 1 or n // bn > 65535 or l > 65535:
         raise ValueError(f"nvfp4 GEMM: grid ({m // BM}, {n // bn}, {l}) too large")
+
+
+def check_splits(splits: Any, k: int, l: int) -> int:
+    """Validated split-K factor: an integer 1 <= splits <= K/256 (every split gets at least one K block of 256;
+    uneven splits are fine) with L * splits <= 65535 (grid z)."""
+    if isinstance(splits, bool) or not isinstance(splits, (int, np.integer)):
+        raise ValueError(f"nvfp4 GEMM: splits must be an integer >= 1, got {splits!r}")
+    s = int(splits)
+    if s < 1:
+        raise ValueError(f"nvfp4 GEMM: splits={s} must be >= 1 (1 = no split-K)")
+    if s > k // 256:
+        raise ValueError(f"nvfp4 GEMM: splits={s} exceeds the K/256 = {k // 256} K blocks of K={k} (each split needs "
+                         "at least one block of 256)")
+    if l * s > 65535:
+        raise ValueError(f"nvfp4 GEMM: grid z = L*splits = {l * s} exceeds 65535")
+    return s
+
+
+def choose_splits(m: int, n: int, k: int, l: int = 1, bn: Optional[int] = None, sms: int = B200_SMS,
+                  min_k_blocks: int = 2) -> int:
+    """A split-K factor for one wave: the largest S with tiles * S <= sms (the kernel runs 1 CTA per SM: its SMEM
+    ring needs > half an SM's 228 KiB, so tiles * S > sms would start a second, mostly empty wave) and at least
+    `min_k_blocks` K blocks of 256 per split; 1 when the tiles alone fill the GPU. NOT used by default (nvfp4_gemm
+    and the gpu-mode adapter run splits=1): unmeasured on a B200. E.g. 128x7168x16384, BN 256: 28 tiles -> 5."""
+    bn = choose_bn(n) if bn is None else int(bn)
+    tiles = (m // BM) * (n // bn) * l
+    if tiles <= 0 or tiles >= sms:
+        return 1
+    return max(1, min(sms // tiles, (k // 256) // max(1, int(min_k_blocks)), 65535 // l))
+
+
+class SplitKWorkspace:
+    """Device memory of split-K: ws, fp32 (L, M, N), and counters, one u32 per 128 x bn tile; zeroed at creation.
+    Every split-K launch leaves both zero again (the last CTA of a tile zeroes its tile; the counter wraps to 0), so
+    one workspace serves any number of launches of that (M, N, L, bn), one at a time (not two concurrent launches)."""
+
+    def __init__(self, dev: Any, m: int, n: int, l: int, bn: int) -> None:
+        self.dev, self.shape, self.bn = dev, (l, m, n), bn
+        self.tiles = l * (m // BM) * (n // bn)
+        self.ws_bytes, self.counter_bytes = l * m * n * 4, self.tiles * 4
+        self.ws = dev.empty(self.ws_bytes)
+        try:
+            self.counters = dev.empty(self.counter_bytes)
+        except Exception:
+            dev.free(self.ws)
+            raise
+        dev.memset(self.ws, 0)
+        dev.memset(self.counters, 0)
+
+    def matches(self, m: int, n: int, l: int, bn: int) -> bool:
+        return self.shape == (l, m, n) and self.bn == bn
+
+    def is_zero(self) -> bool:
+        """Read both back: True iff every workspace word and counter is 0 (test hook)."""
+        return (not self.dev.to_host(self.ws, np.uint32).any()) and not self.dev.to_host(self.counters, np.uint32).any()
+
+    def free(self) -> None:
+        for buf in (self.ws, self.counters):
+            try:
+                self.dev.free(buf)
+            except Exception:
+                pass
 
 
 def stage_bytes(bn: int) -> int:
@@ -115,12 +192,15 @@ def _sf_physical(sf_perm: np.ndarray) -> np.ndarray:
 
 def nvfp4_gemm(dev: Any, problem: Any, *, bn: Optional[int] = None, stages: Optional[int] = None,
                module: Optional[Any] = None, report: Optional[Dict[str, Any]] = None,
-               wait_probes: int = 0) -> np.ndarray:
+               wait_probes: int = 0, splits: int = 1, workspace: Optional[SplitKWorkspace] = None) -> np.ndarray:
     """Run the GEMM on `dev` (a ptxlab Device that runs sm_100a) for a gpu-mode problem; returns c (M, N, L) fp16.
 
     bn: tile N (default choose_bn(N)); stages: ring depth (default DEFAULT_STAGES[bn]); module: a compiled module
-    from compile_gemm(bn, stages); wait_probes: see compile_gemm. If `report` is a dict it receives bn, stages, grid, shared_bytes, tx_bytes and
-    the blocks report (graduated blocks used)."""
+    from compile_gemm(bn, stages, wait_probes, splits); wait_probes: see compile_gemm. splits: split-K factor
+    (check_splits; default 1 = no split-K; choose_splits(m, n, k, l) proposes one); workspace: a SplitKWorkspace for
+    this shape to reuse (splits >= 2; default: one allocated, zeroed and freed per call). If `report` is a dict it
+    receives bn, stages, splits, grid, shared_bytes, tx_bytes, workspace_bytes and the blocks report (graduated blocks
+    used)."""
     if hasattr(dev, "arch_supported") and not dev.arch_supported("sm_100a"):
         from ptxlab.errors import DeviceUnavailable
 
@@ -132,9 +212,13 @@ def nvfp4_gemm(dev: Any, problem: Any, *, bn: Optional[int] = None, stages: Opti
     bn = choose_bn(n) if bn is None else int(bn)
     s = DEFAULT_STAGES.get(bn, 4) if stages is None else int(stages)
     check_shape(m, n, k, l, bn)
+    splits = check_splits(splits, k, l)
+    if workspace is not None and (splits == 1 or not workspace.matches(m, n, l, bn)):
+        raise ValueError(f"nvfp4 GEMM: workspace {workspace.shape} bn={workspace.bn} does not fit splits={splits}, "
+                         f"(L, M, N)=({l}, {m}, {n}), bn={bn}")
     if p.b.shape[0] != n:
         raise ValueError(f"nvfp4 GEMM: b has {p.b.shape[0]} rows, expected N={n}")
-    mod = compile_gemm(bn, s, wait_probes) if module is None else module
+    mod = compile_gemm(bn, s, wait_probes, splits) if module is None else module
     a_h, b_h = _physical(p.a), _physical(p.b)
     sfa_h, sfb_h = _sf_physical(p.sfa_permuted), _sf_physical(p.sfb_permuted)
     # every map parameter comes from the gpu-mode adapter's pure function (one source of truth for both hosts)
@@ -144,6 +228,7 @@ def nvfp4_gemm(dev: Any, problem: Any, *, bn: Optional[int] = None, stages: Opti
             raise ValueError(f"nvfp4 GEMM: permuted {name} has {h.size} bytes, expected "
                              f"{prm[name]['global_shape'][0] * prm[name]['global_shape'][1]}")
     bufs: List[Any] = []
+    own_ws: Optional[SplitKWorkspace] = None
     try:
         d_a, d_b, d_sfa, d_sfb = (dev.to_device(x) for x in (a_h, b_h, sfa_h, sfb_h))
         bufs += [d_a, d_b, d_sfa, d_sfb]
@@ -155,11 +240,17 @@ def nvfp4_gemm(dev: Any, problem: Any, *, bn: Optional[int] = None, stages: Opti
         tx = tm_a.spec.box_bytes + tm_b.spec.box_bytes + tm_sfa.spec.box_bytes + (bn // 128) * tm_sfb.spec.box_bytes
         if tx != stage_bytes(bn):  # the kernel's compile-time expect_tx must equal what the boxes deliver
             raise AssertionError(f"nvfp4 GEMM: tensor-map boxes deliver {tx} B per stage, kernel expects {stage_bytes(bn)}")
-        grid = (m // BM, n // bn, l)
+        grid = (m // BM, n // bn, l * splits)
         smem = shared_bytes(bn, s)
-        dev.launch(mod, KERNEL_NAME, grid=grid, block=(THREADS, 1, 1),
-                   args=[tm_a, tm_b, tm_sfa, tm_sfb, d_c, np.uint32(m), np.uint32(n), np.uint32(k)],
-                   shared_bytes=smem)
+        args = [tm_a, tm_b, tm_sfa, tm_sfb, d_c, np.uint32(m), np.uint32(n), np.uint32(k)]
+        ws_bytes = 0
+        if splits > 1:
+            ws = workspace
+            if ws is None:
+                ws = own_ws = SplitKWorkspace(dev, m, n, l, bn)
+            args += [ws.ws, ws.counters]
+            ws_bytes = ws.ws_bytes + ws.counter_bytes
+        dev.launch(mod, KERNEL_NAME, grid=grid, block=(THREADS, 1, 1), args=args, shared_bytes=smem)
         out = dev.to_host(d_c, np.float16, (l, m, n))
     finally:
         for buf in bufs:
@@ -167,6 +258,9 @@ def nvfp4_gemm(dev: Any, problem: Any, *, bn: Optional[int] = None, stages: Opti
                 dev.free(buf)
             except Exception:
                 pass
+        if own_ws is not None:
+            own_ws.free()
     if report is not None:
-        report.update(bn=bn, stages=s, grid=grid, shared_bytes=smem, tx_bytes=tx, blocks=blocks_report())
+        report.update(bn=bn, stages=s, splits=splits, grid=grid, shared_bytes=smem, tx_bytes=tx,
+                      workspace_bytes=ws_bytes, blocks=blocks_report())
     return out.transpose(1, 2, 0)
