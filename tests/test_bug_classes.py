@@ -179,3 +179,28 @@ def test_commit_parity_off_by_one_is_caught(emu, rng):
         _launch_mma_probe(emu, bad, rng)
     msg = str(e.value)
     assert "[tmem:read-before-complete]" in msg and "wait on its tcgen05.commit mbarrier" in msg, msg
+
+
+# ----------------------------------------------------------------------------------- sticky errors
+def test_sticky_error_is_reported_by_the_launching_stage():
+    """A kernel whose fault only surfaces at the next synchronization (sticky error): launch_guarded synchronizes
+    right after the launch, so the failure is reported there, with the kernel's error, not in a later copy."""
+    from ptxlab.errors import LaunchError
+    from ptxlab.lab.dumps import launch_guarded
+
+    calls = []
+
+    class Faulty:
+        def launch(self, mod, kernel, **kw):
+            calls.append("launch")  # asynchronous: returns fine
+
+        def synchronize(self):
+            calls.append("sync")
+            raise LaunchError("kernel 'k' failed while running: CUDA_ERROR_ILLEGAL_ADDRESS")
+
+        def to_host(self, *a, **k):  # a later copy would be the first to see the error: never reached
+            raise AssertionError("copy after a failed launch")
+
+    res = launch_guarded(lambda: Faulty(), None, "k", grid=(1, 1, 1), block=(32, 1, 1), args=[])
+    assert calls == ["launch", "sync"]
+    assert not res.ok and not res.refused and "CUDA_ERROR_ILLEGAL_ADDRESS" in res.detail
