@@ -68,12 +68,20 @@ def test_hand_packed_params_equal_cutes_bytes(mod, dev):
     assert f["smem_bytes"] == 49280  # sizeof(SMEMStorage): A 16 KiB + B 32 KiB + barrier + TMEM base pointer
 
 
-def test_unmodified_ptx_runs_until_the_tutorials_missing_wait_ld(mod, dev, capsys):
+def test_unmodified_ptx_runs_until_the_tutorials_missing_proxy_fence(mod, dev, capsys):
     """NVRTC's PTX as is (device printf of the layouts, glued operands): the emulator runs it and stops only at
-    the tutorial's own bug, registers of tcgen05.ld read without tcgen05.wait::ld."""
-    with pytest.raises(EmuError, match=r"read before the asynchronous tcgen05\.ld"):
+    the tutorial's own first bug: A/B written to SMEM by cooperative_copy (generic stores) and read by tcgen05.mma
+    (async proxy) with only __syncthreads() between, no fence.proxy.async (PTX ISA 8.6, 9.7.13.4)."""
+    assert "fence.proxy.async" not in mod.ptx
+    with pytest.raises(EmuError, match=r"tcgen05\.mma operand A\) without fence\.proxy\.async"):
         build.run_gemm(dev, mod, 256, 256, 64)
     assert "tmem" in capsys.readouterr().out.lower() or True  # the kernel's layout printf output (not asserted)
+
+
+def test_with_proxy_fences_the_tutorial_runs_until_its_missing_wait_ld(mod, dev):
+    nowait = build.compile_for_emulator(mod, wait_ld=False, proxy_fence=True)
+    with pytest.raises(EmuError, match=r"read before the asynchronous tcgen05\.ld"):
+        build.run_gemm(dev, nowait, 256, 256, 64)
 
 
 def test_tutorial_reads_tcgen05_ld_registers_without_wait(mod, dev):

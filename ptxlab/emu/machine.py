@@ -21,6 +21,7 @@ from ..errors import EmuError
 from . import isa
 from .memory import (CONST_WIN, GLOBAL_BASE, LOCAL_WIN, PARAM_WIN, POISON, SHARED_WIN, WIN_SHIFT, GlobalHeap)
 from .program import K_BRA, K_EXIT, K_NORMAL, K_TRAP, Program
+from . import proxy as _proxy
 
 RUN, EXITED, BAR, PARK, SYNC = 0, 1, 2, 3, 4
 _STATUS = {BAR: "waiting at a CTA barrier", PARK: "parked", SYNC: "waiting for its warp at a .sync instruction"}
@@ -111,6 +112,10 @@ class Wave:
         # 4-byte load of data that happens to be 0xA5A5A5A5 is the documented price)
         self.initcheck = bool(getattr(device, "initcheck", False))
         self.smem_written = np.zeros(self.smem.size, dtype=np.bool_) if self.initcheck else None
+        # generic→async proxy check (proxy.py): shadow of SMEM bytes written by generic stores, only for kernels
+        # that have an async-proxy SMEM reader (TMA store, bulk smem→gmem, tcgen05.cp/mma)
+        self.proxy = _proxy.ProxyShadow(self) if _proxy.ENABLED and _proxy.program_has_async_smem_readers(prog) \
+            else None
 
     # --- special registers (PTX ISA 10) ------------------------------------------------------------------------
     def special(self, name: str) -> np.ndarray:
@@ -311,8 +316,11 @@ class Wave:
         parts = self._space_of(space, addr, sel, ins)
         for sp, s, a in parts:
             buf, flat = self._flat(ins, sp, s, a, nbytes, True)
-            if self.initcheck and sp == "shared":
-                self.smem_written[flat[:, None] + np.arange(nbytes)] = True
+            if sp == "shared":
+                if self.initcheck:
+                    self.smem_written[flat[:, None] + np.arange(nbytes)] = True
+                if self.proxy is not None:
+                    self.proxy.mark(self, s, flat, nbytes)
             view = buf.view(dt)
             idx = flat // dt.itemsize
             v = vals if len(parts) == 1 else vals[np.isin(sel, s)]

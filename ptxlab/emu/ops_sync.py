@@ -3,7 +3,8 @@
 
 Barriers count arriving *threads* per CTA.  Without a thread count the barrier expects every thread of the CTA that
 has not exited.  Memory fences have no effect in the emulator because every access is performed in program order
-and completes immediately; asynchronous-proxy ordering is modelled by the families that own async operations.
+and completes immediately; asynchronous-proxy ordering is modelled by the families that own async operations,
+and the generic->async proxy SMEM check (fence.proxy.async) by proxy.py, fed by the barrier arrivals/releases here.
 """
 from __future__ import annotations
 
@@ -43,6 +44,8 @@ def _release(st, bid: int) -> bool:
     if not done.any():
         return False
     waiting = (st.status == BAR) & (st.bar_id == bid) & done[st.cta_of]
+    if st.proxy is not None:   # generic→async proxy check: publish the participants' SMEM writes (proxy.py)
+        st.proxy.release(st, bid, done, waiting)
     red = s.red_op.get(bid)
     if red is not None:
         op, wr = red
@@ -117,6 +120,8 @@ def build_bar(ins: ir.Instr, ctx: Ctx):
                              f"({s.expected[bid][c]} vs {first[int(c)]})")
                 s.expected[bid][c] = first[int(c)]
         s.arrived[bid] += counts
+        if st.proxy is not None:
+            st.proxy.arrive(sel, bid)
         if red is not None:
             s.red_val[sel] = np.broadcast_to(np.asarray(c_rd(st)), (st.T,))[sel]
             s.red_op[bid] = (red, wr)
@@ -139,7 +144,15 @@ def _build_bar_warp(ins, ctx):
 
 @handler("membar", "fence")
 def build_fence(ins: ir.Instr, ctx: Ctx):
-    """Memory fences: no effect, since the emulator performs every generic-proxy access in program order."""
+    """Memory fences: no effect, since the emulator performs every generic-proxy access in program order
+    (fence.proxy.async::generic.release... orders generic SMEM writes for the async proxy: see proxy.py)."""
+    if ins.opcode == "fence" and len(ins.mods) > 1 and ins.mods[0] == "proxy" and \
+            ins.mods[1].startswith("async::generic") and not any(m_.startswith("global") for m_ in ins.mods):
+        def run_proxy(st, m):
+            if st.proxy is not None:
+                st.proxy.fence(st, m)
+        return run_proxy
+
     def run(st, m):
         return None
     return run

@@ -381,6 +381,8 @@ def _build_cp(ins: ir.Instr, ctx: Ctx):
             if addr.max() >= smem.size:
                 st.fault(ins, t, f"tcgen05.cp source reaches shared byte {int(addr.max())}, beyond the CTA's "
                                  f"{smem.size} B", f"descriptor {d:#018x}: check start address / SBO / LBO")
+            if st.proxy is not None:   # the source is read by the async proxy: it must be fenced (proxy.py)
+                st.proxy.check_read(st, ins, int(t), cta, f"tcgen05.cp.{shape} source", addrs=addr)
             words = cp_row_words(smem[addr])  # (rows, ncols)
             lanes = lane0 + cmap.lanes  # (rows, copies)
             cols = col0 + np.arange(cmap.ncols)
@@ -530,6 +532,9 @@ def _build_mma(ins: ir.Instr, ctx: Ctx):
             if dol_rds is not None:
                 dol = [val(r, st, t) for r in dol_rds]
             enable = bool(val(en_rd, st, t))
+            if st.proxy is not None:   # A/B operands are read by the async proxy: they must be fenced (proxy.py)
+                kw["on_smem_read"] = (lambda what, addr, _t=t, _c=cta:
+                                      st.proxy.check_read(st, ins, _t, _c, f"tcgen05.mma operand {what}", addrs=addr))
             try:
                 res = run_mma(spec, st.smem_of(cta), tm.data, d_taddr=d, b_desc=val(b_rd, st, t),
                               enable_input_d=enable, disable_output_lane=dol, **kw)

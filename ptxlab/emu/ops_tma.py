@@ -1,6 +1,6 @@
 """TMA and bulk copies for the emulator: cp.async.bulk.tensor (PTX ISA 9.7.9.25.5.2), cp.async.bulk (9.7.9.25.4.1),
 cp.async.bulk.commit_group / wait_group (9.7.9.25.1.1 bulk async-groups), cp.async.bulk.prefetch{.tensor} and
-fence.proxy.{async,tensormap} (accepted, no effect).
+fence.proxy.tensormap (accepted, no effect) and fence.proxy.async (the generic→async proxy SMEM check, proxy.py).
 
 Copies are asynchronous: the instruction validates its operands (faults are located at the issuing thread) and submits
 an op to ``st.engine``; the engine completes ops in issue order only when no thread can run (API.md), so a kernel that
@@ -118,13 +118,16 @@ class _TensorLoad:
             st.fault(self.ins, self.thread, f"TMA load into shared [{lo:#x}, {hi:#x}) overwrites the live mbarrier "
                      f"at {clob[0].addr:#x}", "place mbarriers outside the TMA stage buffers")
         smem[plan.smem_addrs] = plan.values
+        if st.proxy is not None:    # async-proxy write: these bytes need no proxy fence (mbarrier complete_tx)
+            st.proxy.clean(self.cta, plan.smem_addrs)
         self.done = True
         complete_tx_on(st, self.ins, self.thread, self.cta, self.mbar, plan.tx_bytes)
 
 
 class _TensorStore:
-    def __init__(self, ins, t, cta, spec, coords, src):
+    def __init__(self, ins, t, cta, spec, coords, src, plan=None):
         self.ins, self.thread, self.cta, self.spec, self.coords, self.src = ins, t, cta, spec, coords, src
+        self.plan = plan
         self.done = False
 
     def describe(self) -> str:
@@ -132,10 +135,12 @@ class _TensorStore:
                 f"(PTX line {self.ins.line})")
 
     def complete(self, st) -> None:
-        try:
-            plan = plan_tensor_store(self.spec, self.coords, self.src)
-        except EmuError as exc:
-            _fault_from(st, self.ins, self.thread, exc)
+        plan = self.plan
+        if plan is None:
+            try:
+                plan = plan_tensor_store(self.spec, self.coords, self.src)
+            except EmuError as exc:
+                _fault_from(st, self.ins, self.thread, exc)
         smem = st.smem_of(self.cta)
         if plan.smem_addrs.size:
             if int(plan.smem_addrs.max()) >= smem.size:
@@ -170,6 +175,8 @@ class _BulkCopy:
             if clob:
                 st.fault(self.ins, self.thread, f"cp.async.bulk overwrites the live mbarrier at {clob[0].addr:#x}")
             smem[self.dst:self.dst + n] = st.heap.read_bytes(self.src, n)
+            if st.proxy is not None:
+                st.proxy.clean(self.cta, lo=self.dst, hi=self.dst + n)
             self.done = True
             complete_tx_on(st, self.ins, self.thread, self.cta, self.mbar, n)
             return
@@ -250,7 +257,17 @@ def build_tensor(ins: ir.Instr, ctx: Ctx):
             for i, t in enumerate(sel):
                 spec = _read_tensor_map(st, ins, t, int(tms[t]))
                 _check_rank(st, ins, t, spec, rank)
-                op = _TensorStore(ins, int(t), int(st.cta_of[t]), spec, [int(c[t]) for c in cs], int(srcs[i]))
+                coords = [int(c[t]) for c in cs]
+                plan = None
+                if st.proxy is not None:   # the async proxy reads the source: it must be fenced (proxy.py)
+                    try:
+                        plan = plan_tensor_store(spec, coords, int(srcs[i]))
+                    except EmuError:
+                        plan = None        # reported with its own message when the store completes
+                    if plan is not None:
+                        st.proxy.check_read(st, ins, int(t), int(st.cta_of[t]), "TMA store cp.async.bulk.tensor "
+                                            "source", addrs=plan.smem_addrs)
+                op = _TensorStore(ins, int(t), int(st.cta_of[t]), spec, coords, int(srcs[i]), plan)
                 _submit(st, int(t), op, group=True)
         return run_store
 
@@ -344,6 +361,9 @@ def build_bulk(ins: ir.Instr, ctx: Ctx):
                 except EmuError as exc:
                     _fault_from(st, ins, int(t), exc)
                 _global_ptr(st, ins, int(t), int(dsts[t]), n, "cp.async.bulk destination")
+                if st.proxy is not None:
+                    st.proxy.check_read(st, ins, int(t), int(st.cta_of[t]), "cp.async.bulk shared::cta -> global "
+                                        "source", lo=int(srcs[i]), hi=int(srcs[i]) + n)
                 op = _BulkCopy(ins, int(t), int(st.cta_of[t]), "shared->global", int(dsts[t]), int(srcs[i]), n,
                                byte_mask=int(bms[t]) if bms is not None else None)
                 _submit(st, int(t), op, group=True)
@@ -389,9 +409,24 @@ def build_wait_group(ins: ir.Instr, ctx: Ctx):
     return run
 
 
-@handler("cp.async.bulk.prefetch", "fence.proxy.async", "fence.proxy.tensormap::generic")
+@handler("fence.proxy.async")
+def build_fence_proxy_async(ins: ir.Instr, ctx: Ctx):
+    """fence.proxy.async{.shared::cta,.shared::cluster,.global} (PTX ISA 9.7.13.4): orders the executing thread's
+    generic-proxy SMEM writes (and, cumulatively, those published to it by a CTA barrier) before later async-proxy
+    reads; see proxy.py.  The .global form has nothing to clean (global memory is not shadowed)."""
+    if any(m.startswith("global") for m in ins.mods[2:]):
+        return lambda st, m: None
+
+    def run(st, m):
+        if st.proxy is not None:
+            st.proxy.fence(st, m)
+        return None
+    return run
+
+
+@handler("cp.async.bulk.prefetch", "fence.proxy.tensormap::generic")
 def build_noop(ins: ir.Instr, ctx: Ctx):
-    """L2 prefetches and proxy fences: accepted, no effect (the emulator keeps one coherent memory image)."""
+    """L2 prefetches and the tensormap proxy fence: accepted, no effect (one coherent memory image)."""
     def run(st, m):
         return None
     return run

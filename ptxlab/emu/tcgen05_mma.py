@@ -163,20 +163,27 @@ def operand_codes_from_bytes(b: npt.ArrayLike, fmt: str, kind: str) -> npt.NDArr
     return b.view("<u4").astype(np.uint32)
 
 
-def gather_smem_operand(smem: U8, desc: int, rows: int, fmt: str, kind: str, major: str = "K") -> npt.NDArray[Any]:
-    """Element codes (rows, K) of an MMA operand read from SMEM through its 64-bit descriptor."""
+def gather_smem_operand(smem: U8, desc: int, rows: int, fmt: str, kind: str, major: str = "K",
+                        on_read: Optional[Callable[[I64], None]] = None) -> npt.NDArray[Any]:
+    """Element codes (rows, K) of an MMA operand read from SMEM through its 64-bit descriptor.
+
+    ``on_read(addr)`` (optional) sees the SMEM byte addresses before they are read (the emulator's proxy check)."""
     from ptxlab.desc.smem import smem_operand_addresses
 
     K = KIND_K[kind]
     if major == "K":
         addr = smem_operand_addresses(desc, rows, 32, major="K")
         _check_smem_range(addr, smem, desc)
+        if on_read is not None:
+            on_read(addr)
         return operand_codes_from_bytes(smem[addr], fmt, kind)
     if _BITS[fmt] < 8:
         raise MmaError(f"MN-major {fmt} operands are not supported (sub-byte MN-major layouts are figure-only)")
     eb = _BITS[fmt] // 8
     addr = smem_operand_addresses(desc, rows * eb, K, major="MN")  # (mn_bytes, k)
     _check_smem_range(addr, smem, desc)
+    if on_read is not None:
+        on_read(addr)
     by = smem[addr].reshape(rows, eb, K).transpose(0, 2, 1)  # (rows, K, eb)
     return operand_codes_from_bytes(by.reshape(rows, K * eb), fmt, kind)
 
@@ -241,8 +248,11 @@ def run_mma(
     enable_input_d: bool = True,
     disable_output_lane: Optional[npt.ArrayLike] = None,
     arith: Optional[Callable[..., U32]] = None,
+    on_smem_read: Optional[Callable[[str, I64], None]] = None,
 ) -> MmaResult:
-    """Execute one tcgen05.mma.cta_group::1 over plain arrays. TMEM addresses are (lane, column) pairs."""
+    """Execute one tcgen05.mma.cta_group::1 over plain arrays. TMEM addresses are (lane, column) pairs.
+
+    ``on_smem_read(what, addr)`` (optional; what = "A" / "B") sees each SMEM operand's byte addresses before the read."""
     spec.validate()
     M, N, K = spec.M, spec.N, spec.K
     reads: list[tuple[str, I64, I64]] = []
@@ -253,7 +263,8 @@ def run_mma(
     if (a_desc is None) == (a_taddr is None):
         raise MmaError("exactly one of a_desc / a_taddr must be given")
     if a_desc is not None:
-        a = gather_smem_operand(smem, a_desc, M, spec.a_fmt, spec.kind, spec.a_major)
+        a = gather_smem_operand(smem, a_desc, M, spec.a_fmt, spec.kind, spec.a_major,
+                                on_read=(lambda ad: on_smem_read("A", ad)) if on_smem_read else None)
     else:
         assert a_taddr is not None
         if spec.kind in ("mxf4", "mxf4nvf4"):
@@ -265,7 +276,8 @@ def run_mma(
         reads.append(("A operand", gl.ravel(), gc.ravel()))
         by = np.ascontiguousarray(tmem_data[gl, gc].astype("<u4")).view(np.uint8).reshape(M, 32)
         a = operand_codes_from_bytes(by, spec.a_fmt, spec.kind)
-    b = gather_smem_operand(smem, b_desc, N, spec.b_fmt, spec.kind, spec.b_major)
+    b = gather_smem_operand(smem, b_desc, N, spec.b_fmt, spec.kind, spec.b_major,
+                            on_read=(lambda ad: on_smem_read("B", ad)) if on_smem_read else None)
 
     kw: dict[str, Any] = dict(a_fmt=spec.a_fmt, b_fmt=spec.b_fmt, d_fmt=spec.d_fmt, negate_a=spec.negate_a,
                               negate_b=spec.negate_b, saturate=spec.saturate)

@@ -94,6 +94,10 @@ EMU_RULE_HINTS = {
     "tmem:read-before-complete": "cause: TMEM read before the async op (tcgen05.cp/mma) completed; wait on the "
                                  "mbarrier its tcgen05.commit arrives on, then tcgen05.fence::after_thread_sync",
     "tmem:unallocated": "cause: TMEM access outside every live allocation (column range or freed columns)",
+    "proxy:fence-async": "cause: SMEM written by generic stores (st.shared) is read by the async proxy (tcgen05.cp/"
+                         "mma operand, TMA store, cp.async.bulk) without fence.proxy.async: the writing threads must "
+                         "run fence.proxy.async.shared::cta (fence_sf_smem_to_async / fence_view_async_shared) after "
+                         "their stores and before the barrier (PTX 8.6 proxies, 9.7.13.4)",
     "wait::ld": "cause: registers of a tcgen05.ld used before tcgen05.wait::ld (tcgen05.ld is asynchronous, "
                 "PTX 9.7.16.8.3) - call tmem_wait_ld() before using them",
 }

@@ -262,12 +262,34 @@ def _insert_wait_ld(ptx: str) -> str:
     return "".join(lines[:last + 1] + [_WAIT_LD] + lines[last + 1:])
 
 
-def emulator_ptx(ptx: str, wait_ld: bool = True) -> str:
-    """PTX with the external vprintf / __assertfail given bodies, a blank after glued opcodes and (wait_ld) a
-    tcgen05.wait::ld after the last tcgen05.ld (see above)."""
+_PROXY_FENCE = ("\tfence.proxy.async.shared::cta; // ptxlab: added (the tutorial's generic SMEM stores feed "
+                "tcgen05.mma)\n")
+
+
+def _insert_proxy_fences(ptx: str) -> str:
+    """fence.proxy.async.shared::cta before every CTA barrier: the tutorial's cooperative_copy writes A/B to SMEM with
+    generic stores and only __syncthreads() before tcgen05.mma reads them through the async proxy (PTX ISA 8.6,
+    9.7.13.4; CUTLASS's own kernels call fence_view_async_shared() there)."""
+    if "fence.proxy.async" in ptx:
+        raise RuntimeError("the PTX already has fence.proxy.async: do not add more")
+    lines = ptx.splitlines(keepends=True)
+    out = []
+    for ln in lines:
+        if ln.lstrip().startswith(("bar.sync", "barrier.sync")):
+            out.append(_PROXY_FENCE)
+        out.append(ln)
+    return "".join(out)
+
+
+def emulator_ptx(ptx: str, wait_ld: bool = True, proxy_fence: bool = True) -> str:
+    """PTX with the external vprintf / __assertfail given bodies, a blank after glued opcodes, (wait_ld) a
+    tcgen05.wait::ld after the last tcgen05.ld and (proxy_fence) a fence.proxy.async before each CTA barrier (see
+    above)."""
     out = _GLUED.sub(r"\1 ", ptx)
     if wait_ld:
         out = _insert_wait_ld(out)
+    if proxy_fence:
+        out = _insert_proxy_fences(out)
     for name, (pat, body) in _EXTERN.items():
         if f" {name}" not in out:
             continue
@@ -280,8 +302,9 @@ def emulator_ptx(ptx: str, wait_ld: bool = True) -> str:
     return out
 
 
-def compile_for_emulator(mod=None, wait_ld: bool = True):
+def compile_for_emulator(mod=None, wait_ld: bool = True, proxy_fence: bool = True):
     """The module the emulator runs: emulator_ptx(NVRTC PTX) assembled by nvJitLink."""
     mod = mod or compile_tutorial()
-    tag = "emu" if wait_ld else "emu_nowait"
-    return ptxlab.compile(emulator_ptx(mod.ptx, wait_ld), arch=mod.arch, name=f"{WRAPPER.stem}.{tag}.ptx")
+    tag = "emu" + ("" if wait_ld else "_nowait") + ("" if proxy_fence else "_nofence")
+    return ptxlab.compile(emulator_ptx(mod.ptx, wait_ld, proxy_fence), arch=mod.arch,
+                          name=f"{WRAPPER.stem}.{tag}.ptx")
