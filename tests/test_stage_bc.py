@@ -77,6 +77,8 @@ BROKEN = [
     ("B", "run_b2", "wrong_quarter", ["[tmem:warp-quarter]", "32-lane quarter", "tmem_warp_lane_base"]),
     ("B", "run_b2", "no_wait_ld", ["tcgen05.wait::ld", "tmem_wait_ld"]),
     ("C", "run_c1", "no_commit_wait", ["[tmem:read-before-complete]", "tcgen05.commit"]),
+    ("C", "run_c1", "no_proxy_fence", ["[proxy:fence-async]", "tcgen05.cp.32x128b source", "fence.proxy.async",
+                                       "fence_sf_smem_to_async"]),
     ("C", "run_c1", "wrong_reshape", ["(m,32,4)", "(m,4,32)", "lane 0 col", "SFA K-chunk", "ue4m3["]),
 ]
 

@@ -4,7 +4,8 @@
 //   proxy) -> fence.proxy.async -> __syncthreads -> thread 0: cp SFA -> columns 8kc..8kc+3, cp SFB -> 8kc+4..+7,
 //   tcgen05.commit -> mbarrier -> everyone waits on phase parity kc&1 (then the SMEM buffer may be refilled).
 // Finally warp w reads its quarter (32x32b.x8 per chunk) and writes out[lane][8*nk] (u32).
-// Broken variant: PTXLAB_BROKEN_NO_COMMIT_WAIT (__syncthreads instead of the mbarrier wait).
+// Broken variants: PTXLAB_BROKEN_NO_COMMIT_WAIT (__syncthreads instead of the mbarrier wait),
+//                  PTXLAB_BROKEN_NO_PROXY_FENCE (no fence.proxy.async between the generic SMEM stores and tcgen05.cp).
 #include "blocks/tmem.cuh"
 #include "blocks/scales.cuh"
 #include "blocks/mbarrier.cuh"
@@ -30,7 +31,9 @@ extern "C" __global__ void c1_sf_copy(const unsigned char* sfa, const unsigned c
     for (u32 kc = 0; kc < nk; ++kc) {
         sf_block_gmem_to_smem(sbuf[0], sfa + sf_block_offset(l, mblk, kc, rest_m_a, rest_k), tid, blockDim.x);
         sf_block_gmem_to_smem(sbuf[1], sfb + sf_block_offset(l, nblk, kc, rest_m_b, rest_k), tid, blockDim.x);
+#ifndef PTXLAB_BROKEN_NO_PROXY_FENCE
         fence_sf_smem_to_async();
+#endif
         __syncthreads();
         if (tid == 0) {
             tmem_fence_after_sync();

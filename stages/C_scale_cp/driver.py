@@ -8,7 +8,9 @@ tensors ([MN, K/16, L], not the permuted ones) by the semantic rule (ptx_facts Â
 so neither the kernel's index math nor ptxlab.scales is used on the expected path.
 
 Variants (tests): "wrong_reshape" feeds blocks built on the host with the (m,32,4) row split instead of (m,4,32);
-"no_commit_wait" skips the mbarrier wait on the tcgen05.commit.
+"no_commit_wait" skips the mbarrier wait on the tcgen05.commit; "no_proxy_fence" drops the fence.proxy.async between
+the threads' generic SMEM stores and the tcgen05.cp that reads them (a race on hardware; the emulator's proxy check,
+ptxlab/emu/proxy.py, reports it).
 """
 from __future__ import annotations
 
@@ -26,7 +28,8 @@ from ptxlab.lab.state import stage_source_hash
 
 HERE = Path(__file__).resolve().parent
 ARCH = "sm_100a"
-VARIANTS = {None: (), "wrong_reshape": (), "no_commit_wait": ("PTXLAB_BROKEN_NO_COMMIT_WAIT",)}
+VARIANTS = {None: (), "wrong_reshape": (), "no_commit_wait": ("PTXLAB_BROKEN_NO_COMMIT_WAIT",),
+            "no_proxy_fence": ("PTXLAB_BROKEN_NO_PROXY_FENCE",)}
 
 
 def compile_kernel(defines: Sequence[str] = ()) -> "ptxlab.toolchain.Module":
