@@ -69,7 +69,11 @@ def compile_entry(entry: Entry) -> Any:
 
     key = (entry.source, entry.arch)
     if key not in _MODS:
-        _MODS[key] = ptxlab.compile(source_text(entry), arch=entry.arch, name=entry.source)
+        from ptxlab.kernels import KERNELS_DIR
+
+        # include path: probes of the production blocks include "blocks/<name>.cuh"
+        _MODS[key] = ptxlab.compile(source_text(entry), arch=entry.arch, name=entry.source,
+                                    include_dirs=[KERNELS_DIR])
     return _MODS[key]
 
 

@@ -13,6 +13,7 @@ M32 = 0xFFFFFFFF
 M64 = 0xFFFFFFFFFFFFFFFF
 POISON = M32
 CTRL, SYNC, NUM = "corpus_control.cu", "corpus_sync.cu", "corpus_numeric.cu"
+SPLITK = "corpus_splitk.cu"
 
 
 def _s32(v):
@@ -620,6 +621,51 @@ def _flt_validate(ins, outs):
     return bad[:8]
 
 
+
+# ------------------------------------------------------------------------------------------------ split-K fixup
+SK_T, SK_S = 96, 6          # 96 tiles x 6 splits = 576 CTAs of 64 threads, launched twice on one workspace
+
+
+def _sk_in(rng):
+    # small nonzero integers as f32: every order of the fp32 adds is exact (|sum| < 2**24), no subnormals
+    v = rng.integers(-4096, 4097, SK_S * SK_T * 256)
+    v[v == 0] = 1
+    return {"parts": v.astype(np.float32)}
+
+
+def _sk_run(dev, mod, ins):
+    P = dev.to_device(ins["parts"])
+    WS, CNT = dev.empty(SK_T * 256 * 4), dev.empty(SK_T * 4)
+    dev.memset(WS, 0)
+    dev.memset(CNT, 0)
+    res = {}
+    for i in (1, 2):        # the second launch proves the kernel left workspace and counters zero
+        O, A = out_buf(dev, SK_T * 256 * 4), out_buf(dev, SK_T * SK_S * 4)
+        dev.launch(mod, "splitk_fixup", grid=(SK_T, SK_S, 1), block=(64, 1, 1),
+                   args=[P, WS, CNT, O, A, np.uint32(SK_S)])
+        res[f"out{i}"] = dev.to_host(O, np.uint32)
+        res[f"arrive{i}"] = dev.to_host(A, np.uint32)
+    res["ws_after"] = dev.to_host(WS, np.uint32)
+    res["cnt_after"] = dev.to_host(CNT, np.uint32)
+    return res
+
+
+def _sk_ref(ins):
+    tot = ins["parts"].astype(np.float64).reshape(SK_S, SK_T * 256).sum(0).astype(np.float32).view(np.uint32)
+    return {"out1": tot, "out2": tot, "ws_after": np.zeros(SK_T * 256, np.uint32),
+            "cnt_after": np.zeros(SK_T, np.uint32)}
+
+
+def _sk_validate(ins, outs):
+    probs = []
+    for i in (1, 2):
+        a = outs[f"arrive{i}"].reshape(SK_T, SK_S)
+        bad = [t for t in range(SK_T) if sorted(a[t].tolist()) != list(range(SK_S))]
+        if bad:
+            probs.append(f"launch {i}: tiles {bad[:5]} did not see the counter values 0..{SK_S - 1} once each")
+    return probs
+
+
 ENTRIES = [
     Entry("divergence", CTRL, _div_in, _div_run, _div_ref,
           note="nested if/else, per-thread loop trip counts, continue/break, switch with fallthrough, early return"),
@@ -650,6 +696,10 @@ ENTRIES = [
           note="dynamic shared memory (extern __shared__, launch shared_bytes), 2-D block, padded-tile transpose"),
     Entry("scan_partial", SYNC, lambda rng: {"a": u32(rng, 2 * SCAN_BLOCK)}, _scan_run, _scan_ref,
           note="partial last warp (block 80): shfl.up scan, redux.sync and __syncwarp with a partial membermask"),
+    Entry("splitk_fixup", SPLITK, _sk_in, _sk_run, _sk_ref,
+          modes={"arrive1": "serialization", "arrive2": "serialization"}, validate=_sk_validate,
+          note="split-K serial fixup of blocks/splitk.cuh: red.v4.f32, fence.acq_rel + bar + atom.acq_rel.inc "
+               "last arriver, ld/st.relaxed.gpu; launched twice on one workspace"),
     Entry("int_edge", NUM, _int_in, _int_run, _int_ref,
           note="C-level integer edge cases: magic-number and 64-bit software division, clz/popc/brev/ffs, "
                "byte_perm, funnel shifts, mulhi, sad, hadd"),
