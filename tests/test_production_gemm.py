@@ -294,3 +294,20 @@ def test_choose_splits():
     assert G.choose_splits(128, 256, 256, min_k_blocks=1) == 1
     assert G.choose_splits(128, 7168, 16384, bn=128) == 2
     assert inspect.signature(G.nvfp4_gemm).parameters["splits"].default == 1
+
+
+def test_split_k_module_mismatch_refused(dev):
+    """A module= of another split-K factor (or BN) is refused before launch: a GEMM_SPLITS=4 module on a grid of
+    L*2 CTAs never sees a last arrival, so c stayed poisoned and the workspace was left dirty, silently."""
+    p = gpumode.generate_gemm(128, 256, 1024, 1, 7)
+    ws = G.SplitKWorkspace(dev, 128, 256, 1, 256)
+    try:
+        for mod_s, call_s in [(4, 2), (2, 1), (1, 2)]:
+            with pytest.raises(ValueError, match=f"GEMM_SPLITS={mod_s} but this call runs bn=256, splits={call_s}"):
+                G.nvfp4_gemm(dev, p, splits=call_s, module=G.compile_gemm(256, splits=mod_s),
+                             workspace=ws if call_s > 1 else None)
+        with pytest.raises(ValueError, match="GEMM_BN=128"):
+            G.nvfp4_gemm(dev, p, bn=256, module=G.compile_gemm(128))
+        assert ws.is_zero()
+    finally:
+        ws.free()

@@ -24,6 +24,7 @@ heuristic (one wave of at most `sms` CTAs) that nothing uses by default: its ben
 """
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Any, Dict, List, Optional
 
@@ -161,6 +162,26 @@ class SplitKWorkspace:
                 pass
 
 
+def _check_module(module: Any, bn: int, splits: int) -> None:
+    """A caller-supplied module must be the build of this call's BN and split-K factor: a -DGEMM_SPLITS=4 module
+    launched with splits=2 runs z = L*2 CTAs that each wait for 4 arrivals, so no tile is ever written and the
+    workspace is left dirty (silently); a BN mismatch writes the wrong tiles. Checked from the module's compile
+    options (objects without them, e.g. test doubles, are not checked)."""
+    opts = getattr(module, "options", None)
+    if not isinstance(opts, (tuple, list)):
+        return
+    got = {}
+    for o in opts:
+        m = re.fullmatch(r"-D(GEMM_SPLITS|GEMM_BN)=(\d+)", str(o))
+        if m:
+            got[m.group(1)] = int(m.group(2))
+    mod_splits, mod_bn = got.get("GEMM_SPLITS", 1), got.get("GEMM_BN", 256)
+    if mod_splits != splits or mod_bn != bn:
+        raise ValueError(f"nvfp4 GEMM: module {getattr(module, 'name', '?')!r} was built with GEMM_BN={mod_bn}, "
+                         f"GEMM_SPLITS={mod_splits} but this call runs bn={bn}, splits={splits}: pass "
+                         f"module=compile_gemm({bn}, stages, wait_probes, splits={splits}) or drop module=")
+
+
 def stage_bytes(bn: int) -> int:
     return BM * BK_BYTES + bn * BK_BYTES + 2048 + 2048 * (bn // 128)
 
@@ -219,6 +240,8 @@ def nvfp4_gemm(dev: Any, problem: Any, *, bn: Optional[int] = None, stages: Opti
     if p.b.shape[0] != n:
         raise ValueError(f"nvfp4 GEMM: b has {p.b.shape[0]} rows, expected N={n}")
     mod = compile_gemm(bn, s, wait_probes, splits) if module is None else module
+    if module is not None:
+        _check_module(module, bn, splits)
     a_h, b_h = _physical(p.a), _physical(p.b)
     sfa_h, sfb_h = _sf_physical(p.sfa_permuted), _sf_physical(p.sfb_permuted)
     # every map parameter comes from the gpu-mode adapter's pure function (one source of truth for both hosts)
