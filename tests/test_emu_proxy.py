@@ -162,3 +162,18 @@ def test_check_can_be_disabled(dev, monkeypatch) -> None:
     from ptxlab.emu import proxy
     monkeypatch.setattr(proxy, "ENABLED", False)
     _tma_store(dev, _variant(STORE_SRC, "nofence"), "px_store_nofence")
+
+
+def test_only_kernels_with_an_async_smem_reader_are_shadowed(dev) -> None:
+    """TMA / bulk *loads* (cp.async.bulk.*.shared::cluster.global), prefetches and commit/wait groups read no SMEM
+    through the async proxy: a load-only kernel gets no shadow (it used to, by the 'cp.async.bulk' name prefix);
+    a TMA store / bulk shared->global kernel does."""
+    from ptxlab.emu import proxy
+    from test_emu_tma import LOAD_SRC, PIPE_SRC
+
+    impl = getattr(dev, "_impl", dev)
+    for name, src, want in [("px_load", LOAD_SRC, False), ("px_pipe", PIPE_SRC, False),
+                            ("px_store", STORE_SRC, True), ("px_bulk", BULK_SRC, True)]:
+        mod = module(name, src)
+        prog = impl.program(mod, mod.kernels[0])
+        assert proxy.program_has_async_smem_readers(prog) is want or proxy.FORCE, name

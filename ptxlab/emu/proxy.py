@@ -36,7 +36,21 @@ _WBITS = 11                      # writer local tid + 1 (1..1024) in the low bit
 _WMASK = (1 << _WBITS) - 1
 ENABLED = os.environ.get("PTXLAB_EMU_PROXYCHECK", "1") != "0"
 FORCE = os.environ.get("PTXLAB_EMU_PROXYCHECK", "1") == "force"   # shadow every kernel (overhead measurements)
-_READERS = ("cp.async.bulk", "tcgen05.cp", "tcgen05.mma", "cp.reduce.async.bulk")
+_READERS = ("tcgen05.cp", "tcgen05.mma", "cp.reduce.async.bulk")   # always read SMEM through the async proxy
+_SPACES = ("global", "shared::cta", "shared::cluster", "shared")
+
+
+def _reads_smem_async(ins) -> bool:
+    """True for an instruction whose async proxy reads SMEM: tcgen05.cp / tcgen05.mma, cp.reduce.async.bulk*, and a
+    cp.async.bulk{.tensor} whose *source* (second state space: dst, src) is shared -- not the TMA / bulk loads
+    (.shared::cluster.global), prefetches or commit/wait groups, so a kernel that only loads is not shadowed."""
+    name = ".".join((ins.opcode,) + tuple(ins.mods))
+    if name.startswith(_READERS):
+        return True
+    if not name.startswith("cp.async.bulk"):
+        return False
+    spaces = [m_ for m_ in ins.mods if m_ in _SPACES]
+    return len(spaces) >= 2 and spaces[1].startswith("shared")
 
 
 def program_has_async_smem_readers(prog) -> bool:
@@ -50,8 +64,7 @@ def program_has_async_smem_readers(prog) -> bool:
             ins = e.ins
             if ins is None:
                 continue
-            name = ".".join((ins.opcode,) + tuple(ins.mods))
-            if name.startswith(_READERS):
+            if _reads_smem_async(ins):
                 v = True
                 break
         prog._proxy_readers = v
