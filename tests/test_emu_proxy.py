@@ -177,3 +177,80 @@ def test_only_kernels_with_an_async_smem_reader_are_shadowed(dev) -> None:
         mod = module(name, src)
         prog = impl.program(mod, mod.kernels[0])
         assert proxy.program_has_async_smem_readers(prog) is want or proxy.FORCE, name
+
+
+# ------------------------------------------------------------------------------------------------ warp / named barriers
+_S2G = r'''
+__device__ __forceinline__ unsigned sa(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
+__device__ __forceinline__ void s2g(unsigned char* dst, const void* src, unsigned n) {
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" :: "l"(dst), "r"(sa(src)), "r"(n)
+                 : "memory");
+    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+    asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+}
+'''
+
+WARP_SRC = _S2G + r'''
+extern "C" __global__ void k(unsigned char* dst) {
+    __shared__ __align__(128) unsigned char buf[256];
+    for (unsigned i = threadIdx.x; i < 256; i += 32) buf[i] = (unsigned char)(i ^ 0x5A);
+    SYNC
+    if (threadIdx.x == 0) {
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        s2g(dst, buf, 256);
+    }
+}
+'''
+
+
+def _run_s2g(dev, name: str, src: str, block: int, arch: str = "sm_90a"):
+    mod = ptxlab.compile(src, arch=arch, name=f"{name}.cu")
+    y = dev.empty(256)
+    dev.launch(mod, "k", grid=1, block=block, args=[y])
+    return dev.to_host(y, np.uint8, (256,))
+
+
+def test_warp_sync_publishes_member_lanes(dev) -> None:
+    """Lanes store, __syncwarp() (bar.warp.sync orders memory among its members, PTX ISA 9.7.13.2), then lane 0
+    fences and issues the bulk copy: valid under the same cumulative reading as a CTA barrier."""
+    src = WARP_SRC.replace("SYNC", "__syncwarp();")
+    assert "bar.warp.sync" in ptxlab.compile(src, arch="sm_90a", name="px_warp_ok.cu").ptx
+    got = _run_s2g(dev, "px_warp_ok", src, 32)
+    assert np.array_equal(got, np.arange(256, dtype=np.uint32).astype(np.uint8) ^ 0x5A)
+
+
+def test_warp_sync_lane_outside_membermask_is_caught(dev) -> None:
+    """Lanes 16..31 are not in the membermask: their bytes are not published to lane 0, whose fence leaves them."""
+    src = WARP_SRC.replace("SYNC", "if (threadIdx.x < 16) __syncwarp(0x0000FFFFu);")
+    with pytest.raises(EmuError) as e:
+        _run_s2g(dev, "px_warp_half", src, 32)
+    msg = str(e.value)
+    assert "(cp.async.bulk shared::cta -> global source) without fence.proxy.async" in msg, msg
+    assert "in [0x10, " in msg and "written by thread (16, 0, 0)" in msg, msg
+
+
+NAMED_SRC = _S2G + r'''
+extern "C" __global__ void k(unsigned char* dst) {
+    __shared__ __align__(128) unsigned char buf[256];
+    if (threadIdx.x >= 32) {                                   // producer warp: store, arrive on 1 then on 2
+        for (unsigned i = threadIdx.x - 32; i < 256; i += 32) buf[i] = (unsigned char)(i ^ 0x5A);
+        asm volatile("bar.arrive 1, 64;" ::: "memory");
+        asm volatile("bar.arrive 2, 64;" ::: "memory");
+    } else {                                                   // consumer warp: wait on 1, fence, copy; then 2
+        asm volatile("bar.sync 1, 64;" ::: "memory");
+        if (threadIdx.x == 0) {
+            asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+            s2g(dst, buf, 256);
+        }
+        asm volatile("bar.sync 2, 64;" ::: "memory");
+    }
+}
+'''
+
+
+def test_arrivals_on_two_named_barriers_are_both_kept(dev) -> None:
+    """bar.arrive 1 then bar.arrive 2 before barrier 1 is released: barrier 1's release still publishes the producer's
+    bytes (one arrival slot per thread used to keep only barrier 2, and flagged the consumer's copy)."""
+    got = _run_s2g(dev, "px_named", NAMED_SRC, 64)
+    assert np.array_equal(got, np.arange(256, dtype=np.uint32).astype(np.uint8) ^ 0x5A)
+

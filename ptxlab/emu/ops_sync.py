@@ -138,7 +138,12 @@ def _build_bar_warp(ins, ctx):
     from .ops_warp_sync import warp_sync_ready  # shared membermask check
 
     def run(st, m):
-        return warp_sync_ready(st, ins, m, mask_rd(st))
+        mv = mask_rd(st)
+        r = warp_sync_ready(st, ins, m, mv)
+        if r is None and st.proxy is not None:   # memory ordering among the members: publish their SMEM writes
+            sel = np.flatnonzero(st.status == RUN) if m is None else np.flatnonzero(m)
+            st.proxy.warp_sync(st, sel, np.broadcast_to(np.asarray(mv, dtype=np.uint32), (st.T,))[sel])
+        return r
     return run
 
 

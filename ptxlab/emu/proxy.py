@@ -18,13 +18,21 @@ SMEM reader; PTXLAB_EMU_PROXYCHECK=0 turns it off):
 * ``fence.proxy.async`` (no space, ``.shared::cta``, ``.shared::cluster``) executed by thread T cleans the bytes T
   wrote itself, and — the permissive, cumulative reading — every byte published at a release ``pub <= passed[T]``
   (written by a barrier participant before a barrier that T has since completed).  ``.global`` cleans nothing here.
+* ``bar.warp.sync`` (``__syncwarp``) orders memory among its member lanes (PTX ISA 9.7.13.2): each (warp, membermask)
+  group that completes it is a release scoped to its lanes -- their unpublished bytes get a fresh ``pub`` (a new G)
+  and the lanes pass it.  Lanes outside the mask neither publish nor pass.
+* Arrivals are kept per barrier id (one bit per id per thread): bar.arrive on A and then on B before A is released
+  is published at A's release.
 * Async-proxy *writes* into SMEM (TMA / bulk loads) make their bytes clean: generic readers are ordered after them by
   the mbarrier complete_tx, not by a proxy fence.
 * An async-proxy read of a dirty byte raises an EmuError at the issuing instruction.
 
 Not modelled: ordering through mbarrier arrive/wait (a fence in the *writing* threads is what CUTLASS does and is
-always accepted); the named-barrier participant sets are not intersected (a byte published at an earlier release is
-cleaned by a fence after any later release T passed).  See ptx_docs/tma.md "Proxy fences".
+always accepted); the named-barrier / warp-sync participant sets are not intersected (a byte published at an earlier
+release, CTA barrier or __syncwarp, is cleaned by a fence after any later release T passed, even another warp's
+__syncwarp); a generic store followed by an async-proxy *write* (TMA / bulk load) to the same bytes without a fence
+-- a write-after-write race across proxies -- is not flagged (the load just cleans the bytes).  A .cp_mask bulk copy
+is checked on the bytes its mask selects only.  See ptx_docs/tma.md "Proxy fences".
 """
 from __future__ import annotations
 
@@ -81,7 +89,7 @@ class ProxyShadow:
         self.dirty = np.zeros(st.nctas, bool)      # CTA may have dirty bytes
         self.G = np.zeros(st.nctas, np.int64)      # CTA barrier releases so far
         self.passed = np.zeros(st.T, np.int64)     # last release each thread waited through
-        self.arrived = np.full(st.T, -1, np.int16)  # barrier id a thread arrived at and not yet released
+        self.arrived = np.zeros(st.T, np.int32)    # bit b: the thread arrived at barrier b, not yet released
         self.wtag = (st.local_tid + 1).astype(np.int64)
         self.lo, self.hi = self.stride, 0           # CTA-relative extent that may hold dirty bytes (any CTA)
 
@@ -111,11 +119,13 @@ class ProxyShadow:
 
     # ---- barriers -----------------------------------------------------------------------------------------
     def arrive(self, sel_mask: np.ndarray, bid: int) -> None:
-        self.arrived[sel_mask] = bid
+        # one bit per barrier id: bar.arrive on A then on B before A is released keeps both arrivals, so the bytes
+        # are published at A's release (a single slot would forget A and publish one barrier late)
+        self.arrived[sel_mask] |= np.int32(1 << bid)
 
     def release(self, st, bid: int, done: np.ndarray, waiting: np.ndarray) -> None:
-        part = (self.arrived == bid) & done[st.cta_of]
-        self.arrived[part] = -1
+        part = (((self.arrived >> bid) & 1) != 0) & done[st.cta_of]
+        self.arrived[part] &= np.int32(~(1 << bid))
         self.G[done] += 1
         self.passed[waiting] = self.G[st.cta_of[waiting]]
         for c in np.flatnonzero(done & self.unpub):
@@ -127,6 +137,42 @@ class ProxyShadow:
             pub = unp & who[sub & _WMASK]
             sub[pub] |= int(self.G[c]) << _WBITS
             self.unpub[c] = bool((unp & ~pub).any())
+
+    def warp_sync(self, st, threads: np.ndarray, masks: np.ndarray) -> None:
+        """bar.warp.sync that completed for ``threads`` (indices) with membermasks ``masks`` (PTX ISA 9.7.13.2:
+        "guarantees memory ordering among threads participating in barrier").  Each (warp, membermask) group is a
+        release scoped to its lanes: their unpublished bytes get a fresh ``pub`` and the lanes ``passed`` it, so a
+        fence.proxy.async by any member after the sync cleans them (the same cumulative reading as CTA barriers).
+        Lanes outside the mask neither publish nor pass."""
+        if threads.size == 0:
+            return
+        ctas = st.cta_of[threads]
+        keep = self.dirty[ctas]          # a CTA with no dirty byte has nothing to publish or clean later
+        if not keep.any():
+            return
+        threads, ctas, masks = threads[keep], ctas[keep], masks[keep].astype(np.int64)
+        key = ((threads // 32).astype(np.int64) << 32) | masks   # warps never span CTAs: sorted by key = by CTA
+        uk, inv = np.unique(key, return_inverse=True)
+        gcta = ctas[np.unique(inv, return_index=True)[1]]
+        rank = np.arange(uk.size) - np.searchsorted(gcta, gcta, "left") + 1
+        val = self.G[gcta] + rank                                # one fresh release number per group
+        self.passed[threads] = val[inv]
+        np.add.at(self.G, gcta, 1)
+        for c in np.unique(ctas):
+            c = int(c)
+            if not self.unpub[c]:
+                continue
+            f = ctas == c
+            newpub = np.zeros(_WMASK + 1, np.int64)
+            newpub[self.wtag[threads[f]]] = val[inv[f]]
+            if self.lo >= self.hi:
+                continue
+            sub = self.shadow[c * self.stride + self.lo:c * self.stride + self.hi]
+            unp = (sub > 0) & (sub <= _WMASK)
+            idx = np.flatnonzero(unp)
+            pv = newpub[sub[idx]]
+            sub[idx] |= pv << _WBITS
+            self.unpub[c] = bool((pv == 0).any())
 
     # ---- fence.proxy.async --------------------------------------------------------------------------------
     def fence(self, st, m) -> None:
