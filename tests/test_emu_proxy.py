@@ -254,3 +254,35 @@ def test_arrivals_on_two_named_barriers_are_both_kept(dev) -> None:
     got = _run_s2g(dev, "px_named", NAMED_SRC, 64)
     assert np.array_equal(got, np.arange(256, dtype=np.uint32).astype(np.uint8) ^ 0x5A)
 
+
+# ------------------------------------------------------------------------------------------------ .cp_mask
+MASK_SRC = r'''
+__device__ __forceinline__ unsigned sa(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
+extern "C" __global__ void k(unsigned char* dst) {
+    __shared__ __align__(128) unsigned char buf[256];
+    for (unsigned i = threadIdx.x; i < 256; i += 32) buf[i] = (unsigned char)(i ^ 0x5A);
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    for (unsigned i = threadIdx.x; i < 256; i += 32) if (i % 16 >= 8) buf[i] = 0;   // after the fence: dirty
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        asm volatile("cp.async.bulk.global.shared::cta.bulk_group.cp_mask [%0], [%1], 256, %2;"
+                     :: "l"(dst), "r"(sa(buf)), "h"((unsigned short)MASK) : "memory");
+        asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+        asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+    }
+}
+'''
+
+
+def test_cp_mask_checks_only_the_selected_bytes(dev) -> None:
+    """cp.async.bulk ... .cp_mask reads only the bytes its byteMask selects: bytes 8..15 of each 16-byte chunk are
+    re-written after the fence, so mask 0x00FF is clean and 0xFFFF is flagged at byte 8."""
+    got = _run_s2g(dev, "px_cpmask_lo", MASK_SRC.replace("MASK", "0x00FF"), 32, arch="sm_100a")
+    want = np.arange(256, dtype=np.uint32).astype(np.uint8) ^ 0x5A
+    sel = (np.arange(256) % 16) < 8
+    assert np.array_equal(got[sel], want[sel])
+    with pytest.raises(EmuError) as e:
+        _run_s2g(dev, "px_cpmask_all", MASK_SRC.replace("MASK", "0xFFFF"), 32, arch="sm_100a")
+    msg = str(e.value)
+    assert "(cp.async.bulk shared::cta -> global source (.cp_mask bytes)) without fence.proxy.async" in msg, msg
+    assert "in [0x8, " in msg and "written by thread (8, 0, 0)" in msg, msg

@@ -361,9 +361,16 @@ def build_bulk(ins: ir.Instr, ctx: Ctx):
                 except EmuError as exc:
                     _fault_from(st, ins, int(t), exc)
                 _global_ptr(st, ins, int(t), int(dsts[t]), n, "cp.async.bulk destination")
-                if st.proxy is not None:
-                    st.proxy.check_read(st, ins, int(t), int(st.cta_of[t]), "cp.async.bulk shared::cta -> global "
-                                        "source", lo=int(srcs[i]), hi=int(srcs[i]) + n)
+                if st.proxy is not None and st.proxy.dirty[st.cta_of[t]]:
+                    what = "cp.async.bulk shared::cta -> global source"
+                    if bms is None:
+                        st.proxy.check_read(st, ins, int(t), int(st.cta_of[t]), what, lo=int(srcs[i]),
+                                            hi=int(srcs[i]) + n)
+                    else:   # .cp_mask: the async proxy reads only the bytes the mask selects
+                        keep = np.flatnonzero([(int(bms[t]) >> k) & 1 for k in range(16)])
+                        addrs = (int(srcs[i]) + np.arange(0, n, 16)[:, None] + keep[None, :]).ravel()
+                        st.proxy.check_read(st, ins, int(t), int(st.cta_of[t]), what + " (.cp_mask bytes)",
+                                            addrs=addrs)
                 op = _BulkCopy(ins, int(t), int(st.cta_of[t]), "shared->global", int(dsts[t]), int(srcs[i]), n,
                                byte_mask=int(bms[t]) if bms is not None else None)
                 _submit(st, int(t), op, group=True)
