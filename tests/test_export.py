@@ -21,9 +21,10 @@ from ptxlab.lab.cli import main as lab_main
 from ptxlab.production import export
 
 
-def write_submission(tmp_path: Path, problem: str = "nvfp4_gemv") -> Path:
-    out = tmp_path / f"submission_{problem}.py"
-    assert lab_main(["export", "--problem", problem, "--out", str(out)]) == 0
+def write_submission(tmp_path: Path, problem: str = "nvfp4_gemv", splits: str | None = None) -> Path:
+    out = tmp_path / f"submission_{problem}{'' if splits is None else '_k' + splits}.py"
+    extra = [] if splits is None else ["--splits", splits]
+    assert lab_main(["export", "--problem", problem, "--out", str(out), *extra]) == 0
     return out
 
 
@@ -81,7 +82,7 @@ def test_gpumode_harness_emulator(tmp_path: Path, rng) -> None:
 
 
 # ------------------------------------------------------------------------------------------------ nvfp4_gemm
-GEMM_ALLOWED_IMPORTS = {"__future__", "ctypes", "typing"}
+GEMM_ALLOWED_IMPORTS = {"__future__", "ctypes", "os", "typing"}
 
 
 def test_export_gemm_is_python_and_embeds_flattened_kernel(tmp_path: Path) -> None:
@@ -147,22 +148,26 @@ class _SpyDevice:
         return getattr(self._dev, name)
 
 
-@pytest.mark.parametrize("m,n,k,l", [(128, 256, 256, 1), (256, 384, 768, 2), (128, 512, 512, 3), (384, 128, 1792, 1)])
-def test_gemm_adapter_map_params_equal_wrapper(tmp_path: Path, m: int, n: int, k: int, l: int) -> None:
+@pytest.mark.parametrize("m,n,k,l,splits", [(128, 256, 256, 1, 1), (256, 384, 768, 2, 1), (128, 512, 512, 3, 1),
+                                             (384, 128, 1792, 1, 1), (128, 256, 512, 1, 2), (256, 384, 768, 2, 3),
+                                             (128, 512, 1792, 3, 7)])
+def test_gemm_adapter_map_params_equal_wrapper(tmp_path: Path, m: int, n: int, k: int, l: int, splits: int) -> None:
     """The exported adapter's cuTensorMapEncodeTiled inputs and launch geometry equal what ptxlab.production.gemm
-    actually builds and launches (its maps recorded on an emulator device) for the same shape."""
+    actually builds and launches (its maps recorded on an emulator device) for the same shape and split-K factor
+    (grid z = L*splits, 10 kernel arguments and the workspace bytes with split-K)."""
     import ptxlab
     from ptxlab.production import gemm as G
 
     mod = load(write_submission(tmp_path, "nvfp4_gemm"))
     dev = ptxlab.open_device("emu")
+    report: dict = {}
     try:
         spy = _SpyDevice(dev)
         p = gm.generate_gemm(m, n, k, l, 7)
-        G.nvfp4_gemm(spy, p, module="not compiled: launch is recorded only")
+        G.nvfp4_gemm(spy, p, module="not compiled: launch is recorded only", splits=splits, report=report)
     finally:
         dev.close()
-    plan = mod.launch_plan(m, n, k, l)
+    plan = mod.launch_plan(m, n, k, l, splits)
     prm = mod.tensor_map_params(m, n, k, l, plan["bn"])
     got = list(spy.maps.values())
     assert len(got) == 4
@@ -176,8 +181,11 @@ def test_gemm_adapter_map_params_equal_wrapper(tmp_path: Path, m: int, n: int, k
     (launch,) = spy.launches
     assert launch["kernel"] == mod.KERNEL_NAME == G.KERNEL_NAME
     assert launch["grid"] == plan["grid"] and launch["block"] == plan["block"]
-    assert launch["shared_bytes"] == plan["shared_bytes"] and launch["nargs"] == 8
+    assert launch["shared_bytes"] == plan["shared_bytes"] and launch["nargs"] == (8 if splits == 1 else 10)
     assert plan["bn"] == G.choose_bn(n) and plan["stages"] == G.DEFAULT_STAGES[plan["bn"]]
+    assert plan["splits"] == report["splits"] == splits and plan["grid"][2] == l * splits
+    assert plan["workspace_bytes"] == report["workspace_bytes"] == (0 if splits == 1 else
+                                                                    4 * l * m * n + 4 * l * (m // 128) * (n // plan["bn"]))
 
 
 def test_gemm_adapter_constants_equal_wrapper(tmp_path: Path) -> None:
@@ -242,8 +250,8 @@ def test_gemm_gpumode_harness_emulator(tmp_path: Path, rng) -> None:
         assert out is data[6] and out.shape == (m, n, l) and out.dtype == torch.float16
         assert not torch.isnan(out).any(), f"seed={seed}: outputs left poisoned"
         assert gm.check_close(out.numpy(), ref.numpy(), rtol=1e-3, atol=1e-3) == [], f"seed={seed}"
-    assert mod._EMU[(256, 4)].source == mod.KERNEL_SRC  # the embedded text was compiled, not the package file
-    assert mod._EMU[(128, 4)].source == mod.KERNEL_SRC
+    assert mod._EMU[(256, 4, 1)].source == mod.KERNEL_SRC  # the embedded text was compiled, not the package file
+    assert mod._EMU[(128, 4, 1)].source == mod.KERNEL_SRC
     with pytest.raises(ValueError, match="multiple of 256"):
         mod.custom_kernel(generate_input(128, 256, 320, 1, 1))
 
@@ -313,19 +321,23 @@ class _FakeDriver:
 
         return (0, Map())
 
+    nparams = 8  # the default build's 8 kernel parameters; 10 with split-K (+ u64 ws, u64 counters)
+
     def cuLaunchKernel(self, func, gx, gy, gz, bx, by, bz, smem, stream, params, extra):
         c = self.ctypes
-        ptrs = (c.c_void_p * 8).from_address(params)
+        ptrs = (c.c_void_p * self.nparams).from_address(params)
         maps = [c.string_at(ptrs[i], 128) for i in range(4)]
         self.launches.append({"func": func, "grid": (gx, gy, gz), "block": (bx, by, bz), "smem": smem,
                               "stream": stream, "maps": maps, "map_align": [ptrs[i] % 64 for i in range(4)],
                               "c": c.c_uint64.from_address(ptrs[4]).value,
-                              "mnk": tuple(c.c_uint32.from_address(ptrs[i]).value for i in (5, 6, 7))})
+                              "mnk": tuple(c.c_uint32.from_address(ptrs[i]).value for i in (5, 6, 7)),
+                              "extra": [c.c_uint64.from_address(ptrs[i]).value for i in range(8, self.nparams)]})
         return (0,)
 
 
 def _fake_cuda(monkeypatch, cc=(10, 0)) -> _FakeDriver:
     import cuda.bindings
+    import cuda.bindings.nvrtc  # noqa: F401  (imports the real driver module: load it before the fake goes in)
 
     fake = _FakeDriver(cc)
     monkeypatch.setattr(cuda.bindings, "driver", fake, raising=False)
@@ -390,3 +402,150 @@ def test_gemm_in_place_layout_check(tmp_path: Path) -> None:
     other = a.contiguous()  # (M, K/2, L) row-major: not gpu-mode's (L, M, K/2) memory
     fixed = mod._in_place(other, mod._PHYS["a"])
     assert fixed is not other and fixed.permute(2, 0, 1).is_contiguous() and torch.equal(fixed, a)
+
+
+# ------------------------------------------------------------------------------------------------ split-K (opt-in)
+def test_gemm_export_splits_default_unchanged(tmp_path: Path) -> None:
+    """Without --splits the exported file keeps the adapter's `GEMM_SPLITS = 1` line (no split-K unless the env var
+    asks); --splits S / auto rewrites only that line; invalid --splits values are refused."""
+    from ptxlab.production import gemm as G
+    from ptxlab.production import gpumode_gemm_compat as compat
+
+    text = export.render("nvfp4_gemm")
+    assert re.search(r"^GEMM_SPLITS = 1  #", text, re.M)
+    for value, want in (("2", 2), ("auto", "auto"), ("AUTO", "auto"), (3, 3)):
+        baked = export.render("nvfp4_gemm", splits=value)
+        assert re.search(rf"^GEMM_SPLITS = {want!r}  # split-K default baked", baked, re.M)
+        diff = [(x, y) for x, y in zip(text.splitlines(), baked.splitlines()) if x != y]
+        assert len(diff) == 1 and len(text.splitlines()) == len(baked.splitlines()), diff
+    for bad in ("0", "-1", "two", "1.5", "", True):
+        with pytest.raises(ValueError, match="split-K setting"):
+            export.render("nvfp4_gemm", splits=bad)
+    with pytest.raises(ValueError, match="nvfp4_gemm only"):
+        export.render("nvfp4_gemv", splits="2")
+    with pytest.raises(SystemExit):
+        lab_main(["export", "--problem", "nvfp4_gemm", "--out", str(tmp_path / "x.py"), "--splits", "nope"])
+    assert not (tmp_path / "x.py").exists()
+    # one heuristic / one validator: gemm.py uses the adapter's
+    assert G.choose_splits is compat.choose_splits and G.check_splits is compat.check_splits
+    mod = load(write_submission(tmp_path, "nvfp4_gemm"))
+    assert mod.GEMM_SPLITS == 1 and mod.launch_plan(128, 256, 512, 1) == {**mod.launch_plan(128, 256, 512, 1, 1)}
+    assert mod.launch_plan(128, 256, 512, 1)["grid"] == (1, 1, 1)
+
+
+def test_gemm_resolve_splits_env(tmp_path: Path, monkeypatch) -> None:
+    """PTXLAB_GEMM_SPLITS overrides the module default; S is capped per shape; auto = choose_splits; invalid values
+    raise a ValueError that names the variable."""
+    from ptxlab.production import gemm as G
+
+    mod = load(write_submission(tmp_path, "nvfp4_gemm", splits="auto"))
+    monkeypatch.delenv("PTXLAB_GEMM_SPLITS", raising=False)
+    assert mod.GEMM_SPLITS == "auto"
+    for shape in [(128, 7168, 16384, 1), (128, 4096, 7168, 1), (128, 256, 256, 1), (2304, 4608, 7168, 1)]:
+        assert mod.resolve_splits(*shape) == G.choose_splits(*shape)
+    assert mod.resolve_splits(128, 7168, 16384, 1) == 5
+    monkeypatch.setenv("PTXLAB_GEMM_SPLITS", "1")
+    assert mod.resolve_splits(128, 7168, 16384, 1) == 1
+    monkeypatch.setenv("PTXLAB_GEMM_SPLITS", " 4 ")
+    assert mod.resolve_splits(128, 256, 2048, 1) == 4
+    assert mod.resolve_splits(128, 256, 512, 1) == 2  # capped to K/256
+    assert mod.resolve_splits(128, 256, 65535 * 256, 40000) == 1  # capped to 65535 // L
+    monkeypatch.setenv("PTXLAB_GEMM_SPLITS", "")  # empty = unset: the baked default
+    assert mod.resolve_splits(128, 7168, 16384, 1) == 5
+    for bad in ("0", "-2", "two", "1.5", "auto2", "0x2"):
+        monkeypatch.setenv("PTXLAB_GEMM_SPLITS", bad)
+        with pytest.raises(ValueError, match="PTXLAB_GEMM_SPLITS"):
+            mod.resolve_splits(128, 256, 512, 1)
+    torch = pytest.importorskip("torch")
+    data = gm.to_torch(gm.generate_gemm(128, 256, 512, 1, 1))
+    with pytest.raises(ValueError, match="PTXLAB_GEMM_SPLITS"):
+        mod.custom_kernel(data)
+    for bad in (0, -1, 2.0, True, "x"):
+        with pytest.raises(ValueError):
+            mod.launch_plan(128, 256, 512, 1, bad)
+    with pytest.raises(ValueError, match="exceeds the K/256"):
+        mod.launch_plan(128, 256, 512, 1, 3)
+    del torch
+
+
+@pytest.mark.parametrize("how", ["export", "env"])
+def test_gemm_gpumode_harness_emulator_split_k(tmp_path: Path, rng, monkeypatch, how: str) -> None:
+    """gpu-mode eval flow with split-K on: the file exported with --splits 2 (or the default export with
+    PTXLAB_GEMM_SPLITS=2) runs the -DGEMM_SPLITS=2 build of its embedded kernel on the emulator; c poisoned,
+    reference at rtol = atol = 1e-3."""
+    torch = pytest.importorskip("torch")
+    monkeypatch.delenv("PTXLAB_GEMM_SPLITS", raising=False)
+    mod = load(write_submission(tmp_path, "nvfp4_gemm", splits="2" if how == "export" else None))
+    if how == "env":
+        monkeypatch.setenv("PTXLAB_GEMM_SPLITS", "2")
+    mod._EMU.clear()
+    for m, n, k, l in [(128, 256, 512, 1), (256, 256, 768, 2)]:
+        seed = int(rng.integers(1 << 31))
+        data = gm.to_torch(gm.generate_gemm(m, n, k, l, seed))
+        data[6].fill_(float("nan"))  # poison c
+        ref = torch.from_numpy(gm.reference_gemm(gm.from_torch(data)))
+        out = mod.custom_kernel(data)
+        assert out is data[6] and out.shape == (m, n, l) and out.dtype == torch.float16
+        assert not torch.isnan(out).any(), f"seed={seed}: outputs left poisoned"
+        assert gm.check_close(out.numpy(), ref.numpy(), rtol=1e-3, atol=1e-3) == [], f"seed={seed}"
+    assert set(k for k in mod._EMU if k != "dev") == {(256, 4, 2)}
+    assert mod._EMU[(256, 4, 2)].source == mod.KERNEL_SRC
+    assert "-DGEMM_SPLITS=2" in mod._EMU[(256, 4, 2)].options
+
+
+def test_gemm_cuda_path_split_k_with_fake_driver(tmp_path: Path, monkeypatch) -> None:
+    """Split-K through the driver-API plumbing without a GPU: the -DGEMM_SPLITS=S build compiled per (BN, S) (S=1
+    keeps the default options), workspace + counters allocated zeroed once per shape and packed as two u64 after
+    (c, M, N, K), grid z = L*S, reuse on repeated calls."""
+    mod = load(write_submission(tmp_path, "nvfp4_gemm"))
+    fake = _fake_cuda(monkeypatch)
+    opts_seen = []
+    real = mod.nvrtc_compile
+
+    def spy_nvrtc(src, arch, name, opts):
+        opts_seen.append(tuple(opts))
+        return real(src, arch, name, opts)
+
+    monkeypatch.setattr(mod, "nvrtc_compile", spy_nvrtc)
+
+    class Buf:
+        def __init__(self, addr: int, nbytes: int) -> None:
+            self.addr, self.nbytes = addr, nbytes
+
+        def data_ptr(self) -> int:
+            return self.addr
+
+    allocs = []
+
+    def alloc(nbytes: int) -> Buf:
+        allocs.append(Buf(0x900000 + 0x100000 * len(allocs), nbytes))
+        return allocs[-1]
+
+    m, n, k, l = 256, 512, 768, 2
+    ptrs = (0x10000, 0x20000, 0x30000, 0x40000, 0x50000)
+    runner = mod.CudaGemm(0, alloc_zeroed=alloc)
+    runner.launch(*ptrs, m, n, k, l, stream=7)  # default: no split-K, the default build and 8 parameters
+    assert opts_seen == [("-DGEMM_BN=256", "-DGEMM_STAGES=4")] and allocs == []
+    assert fake.launches[-1]["grid"] == (2, 2, 2)
+    fake.nparams = 10
+    runner.launch(*ptrs, m, n, k, l, stream=7, splits=3)
+    plan = mod.launch_plan(m, n, k, l, 3)
+    assert opts_seen[-1] == ("-DGEMM_BN=256", "-DGEMM_STAGES=4", "-DGEMM_SPLITS=3") and len(fake.modules) == 2
+    assert [a.nbytes for a in allocs] == [4 * l * m * n, 4 * l * (m // 128) * (n // 256)]
+    assert plan["workspace_bytes"] == sum(a.nbytes for a in allocs)
+    launch = fake.launches[-1]
+    assert launch["grid"] == plan["grid"] == (2, 2, 6) and launch["smem"] == plan["shared_bytes"]
+    assert launch["func"] == ("module2", mod.KERNEL_NAME)
+    assert fake.encodes[4:8] == fake.encodes[:4]  # a new parameter set (per splits): the same maps, encoded again
+    assert launch["maps"] == [bytes([i + 5]) * 128 for i in range(4)]
+    assert launch["map_align"] == [0] * 4 and launch["c"] == ptrs[4] and launch["mnk"] == (m, n, k)
+    assert launch["extra"] == [allocs[0].addr, allocs[1].addr]
+    n_enc = len(fake.encodes)
+    runner.launch(*ptrs, m, n, k, l, stream=7, splits=3)  # cached: no recompile, re-encode or re-allocation
+    runner.launch(*ptrs[:4], 0x60000, m, n, k, l, splits=3)  # another c: new params, same workspace
+    assert len(fake.modules) == 2 and len(allocs) == 2 and len(fake.encodes) == n_enc + 4
+    assert fake.launches[-1]["extra"] == [allocs[0].addr, allocs[1].addr] and fake.launches[-1]["c"] == 0x60000
+    runner.launch(*ptrs, 128, 256, 512, 1, splits=2)  # another shape and S: its own build and workspace
+    assert opts_seen[-1][-1] == "-DGEMM_SPLITS=2" and len(allocs) == 4 and allocs[2].nbytes == 4 * 128 * 256
+    with pytest.raises(ValueError, match="exceeds the K/256"):
+        runner.launch(*ptrs, 128, 256, 512, 1, splits=3)

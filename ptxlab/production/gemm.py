@@ -21,6 +21,8 @@ on grid (M/128, N/BN, L*S); the S CTAs of a tile reduce their fp32 partials thro
 plus one u32 counter per tile (:class:`SplitKWorkspace`; per call unless one is passed; every launch leaves it zero).
 The default is splits=1 (the kernel as before, bit-exact vs the tensor-core model); :func:`choose_splits` is a
 heuristic (one wave of at most `sms` CTAs) that nothing uses by default: its benefit on a B200 is unmeasured.
+:func:`check_splits` and :func:`choose_splits` live in ``gpumode_gemm_compat`` (one implementation; the adapter's
+``PTXLAB_GEMM_SPLITS=auto`` uses the same heuristic).
 """
 from __future__ import annotations
 
@@ -30,7 +32,8 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
-from ptxlab.production.gpumode_gemm_compat import tensor_map_params
+# the gpu-mode adapter (self-contained, exported verbatim) holds the pure host-side functions both hosts share
+from ptxlab.production.gpumode_gemm_compat import B200_SMS, check_splits, choose_splits, tensor_map_params
 
 __all__ = ["KERNEL_FILE", "KERNEL_NAME", "BLOCKS_USED", "THREADS", "compile_gemm", "choose_bn", "check_shape",
            "stage_bytes", "shared_bytes", "blocks_report", "nvfp4_gemm", "DEFAULT_STAGES", "check_splits",
@@ -46,7 +49,6 @@ BK_BYTES = 128
 SF_BOX = (128, 16)  # bytes x rows: 2048 B = 4 SF blocks of 512 B
 DEFAULT_STAGES = {128: 4, 256: 4}
 POISON = 0xFF
-B200_SMS = 148
 
 
 @lru_cache(maxsize=None)
@@ -98,35 +100,6 @@ def check_shape(m: int, n: int, k: int, l: int, bn: int) -> None:
         raise ValueError(f"nvfp4 GEMM: K={k} must be a multiple of 256 (one 128-B swizzle row per pipeline stage)")
     if m // BM > 2**31 - 1 or n // bn > 65535 or l > 65535:
         raise ValueError(f"nvfp4 GEMM: grid ({m // BM}, {n // bn}, {l}) too large")
-
-
-def check_splits(splits: Any, k: int, l: int) -> int:
-    """Validated split-K factor: an integer 1 <= splits <= K/256 (every split gets at least one K block of 256;
-    uneven splits are fine) with L * splits <= 65535 (grid z)."""
-    if isinstance(splits, bool) or not isinstance(splits, (int, np.integer)):
-        raise ValueError(f"nvfp4 GEMM: splits must be an integer >= 1, got {splits!r}")
-    s = int(splits)
-    if s < 1:
-        raise ValueError(f"nvfp4 GEMM: splits={s} must be >= 1 (1 = no split-K)")
-    if s > k // 256:
-        raise ValueError(f"nvfp4 GEMM: splits={s} exceeds the K/256 = {k // 256} K blocks of K={k} (each split needs "
-                         "at least one block of 256)")
-    if l * s > 65535:
-        raise ValueError(f"nvfp4 GEMM: grid z = L*splits = {l * s} exceeds 65535")
-    return s
-
-
-def choose_splits(m: int, n: int, k: int, l: int = 1, bn: Optional[int] = None, sms: int = B200_SMS,
-                  min_k_blocks: int = 2) -> int:
-    """A split-K factor for one wave: the largest S with tiles * S <= sms (the kernel runs 1 CTA per SM: its SMEM
-    ring needs > half an SM's 228 KiB, so tiles * S > sms would start a second, mostly empty wave) and at least
-    `min_k_blocks` K blocks of 256 per split; 1 when the tiles alone fill the GPU. NOT used by default (nvfp4_gemm
-    and the gpu-mode adapter run splits=1): unmeasured on a B200. E.g. 128x7168x16384, BN 256: 28 tiles -> 5."""
-    bn = choose_bn(n) if bn is None else int(bn)
-    tiles = (m // BM) * (n // bn) * l
-    if tiles <= 0 or tiles >= sms:
-        return 1
-    return max(1, min(sms // tiles, (k // 256) // max(1, int(min_k_blocks)), 65535 // l))
 
 
 class SplitKWorkspace:

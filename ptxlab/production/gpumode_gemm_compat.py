@@ -21,16 +21,27 @@ Paths:
   * CPU tensors: the ptxlab emulator runs the same (embedded) kernel text through ``ptxlab.production.gemm`` (needs
     the ``ptxlab`` package; copies in and out). This is the lab/test path, not a fast path.
 
+Split-K (opt-in, OFF by default; unmeasured on a B200): the factor comes from the environment variable
+``PTXLAB_GEMM_SPLITS`` when set, else from the module constant ``GEMM_SPLITS`` (1; ``python lab.py export --problem
+nvfp4_gemm --splits auto|S`` bakes another default into the exported file). Values: ``1`` (no split-K, the kernel as
+before), an integer S >= 2 (per shape capped to K/256 and to 65535 // L, so one setting serves every shape), or
+``auto`` (:func:`choose_splits`, the one-wave heuristic ``ptxlab.production.gemm`` imports from here). Anything else
+raises ValueError. S >= 2 runs the ``-DGEMM_SPLITS=S`` build on grid (M/128, N/BN, L*S) with two more kernel
+parameters: an fp32 (L, M, N) workspace and one u32 counter per tile, allocated zeroed with torch once per (device,
+shape) and cached (every launch leaves them zero; launches of one shape must be stream-ordered, as gpu-mode's are).
+
 Requirements (gpu-mode's nvfp4_gemm shapes meet them): M % 128 == 0, N % 128 == 0, K % 256 == 0, L <= 65535.
 """
 from __future__ import annotations
 
 import ctypes
+import os
 from typing import Any
 
 __all__ = ["custom_kernel", "KERNEL_NAME", "KERNEL_FILE", "THREADS", "BM", "DEFAULT_STAGES", "kernel_source",
            "nvrtc_compile", "choose_bn", "check_shape", "stage_bytes", "shared_bytes", "tensor_map_params",
-           "launch_plan", "gemm_arch", "encode_tensor_map", "CudaGemm", "cuda_gemm"]
+           "launch_plan", "gemm_arch", "encode_tensor_map", "CudaGemm", "cuda_gemm", "GEMM_SPLITS", "SPLITS_ENV",
+           "B200_SMS", "check_splits", "choose_splits", "parse_splits", "resolve_splits", "workspace_bytes"]
 
 KERNEL_SRC = None  # the exporter embeds the flattened kernel here; None: flatten ptxlab/kernels/nvfp4_gemm_tcgen05.cu
 KERNEL_FILE = "nvfp4_gemm_tcgen05.cu"
@@ -40,6 +51,9 @@ BM = 128  # tile M
 BK_BYTES = 128  # bytes of packed fp4 per row per K block (K block = 256)
 SF_BOX = (128, 16)  # bytes x rows: 2048 B = 4 SF blocks of 512 B (128 rows x 256 K)
 DEFAULT_STAGES = {128: 4, 256: 4}  # TMA ring depth per tile N
+GEMM_SPLITS = 1  # split-K default: 1 | S | "auto" (export --splits bakes it; env PTXLAB_GEMM_SPLITS overrides)
+SPLITS_ENV = "PTXLAB_GEMM_SPLITS"
+B200_SMS = 148
 
 # CUtensorMap* enum values (cuda.h) of the parameters used here (ptxlab.tensormap has the full tables)
 _DTYPE_CODES = {"UINT8": 0}
@@ -114,13 +128,80 @@ def tensor_map_params(m: int, n: int, k: int, l: int, bn: int) -> dict[str, dict
     return {"a": mat(m, BM), "b": mat(n, bn), "sfa": sf(m), "sfb": sf(n)}
 
 
-def launch_plan(m: int, n: int, k: int, l: int) -> dict[str, Any]:
-    """Tile config and launch geometry for a shape: bn, stages, grid, block, shared_bytes (dynamic)."""
+def check_splits(splits: Any, k: int, l: int) -> int:
+    """Validated split-K factor: an integer 1 <= splits <= K/256 (every split gets at least one K block of 256;
+    uneven splits are fine) with L * splits <= 65535 (grid z). ``ptxlab.production.gemm`` uses this function."""
+    if isinstance(splits, bool) or not hasattr(splits, "__index__"):
+        raise ValueError(f"nvfp4 GEMM: splits must be an integer >= 1, got {splits!r}")
+    s = int(splits.__index__())
+    if s < 1:
+        raise ValueError(f"nvfp4 GEMM: splits={s} must be >= 1 (1 = no split-K)")
+    if s > k // 256:
+        raise ValueError(f"nvfp4 GEMM: splits={s} exceeds the K/256 = {k // 256} K blocks of K={k} (each split needs "
+                         "at least one block of 256)")
+    if l * s > 65535:
+        raise ValueError(f"nvfp4 GEMM: grid z = L*splits = {l * s} exceeds 65535")
+    return s
+
+
+def choose_splits(m: int, n: int, k: int, l: int = 1, bn: int | None = None, sms: int = B200_SMS,
+                  min_k_blocks: int = 2) -> int:
+    """A split-K factor for one wave: the largest S with tiles * S <= sms (the kernel runs 1 CTA per SM: its SMEM
+    ring needs > half an SM's 228 KiB, so tiles * S > sms would start a second, mostly empty wave) and at least
+    `min_k_blocks` K blocks of 256 per split; 1 when the tiles alone fill the GPU. The single implementation
+    (``ptxlab.production.gemm`` imports it); used only when asked for (``auto``): unmeasured on a B200.
+    E.g. 128x7168x16384, BN 256: 28 tiles -> 5."""
+    bn = choose_bn(n) if bn is None else int(bn)
+    tiles = (m // BM) * (n // bn) * l
+    if tiles <= 0 or tiles >= sms:
+        return 1
+    return max(1, min(sms // tiles, (k // 256) // max(1, int(min_k_blocks)), 65535 // l))
+
+
+def parse_splits(value: Any, source: str = "splits") -> int | str:
+    """A split-K setting: ``"auto"`` or an integer >= 1 (int, or a decimal string as in the environment);
+    ValueError naming `source` otherwise."""
+    if isinstance(value, str):
+        v = value.strip()
+        if v.lower() == "auto":
+            return "auto"
+        if v.isdecimal() and int(v) >= 1:
+            return int(v)
+    elif not isinstance(value, bool) and hasattr(value, "__index__") and int(value.__index__()) >= 1:
+        return int(value.__index__())
+    raise ValueError(f"nvfp4_gemm: {source}={value!r} is not a split-K setting: use 1 (no split-K, the default), an "
+                     "integer S >= 2, or 'auto' (choose_splits)")
+
+
+def resolve_splits(m: int, n: int, k: int, l: int, setting: Any = None) -> int:
+    """The split-K factor for a shape: `setting`, else the environment's PTXLAB_GEMM_SPLITS, else GEMM_SPLITS.
+    'auto' -> choose_splits; an integer S -> min(S, K/256, 65535 // L) (one setting for every shape)."""
+    if setting is None:
+        env = os.environ.get(SPLITS_ENV)
+        setting, source = (GEMM_SPLITS, "GEMM_SPLITS") if env is None or env.strip() == "" else (env, SPLITS_ENV)
+    else:
+        source = "splits"
+    s = parse_splits(setting, source)
+    if s == "auto":
+        return choose_splits(m, n, k, l)
+    return max(1, min(s, k // 256, 65535 // l))
+
+
+def workspace_bytes(m: int, n: int, l: int, bn: int, splits: int) -> int:
+    """Device bytes split-K needs: fp32 (L, M, N) workspace + one u32 counter per tile; 0 for splits == 1."""
+    return 0 if splits == 1 else l * m * n * 4 + l * (m // BM) * (n // bn) * 4
+
+
+def launch_plan(m: int, n: int, k: int, l: int, splits: int = 1) -> dict[str, Any]:
+    """Tile config and launch geometry for a shape and split-K factor: bn, stages, splits, grid (z = L*splits),
+    block, shared_bytes (dynamic), workspace_bytes (0 without split-K)."""
     bn = choose_bn(n)
     check_shape(m, n, k, l, bn)
+    splits = check_splits(splits, k, l)
     stages = DEFAULT_STAGES[bn]
-    return {"bn": bn, "stages": stages, "grid": (m // BM, n // bn, l), "block": (THREADS, 1, 1),
-            "shared_bytes": shared_bytes(bn, stages)}
+    return {"bn": bn, "stages": stages, "splits": splits, "grid": (m // BM, n // bn, l * splits),
+            "block": (THREADS, 1, 1), "shared_bytes": shared_bytes(bn, stages),
+            "workspace_bytes": workspace_bytes(m, n, l, bn, splits)}
 
 
 def gemm_arch(major: int, minor: int) -> str:
@@ -160,14 +241,16 @@ def encode_tensor_map(address: int, params: dict[str, Any]) -> bytes:
 
 
 class _Params:
-    """Packed kernel parameters (tm_a, tm_b, tm_sfa, tm_sfb by value, c, M, N, K) for cuLaunchKernel."""
+    """Packed kernel parameters (tm_a, tm_b, tm_sfa, tm_sfb by value, c, M, N, K[, ws, counters]) for
+    cuLaunchKernel (ws and counters: the split-K build's two extra pointers)."""
 
-    def __init__(self, maps: list[bytes], c: int, m: int, n: int, k: int) -> None:
+    def __init__(self, maps: list[bytes], c: int, m: int, n: int, k: int, extra: tuple[int, ...] = ()) -> None:
         self.raw = ctypes.create_string_buffer(4 * 128 + 64)  # 4 maps, 64-B aligned (as a CUtensorMap is)
         base = (ctypes.addressof(self.raw) + 63) & ~63
         for i, tm in enumerate(maps):
             ctypes.memmove(base + 128 * i, tm, 128)
         self.scalars = [ctypes.c_uint64(c), ctypes.c_uint32(m), ctypes.c_uint32(n), ctypes.c_uint32(k)]
+        self.scalars += [ctypes.c_uint64(p) for p in extra]
         addrs = [base + 128 * i for i in range(4)] + [ctypes.addressof(v) for v in self.scalars]
         self.ptrs = (ctypes.c_void_p * len(addrs))(*addrs)
         self.address = ctypes.addressof(self.ptrs)
@@ -176,9 +259,11 @@ class _Params:
 class CudaGemm:
     """The GEMM on one CUDA device (compute capability 10.x) through the driver API; ``launch`` takes raw pointers."""
 
-    MAX_CACHED = 64  # packed-parameter sets kept (one per distinct (pointers, shape))
+    MAX_CACHED = 64  # packed-parameter sets kept (one per distinct (pointers, shape, splits))
 
-    def __init__(self, device_index: int = 0, arch: str | None = None) -> None:
+    def __init__(self, device_index: int = 0, arch: str | None = None, alloc_zeroed: Any = None) -> None:
+        """alloc_zeroed(nbytes) -> an object with data_ptr() for split-K's workspace/counters (zeroed device memory,
+        kept alive by the runner); default: torch.zeros on this device."""
         from cuda.bindings import driver as drv
 
         self._drv = drv
@@ -191,17 +276,21 @@ class CudaGemm:
         # torch uses the primary context too: retaining it and making it current is a no-op when torch already did
         self._ctx = _drv_check(drv, drv.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
         _drv_check(drv, drv.cuCtxSetCurrent(self._ctx), "cuCtxSetCurrent")
-        self._funcs: dict[tuple[int, int], Any] = {}
+        self.device_index = device_index
+        self._alloc_zeroed = alloc_zeroed
+        self._funcs: dict[tuple[int, int, int], Any] = {}
         self._modules: list[Any] = []
         self._params: dict[tuple, _Params] = {}
+        self._workspaces: dict[tuple[int, int, int, int], tuple[Any, Any]] = {}
 
-    def function(self, bn: int, stages: int) -> Any:
-        """The kernel for a 128 x bn tile and a stages-deep ring (compiled with NVRTC on first use)."""
-        key = (bn, stages)
+    def function(self, bn: int, stages: int, splits: int = 1) -> Any:
+        """The kernel for a 128 x bn tile, a stages-deep ring and a split-K factor (splits >= 2: the -DGEMM_SPLITS
+        build; 1: no macro, the default build), compiled with NVRTC on first use."""
+        key = (bn, stages, splits)
         if key not in self._funcs:
             drv = self._drv
-            _, cubin = nvrtc_compile(kernel_source(), self.arch, f"{KERNEL_NAME}.cu",
-                                     (f"-DGEMM_BN={bn}", f"-DGEMM_STAGES={stages}"))
+            opts = (f"-DGEMM_BN={bn}", f"-DGEMM_STAGES={stages}") + ((f"-DGEMM_SPLITS={splits}",) if splits > 1 else ())
+            _, cubin = nvrtc_compile(kernel_source(), self.arch, f"{KERNEL_NAME}.cu", opts)
             module = _drv_check(drv, drv.cuModuleLoadData(cubin), "cuModuleLoadData")
             self._modules.append(module)
             func = _drv_check(drv, drv.cuModuleGetFunction(module, KERNEL_NAME.encode()), "cuModuleGetFunction")
@@ -212,26 +301,49 @@ class CudaGemm:
             self._funcs[key] = func
         return self._funcs[key]
 
-    def params(self, a: int, b: int, sfa_p: int, sfb_p: int, c: int, m: int, n: int, k: int, l: int) -> _Params:
-        """Encoded tensor maps + packed parameters for these addresses and shape (cached: a map depends on nothing
-        else)."""
-        key = (a, b, sfa_p, sfb_p, c, m, n, k, l)
+    def workspace(self, m: int, n: int, l: int, bn: int) -> tuple[int, int]:
+        """(ws, counters) device addresses of split-K's zeroed fp32 (L, M, N) workspace and per-tile u32 counters
+        for a shape, allocated once per shape and kept (every launch leaves them zero)."""
+        key = (m, n, l, bn)
+        if key not in self._workspaces:
+            alloc = self._alloc_zeroed or self._torch_zeros
+            ws = alloc(l * m * n * 4)
+            self._workspaces[key] = (ws, alloc(l * (m // BM) * (n // bn) * 4))
+        ws, counters = self._workspaces[key]
+        return ws.data_ptr(), counters.data_ptr()
+
+    def _torch_zeros(self, nbytes: int) -> Any:
+        import torch
+
+        dev = torch.device("cuda", self.device_index)
+        t = torch.zeros(nbytes // 4, dtype=torch.int32, device=dev)
+        torch.cuda.synchronize(dev)  # zeroed before any stream's launch reads it (once per shape)
+        return t
+
+    def params(self, a: int, b: int, sfa_p: int, sfb_p: int, c: int, m: int, n: int, k: int, l: int,
+               splits: int = 1) -> _Params:
+        """Encoded tensor maps + packed parameters for these addresses, shape and split-K factor (cached: a map
+        depends on nothing else; splits >= 2 adds the shape's workspace and counters)."""
+        key = (a, b, sfa_p, sfb_p, c, m, n, k, l, splits)
         p = self._params.get(key)
         if p is None:
-            prm = tensor_map_params(m, n, k, l, choose_bn(n))
+            bn = choose_bn(n)
+            prm = tensor_map_params(m, n, k, l, bn)
             maps = [encode_tensor_map(addr, prm[name]) for name, addr in
                     (("a", a), ("b", b), ("sfa", sfa_p), ("sfb", sfb_p))]
+            extra = self.workspace(m, n, l, bn) if splits > 1 else ()
             if len(self._params) >= self.MAX_CACHED:
                 self._params.clear()
-            p = self._params[key] = _Params(maps, c, m, n, k)
+            p = self._params[key] = _Params(maps, c, m, n, k, extra)
         return p
 
     def launch(self, a: int, b: int, sfa_p: int, sfb_p: int, c: int, m: int, n: int, k: int, l: int,
-               stream: int = 0) -> None:
-        """Enqueue c (L, M, N) fp16 = GEMM of the physical buffers at those addresses on stream."""
-        plan = launch_plan(m, n, k, l)
-        func = self.function(plan["bn"], plan["stages"])
-        p = self.params(a, b, sfa_p, sfb_p, c, m, n, k, l)
+               stream: int = 0, splits: int = 1) -> None:
+        """Enqueue c (L, M, N) fp16 = GEMM of the physical buffers at those addresses on stream (splits: split-K
+        factor, check_splits; 1 = none)."""
+        plan = launch_plan(m, n, k, l, splits)
+        func = self.function(plan["bn"], plan["stages"], plan["splits"])
+        p = self.params(a, b, sfa_p, sfb_p, c, m, n, k, l, plan["splits"])
         _drv_check(self._drv, self._drv.cuLaunchKernel(func, *plan["grid"], *plan["block"], plan["shared_bytes"],
                                                        self._drv.CUstream(stream), p.address, 0),
                    f"cuLaunchKernel({KERNEL_NAME}, grid={plan['grid']}, smem={plan['shared_bytes']})")
@@ -286,6 +398,7 @@ def custom_kernel(data: Any) -> Any:
     Reads a, b and the permuted scales (the reference-layout sfa/sfb are not used); writes c in place."""
     a, b, _, _, sfa_p, sfb_p, c = data
     m, n, k, l = _shape(data)
+    splits = resolve_splits(m, n, k, l)  # PTXLAB_GEMM_SPLITS, else GEMM_SPLITS (1: no split-K)
     if a.is_cuda:
         import torch
 
@@ -304,14 +417,14 @@ def custom_kernel(data: Any) -> Any:
         with torch.cuda.device(index):
             runner = cuda_gemm(index)  # RuntimeError on a GPU without tcgen05
             runner.launch(a_.data_ptr(), b_.data_ptr(), sfa_.data_ptr(), sfb_.data_ptr(), out.data_ptr(), m, n, k,
-                          l, stream=torch.cuda.current_stream(a.device).cuda_stream)
+                          l, stream=torch.cuda.current_stream(a.device).cuda_stream, splits=splits)
         if out is not c:
             c.copy_(out)
         return c
-    return _emulator_gemm(data, m, n, k, l)
+    return _emulator_gemm(data, m, n, k, l, splits)
 
 
-def _emulator_gemm(data: Any, m: int, n: int, k: int, l: int) -> Any:
+def _emulator_gemm(data: Any, m: int, n: int, k: int, l: int, splits: int = 1) -> Any:
     """CPU tensors: run THIS file's kernel text on the ptxlab emulator via ptxlab.production.gemm (lab/test path)."""
     import numpy as np
     import torch
@@ -329,13 +442,16 @@ def _emulator_gemm(data: Any, m: int, n: int, k: int, l: int) -> Any:
         return t.detach().view(torch.uint8).numpy()  # a numpy view with the tensor's strides (no copy)
 
     p = NvFp4Problem(u8(a), u8(b), u8(sfa), u8(sfb), u8(sfa_p), u8(sfb_p), c.detach().numpy(), m, n, k, l)
-    plan = launch_plan(m, n, k, l)
-    key = (plan["bn"], plan["stages"])
+    plan = launch_plan(m, n, k, l, splits)
+    key = (plan["bn"], plan["stages"], plan["splits"])
     if key not in _EMU:  # compile THIS file's kernel text (the embedded one in an exported submission)
-        _EMU[key] = ptxlab.compile(kernel_source(), arch="sm_100a", name=f"{KERNEL_NAME}_bn{key[0]}_s{key[1]}.cu",
-                                   options=(f"-DGEMM_BN={key[0]}", f"-DGEMM_STAGES={key[1]}"))
+        split = f"_k{key[2]}" if key[2] > 1 else ""
+        _EMU[key] = ptxlab.compile(kernel_source(), arch="sm_100a",
+                                   name=f"{KERNEL_NAME}_bn{key[0]}_s{key[1]}{split}.cu",
+                                   options=(f"-DGEMM_BN={key[0]}", f"-DGEMM_STAGES={key[1]}")
+                                   + ((f"-DGEMM_SPLITS={key[2]}",) if key[2] > 1 else ()))
     if "dev" not in _EMU:
         _EMU["dev"] = ptxlab.open_device("emu")
-    out = nvfp4_gemm(_EMU["dev"], p, bn=key[0], stages=key[1], module=_EMU[key])
+    out = nvfp4_gemm(_EMU["dev"], p, bn=key[0], stages=key[1], module=_EMU[key], splits=key[2])
     c.copy_(torch.from_numpy(np.ascontiguousarray(out.transpose(2, 0, 1))).permute(1, 2, 0))
     return c
