@@ -32,22 +32,18 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
-# the gpu-mode adapter (self-contained, exported verbatim) holds the pure host-side functions both hosts share
-from ptxlab.production.gpumode_gemm_compat import B200_SMS, check_splits, choose_splits, tensor_map_params
+# the host-side plan (tile constants, shape checks, SMEM sizes, tensor maps, split-K choice) has one implementation,
+# in the self-contained gpu-mode adapter the exporter ships; this wrapper uses it so the two cannot drift apart
+from ptxlab.production.gpumode_gemm_compat import (B200_SMS, BK_BYTES, BM, DEFAULT_STAGES, KERNEL_FILE, KERNEL_NAME,
+                                                   SF_BOX, THREADS, check_shape, check_splits, choose_bn,
+                                                   choose_splits, shared_bytes, stage_bytes, tensor_map_params)
 
 __all__ = ["KERNEL_FILE", "KERNEL_NAME", "BLOCKS_USED", "THREADS", "compile_gemm", "choose_bn", "check_shape",
            "stage_bytes", "shared_bytes", "blocks_report", "nvfp4_gemm", "DEFAULT_STAGES", "check_splits",
-           "choose_splits", "SplitKWorkspace", "B200_SMS"]
+           "choose_splits", "SplitKWorkspace", "B200_SMS", "BM", "BK_BYTES", "SF_BOX"]
 
-KERNEL_FILE = "nvfp4_gemm_tcgen05.cu"
-KERNEL_NAME = "nvfp4_gemm_tcgen05"
 BLOCKS_USED = ("common.cuh", "mbarrier.cuh", "tma.cuh", "tmem.cuh", "scales.cuh", "mma.cuh", "epilogue.cuh",
                "splitk.cuh")
-THREADS = 192  # warp 0 TMA producer, warp 1 MMA issuer, warps 2-5 epilogue
-BM = 128
-BK_BYTES = 128
-SF_BOX = (128, 16)  # bytes x rows: 2048 B = 4 SF blocks of 512 B
-DEFAULT_STAGES = {128: 4, 256: 4}
 POISON = 0xFF
 
 
@@ -82,24 +78,6 @@ def compile_gemm(bn: int = 256, stages: Optional[int] = None, wait_probes: int =
     if isinstance(splits, bool) or not isinstance(splits, (int, np.integer)) or splits < 1:
         raise ValueError(f"nvfp4 GEMM: splits must be an integer >= 1, got {splits!r}")
     return _compile(bn, s, int(wait_probes), int(splits))
-
-
-def choose_bn(n: int) -> int:
-    """256 when N allows it (fewer CTAs re-reading A), else 128."""
-    return 256 if n % 256 == 0 else 128
-
-
-def check_shape(m: int, n: int, k: int, l: int, bn: int) -> None:
-    if min(m, n, k, l) <= 0:
-        raise ValueError(f"nvfp4 GEMM: sizes must be positive, got M={m} N={n} K={k} L={l}")
-    if m % BM:
-        raise ValueError(f"nvfp4 GEMM: M={m} must be a multiple of the tile M {BM}")
-    if n % bn:
-        raise ValueError(f"nvfp4 GEMM: N={n} must be a multiple of the tile N {bn}")
-    if k % 256:
-        raise ValueError(f"nvfp4 GEMM: K={k} must be a multiple of 256 (one 128-B swizzle row per pipeline stage)")
-    if m // BM > 2**31 - 1 or n // bn > 65535 or l > 65535:
-        raise ValueError(f"nvfp4 GEMM: grid ({m // BM}, {n // bn}, {l}) too large")
 
 
 class SplitKWorkspace:
@@ -153,14 +131,6 @@ def _check_module(module: Any, bn: int, splits: int) -> None:
         raise ValueError(f"nvfp4 GEMM: module {getattr(module, 'name', '?')!r} was built with GEMM_BN={mod_bn}, "
                          f"GEMM_SPLITS={mod_splits} but this call runs bn={bn}, splits={splits}: pass "
                          f"module=compile_gemm({bn}, stages, wait_probes, splits={splits}) or drop module=")
-
-
-def stage_bytes(bn: int) -> int:
-    return BM * BK_BYTES + bn * BK_BYTES + 2048 + 2048 * (bn // 128)
-
-
-def shared_bytes(bn: int, stages: int) -> int:
-    return stages * stage_bytes(bn) + 1024  # + slack to round the dynamic SMEM base up to 1024 B
 
 
 def blocks_report() -> Dict[str, List[str]]:
