@@ -31,14 +31,14 @@ NB = 16
 STAGES = 4                          # TMA ring depth (the kernel's -DSTAGES; its default is the same)
 BM = 128
 BK_BYTES = 128                      # one 128-B swizzle row of K = 256 fp4 per pipeline stage
-SF_BOX = (128, 16)                  # bytes x rows: 2048 B = 4 SF blocks of 512 B
 STAGES_VERIFYING = ("D3", "E1", "E2")
 BLOCKS_USED = ("common.cuh", "mbarrier.cuh", "tma.cuh", "tmem.cuh", "scales.cuh", "mma.cuh", "epilogue.cuh")
 
 
 def stage_bytes() -> int:
-    """SMEM bytes of one ring slot: A 128x128 B | B 2048 B (16 rows) | SFA 2048 B | SFB 2048 B (see the .cu header)."""
-    return BM * BK_BYTES + 16 * BK_BYTES + 2 * 2048
+    """SMEM bytes of one ring slot: A 128x128 B | B 2048 B (16 rows) | SFA 2048 B | SFB 2048 B (see the .cu header);
+    the slot holds exactly what the 4 boxes of a full stage deliver."""
+    return tx_bytes(NB)
 
 
 def tx_bytes(nb: int = NB) -> int:
