@@ -155,6 +155,15 @@ def _members(st, act, mask):
     return inmask & np.repeat(act.reshape(-1, 32), 32, axis=0)
 
 
+def _sync_members(st, ins: ir.Instr, m, rmask):
+    """The .sync preamble of match/redux: None while the membermask's lanes have not all arrived (the caller returns
+    RETRY), else the (T, 32) member matrix of :func:`_members`."""
+    mv = rmask(st)
+    if warp_sync_ready(st, ins, m, mv) is not None:
+        return None
+    return _members(st, _act(st, m), _bcast(mv, st.T, np.uint32))
+
+
 @handler("match")
 def build_match(ins: ir.Instr, ctx: Ctx):
     """match.any.sync.b32/b64 d, a, membermask; match.all.sync.b32/b64 d[|p], a, membermask (9.7.8.8)."""
@@ -173,14 +182,10 @@ def build_match(ins: ir.Instr, ctx: Ctx):
     dt = np.uint32 if ty == "b32" else np.uint64
 
     def run(st, m):
-        mv = rmask(st)
-        if warp_sync_ready(st, ins, m, mv) is not None:
+        mem = _sync_members(st, ins, m, rmask)
+        if mem is None:
             return RETRY
-        T = st.T
-        act = _act(st, m)
-        mask = _bcast(mv, T, np.uint32)
-        mem = _members(st, act, mask)
-        eq = _same_matrix(_bcast(ra(st), T, dt)) & mem
+        eq = _same_matrix(_bcast(ra(st), st.T, dt)) & mem
         if mode == "any":
             wd(st, _bits_of(eq), m)
             return None
@@ -211,12 +216,10 @@ def build_redux(ins: ir.Instr, ctx: Ctx):
         ra = ctx.read(ins.args[1], "b32")
 
         def runf(st, m):
-            mv = rmask(st)
-            if warp_sync_ready(st, ins, m, mv) is not None:
+            mem = _sync_members(st, ins, m, rmask)
+            if mem is None:
                 return RETRY
-            T = st.T
-            mem = _members(st, _act(st, m), _bcast(mv, T, np.uint32))
-            bits = _bcast(ra(st), T, np.uint32)
+            bits = _bcast(ra(st), st.T, np.uint32)
             if use_abs:
                 bits = bits & np.uint32(0x7FFFFFFF)
             # monotone integer key of the f32 bits (-0 < +0): two's complement of sign-magnitude
@@ -240,12 +243,10 @@ def build_redux(ins: ir.Instr, ctx: Ctx):
     ra = ctx.read(ins.args[1], "u32")
 
     def run(st, m):
-        mv = rmask(st)
-        if warp_sync_ready(st, ins, m, mv) is not None:
+        mem = _sync_members(st, ins, m, rmask)
+        if mem is None:
             return RETRY
-        T = st.T
-        mem = _members(st, _act(st, m), _bcast(mv, T, np.uint32))
-        v = _bcast(ra(st), T, np.uint32).reshape(-1, 32)
+        v = _bcast(ra(st), st.T, np.uint32).reshape(-1, 32)
         vv = np.repeat(v, 32, axis=0)
         if op == "add":
             r = np.where(mem, vv.astype(np.uint64), 0).sum(axis=1).astype(np.uint32)
