@@ -82,3 +82,20 @@ def _restore_debug_env(monkeypatch: pytest.MonkeyPatch) -> None:
         else:   # delenv of an absent variable records nothing; setenv first so the undo removes it again
             monkeypatch.setenv(name, "")
             monkeypatch.delenv(name)
+
+
+@pytest.fixture(scope="module")
+def emu():
+    """One emulator device per test module (stage-driver tests)."""
+    import ptxlab
+
+    return ptxlab.open_device("emu")
+
+
+@pytest.fixture
+def ctx(tmp_path, emu):
+    """A StageContext on the emulator with a fresh dump dir and no debug flags, for calling stage drivers directly."""
+    from ptxlab.debug import DebugFlags
+    from ptxlab.lab.registry import StageContext
+
+    return StageContext(backend="emu", dump_dir=tmp_path, debug=DebugFlags(), _device=emu)

@@ -9,13 +9,12 @@ import numpy as np
 import pytest
 
 import ptxlab
-from ptxlab.debug import DebugFlags
 from ptxlab.desc.smem import SmemDesc
 from ptxlab.emu.tcgen05_mma import run_mma, spec_from_idesc
 from ptxlab.errors import CompileError, EmuError
 from ptxlab import gpumode
 from ptxlab.gpumode import check_close, generate_gemv, reference_gemv
-from ptxlab.lab.registry import StageContext, _load_driver, discover
+from ptxlab.lab.registry import _load_driver, discover
 from ptxlab.numerics import decode_ue4m3
 
 from probes.tcgen05_probes import mma_f16
@@ -28,16 +27,6 @@ SEED = np.random.SeedSequence().entropy
 def rng() -> np.random.Generator:
     print(f"seed={SEED}")
     return np.random.default_rng(SEED)
-
-
-@pytest.fixture(scope="module")
-def emu():
-    return ptxlab.open_device("emu")
-
-
-@pytest.fixture
-def ctx(tmp_path, emu):
-    return StageContext(backend="emu", dump_dir=tmp_path, debug=DebugFlags(), _device=emu)
 
 
 def _fails(res) -> str:

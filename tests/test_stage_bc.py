@@ -26,16 +26,6 @@ def C():
     return _load_driver(ROOT / "stages" / "C_scale_cp" / "driver.py")
 
 
-@pytest.fixture(scope="module")
-def emu():
-    return ptxlab.open_device("emu")
-
-
-@pytest.fixture
-def ctx(tmp_path, emu):
-    return StageContext(backend="emu", dump_dir=tmp_path, debug=DebugFlags(), _device=emu)
-
-
 def _fails(res) -> str:
     assert not res.passed
     return "\n".join(f"{c.name}: {c.detail}" for c in res.rows if not c.ok)
