@@ -388,17 +388,13 @@ def _emulator_gemv(data: Any, m: int, k: int, l: int) -> Any:
     import torch
 
     try:
-        from ptxlab.gpumode import NvFp4Problem
+        from ptxlab.gpumode import from_torch
         from ptxlab.production.gemv import run_gemv
     except ImportError as exc:  # pragma: no cover - exported file outside the lab
         raise RuntimeError("nvfp4_gemv custom_kernel: CPU tensors need the ptxlab emulator (pip install ptxlab), "
                            "or pass CUDA tensors") from exc
-    a, b, sfa, sfb, sfa_p, sfb_p, c = data
-
-    def u8(t: Any) -> Any:
-        return t.detach().view(torch.uint8).numpy()  # a numpy view with the tensor's strides (no copy)
-
-    p = NvFp4Problem(u8(a), u8(b), u8(sfa), u8(sfb), u8(sfa_p), u8(sfb_p), c.detach().numpy(), m, 1, k, l)
+    c = data[6]
+    p = from_torch(data)  # numpy views with the tensors' strides (no copy)
     import os
 
     import ptxlab

@@ -431,17 +431,13 @@ def _emulator_gemm(data: Any, m: int, n: int, k: int, l: int, splits: int = 1) -
 
     try:
         import ptxlab
-        from ptxlab.gpumode import NvFp4Problem
+        from ptxlab.gpumode import from_torch
         from ptxlab.production.gemm import nvfp4_gemm
     except ImportError as exc:  # pragma: no cover - exported file outside the lab
         raise RuntimeError("nvfp4_gemm custom_kernel: CPU tensors need the ptxlab emulator (pip install ptxlab), "
                            "or pass CUDA tensors on a B200") from exc
-    a, b, sfa, sfb, sfa_p, sfb_p, c = data
-
-    def u8(t: Any) -> Any:
-        return t.detach().view(torch.uint8).numpy()  # a numpy view with the tensor's strides (no copy)
-
-    p = NvFp4Problem(u8(a), u8(b), u8(sfa), u8(sfb), u8(sfa_p), u8(sfb_p), c.detach().numpy(), m, n, k, l)
+    c = data[6]
+    p = from_torch(data)  # numpy views with the tensors' strides (no copy)
     plan = launch_plan(m, n, k, l, splits)
     key = (plan["bn"], plan["stages"], plan["splits"])
     if key not in _EMU:  # compile THIS file's kernel text (the embedded one in an exported submission)
