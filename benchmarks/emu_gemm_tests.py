@@ -4,7 +4,7 @@
 
 The cost of a shape is proportional to its "work" W = (M/128) * (N/BN) * (K/256) (K blocks of 256 per 128xBN CTA,
 4 MMAs of 128x256x64 each): about 0.03-0.05 s/W on 2 shared cores with the fast exact MMA path
-(ptxlab/mma_arith_fast.py). The whole list is W = 11597 (about 10 min), 9072 of it the 2304x4608x7168 shape.
+(ptxlab/mma/fast.py). The whole list is W = 11597 (about 10 min), 9072 of it the 2304x4608x7168 shape.
 By default the shapes with W <= --max-work (default 1000: every shape but that one, about 2 min) run; the others
 are listed with an estimate from the measured rate. `--all` runs every shape; `--only 2,5` picks shapes by index.
 

@@ -7,14 +7,14 @@ The fast exact path covers every F32 kind; this times the NVFP4/MXFP4 kinds the 
 Kept out of the test suite (timings on a shared 2-core machine are not tests); the emulator's tcgen05.mma calls this
 once per instruction, so it bounds how fast MMA-heavy kernels run on the emulator. UE4M3 is timed on full-range
 scales (the fast path hands most elements to the model) and on gpu-mode GEMM data (SF codes 0..3, C a multiple of
-2**-20: everything proven), with the fast path on and off (ptxlab.mma_arith.FAST), as ratios in one run.
+2**-20: everything proven), with the fast path on and off (ptxlab.mma.model.FAST), as ratios in one run.
 """
 import time
 
 import numpy as np
 
-import ptxlab.mma_arith as MA
-from ptxlab.mma_arith import mma
+import ptxlab.mma.model as MA
+from ptxlab.mma import mma
 
 
 def best_ms(args, reps=5) -> float:

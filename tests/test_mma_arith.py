@@ -1,4 +1,4 @@
-"""Tests for ptxlab.mma_arith: frozen B200 vectors, hand-worked rule cases, exact-sum properties, bounds.
+"""Tests for ptxlab.mma: frozen B200 vectors, hand-worked rule cases, exact-sum properties, bounds.
 
 Random tests draw a fresh seed from os.urandom; it is printed in every assertion message.
 Test-side value decoding uses ml_dtypes / numpy views, not the module's decoders.
@@ -13,7 +13,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from ptxlab.mma_arith import ModelSilent, exact_regime, mma, mma_exact
+from ptxlab.mma import ModelSilent, exact_regime, mma, mma_exact
 
 U8, U16, U32 = np.uint8, np.uint16, np.uint32
 
@@ -493,7 +493,7 @@ def test_exact_regime_model_equals_exact_sum(case):
     kind, af, bf, df, (lim, step), scales, block, clim = case
     s = seed()
     rng = np.random.default_rng(s)
-    from ptxlab.mma_arith import KIND_K
+    from ptxlab.mma import KIND_K
     M, N, K = 5, 7, 2 * KIND_K[kind]
     a = rng.choice(grid_codes(af, lim, step), (M, K))
     b = rng.choice(grid_codes(bf, lim, step), (N, K))
@@ -556,7 +556,7 @@ def test_model_within_truncation_bound(kind, af, bf, sf, block):
     # from the exact sum only by its truncations: (#truncated terms) * 2**q_max + one final rounding ulp.
     s = seed()
     rng = np.random.default_rng(s)
-    from ptxlab.mma_arith import KIND_K
+    from ptxlab.mma import KIND_K
     M, N, K = 6, 6, KIND_K[kind]
 
     def codes(fmt, n):
@@ -615,7 +615,7 @@ def test_matrix_equals_per_element_and_k_loop(kind, af, bf, sf, block):
     # chained instructions (D of the first is C of the second).
     s = seed()
     rng = np.random.default_rng(s)
-    from ptxlab.mma_arith import KIND_K
+    from ptxlab.mma import KIND_K
     M, N, K0 = 3, 4, KIND_K[kind]
     K = 2 * K0
 

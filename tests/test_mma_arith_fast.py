@@ -1,4 +1,4 @@
-"""The fast exact path (ptxlab/mma_arith_fast.py) against the full model, bit for bit: kind::mxf4nvf4 in depth, then
+"""The fast exact path (ptxlab/mma/fast.py) against the full model, bit for bit: kind::mxf4nvf4 in depth, then
 every other F32-D kind (f16, tf32, f8f6f4, mxf8f6f4, mxf4; test_every_f32_kind_fast_equals_model).
 
 Every draw uses a fresh seed (printed on failure). Data families are built to hit each branch: gpu-mode GEMM data
@@ -13,8 +13,8 @@ import os
 import numpy as np
 import pytest
 
-import ptxlab.mma_arith as MA
-from ptxlab.mma_arith import ModelSilent, mma
+import ptxlab.mma.model as MA
+from ptxlab.mma import ModelSilent, mma
 
 U8, U32 = np.uint8, np.uint32
 

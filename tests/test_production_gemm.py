@@ -2,7 +2,7 @@
 
 Fresh gpu-mode GEMM data every run (all e2m1 codes incl. negatives, SF 0..3; the seed is in every failure message);
 c is poisoned (0xFF bytes = fp16 NaN) before the launch. Checks:
-  * exact: c == fp16(RNE) of the bit-exact tensor-core model ptxlab.mma_arith.mma over the full K (chained 64-wide
+  * exact: c == fp16(RNE) of the bit-exact tensor-core model ptxlab.mma.mma over the full K (chained 64-wide
     MMAs, D of chunk i = C of chunk i+1, the kernel's order), bit for bit;
   * gpu-mode: c vs reference_gemm (float64 sums) with rtol = atol = 1e-3 (gpu-mode's check);
   * SASS of both tile configs has UTMALDG, UTCCP, UTCOMMA, UTCBAR, LDTM;
@@ -27,7 +27,7 @@ def fresh_seed() -> int:
 
 def model_c(p: gpumode.NvFp4Problem) -> np.ndarray:
     """(M, N, L) fp16: the bit-exact tensor-core model over the full K, then fp32 -> fp16 round-to-nearest-even."""
-    from ptxlab.mma_arith import mma
+    from ptxlab.mma import mma
     from ptxlab.numerics import unpack_fp4
 
     out = []

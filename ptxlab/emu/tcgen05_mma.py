@@ -4,7 +4,7 @@ PTX ISA 9.7.16.10 (tcgen05.mma), 9.7.16.10.4 (packing formats), 9.7.16.10.5 (dat
 9.7.16.10.7 (block scaling), 9.7.16.3 (canonical SMEM layouts, via :func:`ptxlab.desc.smem.smem_operand_addresses`).
 Scale-factor TMEM layout (ptx_facts §6, CUTLASS ``UMMA::tmem_sf_frg`` in cute/atom/mma_traits_sm100_frag.hpp):
 the SF word of row r is column ``sf_col + r//32`` in lane ``r%32`` of every 32-lane quarter (replicated); byte
-``sf_id + j`` holds the SF of K-block j. The arithmetic is :func:`ptxlab.mma_arith.mma` (bit-exact model).
+``sf_id + j`` holds the SF of K-block j. The arithmetic is :func:`ptxlab.mma.mma` (bit-exact model).
 
 The function never touches emulator state: it returns the D words, where they go, and the TMEM cells it read so the
 caller can run hazard checks (:class:`ptxlab.emu.tmem.Tmem`).
@@ -142,7 +142,7 @@ def spec_from_idesc(kind: str, idesc: int, *, block: Optional[int] = None) -> Mm
 def operand_codes_from_bytes(b: npt.ArrayLike, fmt: str, kind: str) -> npt.NDArray[Any]:
     """K-major row bytes (rows, 32) -> element codes (rows, K) for ``fmt`` (little-endian words, low nibble first).
 
-    dtypes follow ptxlab.mma_arith: uint8 (8/4-bit), uint16 (f16/bf16), uint32 (tf32 container)."""
+    dtypes follow ptxlab.mma: uint8 (8/4-bit), uint16 (f16/bf16), uint32 (tf32 container)."""
     b = np.ascontiguousarray(np.asarray(b, np.uint8))
     bits = _BITS[fmt]
     if bits == 4:
@@ -295,7 +295,7 @@ def run_mma(
         reads.append(("accumulator D", gl.ravel(), gc.ravel()))
         c = tmem_data[gl, gc].astype(np.uint32)
     if arith is None:
-        from ptxlab.mma_arith import mma as arith
+        from ptxlab.mma import mma as arith
     d = np.asarray(arith(spec.kind, a, b, c=c, **kw), dtype=np.uint32)
     if d.shape != (M, N):
         raise MmaError(f"arithmetic returned shape {d.shape}, expected {(M, N)}")

@@ -1,7 +1,7 @@
 """Host side of stages D/E: compiling the stage kernels, fresh gpu-mode data, uploads and independent references.
 
 Shared by stages/D_mma/driver.py and stages/E_epilogue/driver.py (E loads this file by path). Expected values come
-from ptxlab.gpumode / ptxlab.mma_arith on the host arrays (float64 sums over the reference-layout tensors), never from
+from ptxlab.gpumode / ptxlab.mma on the host arrays (float64 sums over the reference-layout tensors), never from
 the kernels' index math.
 """
 from __future__ import annotations
@@ -112,9 +112,9 @@ def full_sums(p: NvFp4Problem, nb: int) -> np.ndarray:
 
 
 def model_accumulator(p: NvFp4Problem, nb: int) -> np.ndarray:
-    """(L, M, nb) uint32 fp32 bits of the chained-MMA result from the bit-exact model ptxlab.mma_arith.mma (one MMA
+    """(L, M, nb) uint32 fp32 bits of the chained-MMA result from the bit-exact model ptxlab.mma.mma (one MMA
     per 64-wide K chunk, D of chunk i is C of chunk i+1) -- for data outside the exact regime."""
-    from ptxlab.mma_arith import mma
+    from ptxlab.mma import mma
     from ptxlab.numerics import unpack_fp4
 
     out = []

@@ -1,4 +1,4 @@
-"""Exact reference (float64) and the exact-regime predicate for :mod:`ptxlab.mma_arith`."""
+"""Exact reference (float64) and the exact-regime predicate for :mod:`ptxlab.mma`."""
 from __future__ import annotations
 
 import math
@@ -6,9 +6,9 @@ import math
 import numpy as np
 import numpy.typing as npt
 
-from ptxlab.mma_arith_codec import (Decoded, bit_length, ctz, decode_c, encode_f16_rne, encode_f32_rz,
+from ptxlab.mma.codec import (Decoded, bit_length, ctz, decode_c, encode_f16_rne, encode_f32_rz,
                                     trunc_units)
-from ptxlab.mma_arith_steps import NEG, products, specials
+from ptxlab.mma.steps import NEG, products, specials
 
 __all__ = ["exact_sum", "regime"]
 
@@ -59,7 +59,7 @@ def _is_special(p) -> bool:
 
 
 def regime(p) -> bool:
-    """Sufficient condition for mma == exact sum (see mma_arith.exact_regime)."""
+    """Sufficient condition for mma == exact sum (see ptxlab.mma.model.exact_regime)."""
     if _is_special(p):
         return False
     c_bits = p.c_bits

@@ -1,7 +1,7 @@
-"""Fast exact path for one K step of :mod:`ptxlab.mma_arith` with an F32 destination (every kind but i8).
+"""Fast exact path for one K step of :mod:`ptxlab.mma` with an F32 destination (every kind but i8).
 
 Every F32-D rule of the model truncates exact products, exact group sums or C into units of ``2**q`` and normalizes
-the integer sum to F32 toward zero: ``mma_arith_steps.step_window`` (kinds f16, tf32, f8f6f4, mxf8f6f4:
+the integer sum to F32 toward zero: ``ptxlab.mma.steps.step_window`` (kinds f16, tf32, f8f6f4, mxf8f6f4:
 ``q = max(R, r_c) - 25``), ``step_nvfp4`` (mxf4nvf4 with UE4M3) and ``step_mxf4_ue8m0`` (mxf4, mxf4nvf4 with UE8M0),
 whose quanta are all at most ``max(R - 39, S - 35, r_c - 35)`` (product-dominant, C-dominant and C-outranked
 group windows alike). Wherever every product and C are already multiples of
@@ -23,7 +23,7 @@ O(M*N*K) integer work, and hands only the elements it cannot prove to the model:
 
 An element without a nonzero product returns C's bits in the block-scaled kinds (the model's pass-through) and
 ``RZ(C)`` otherwise. Everything else the model treats
-specially (NaN/Inf inputs, C = -0 without a nonzero product, which the model refuses) is left to the model, so the two paths cannot disagree on it. ``tests/test_mma_arith_fast.py``
+specially (NaN/Inf inputs, C = -0 without a nonzero product, which the model refuses) is left to the model, so the two paths cannot disagree on it. ``tests/mma/test_mma_arith_fast.py``
 compares this path with the model on random data designed to hit every branch.
 """
 from __future__ import annotations
@@ -32,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ptxlab.blas_threads import single_threaded
-from ptxlab.mma_arith_codec import Decoded, ctz, decode_c
+from ptxlab.mma.codec import Decoded, ctz, decode_c
 
 __all__ = ["fast_step", "WINDOW", "MX"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from ptxlab.mma_arith_codec import (Decoded, ModelSilent, encode_f16_rne, encode_f32_rz, trunc_units)
+from ptxlab.mma.codec import (Decoded, ModelSilent, encode_f16_rne, encode_f32_rz, trunc_units)
 
 U32 = npt.NDArray[np.uint32]
 I64 = npt.NDArray[np.int64]

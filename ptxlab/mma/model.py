@@ -1,7 +1,7 @@
 """Bit-exact arithmetic model of one ``tcgen05.mma`` (sm_100a), vectorized with numpy.
 
 Implements the sf-tensor/tcgen05 model (``tcgen05_model/MODEL.md``, MIT; restated in
-``/work/shared/reference/tcgen05_arithmetic.md``); rules as implemented: ``ptx_docs/mma_arithmetic.md``.
+the shared reference ``tcgen05_arithmetic.md``); rules as implemented: ``ptx_docs/mma_arithmetic.md``.
 
 API::
 
@@ -41,9 +41,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from ptxlab.mma_arith_codec import Decoded, ModelSilent, decode_c, decode_elem, decode_scale
-from ptxlab.mma_arith_fast import MX, WINDOW, fast_step
-from ptxlab.mma_arith_steps import step_i8, step_mxf4_ue8m0, step_nvfp4, step_window
+from ptxlab.mma.codec import Decoded, ModelSilent, decode_c, decode_elem, decode_scale
+from ptxlab.mma.fast import MX, WINDOW, fast_step
+from ptxlab.mma.steps import step_i8, step_mxf4_ue8m0, step_nvfp4, step_window
 
 __all__ = ["mma", "mma_exact", "exact_regime", "ModelSilent", "KIND_K", "Plan"]
 
@@ -58,7 +58,7 @@ FMT_DTYPE = {"f16": np.uint16, "bf16": np.uint16, "tf32": np.uint32, "u8": np.ui
 FMT_BITS = {"e2m3": 6, "e3m2": 6, "e2m1": 4}
 SCALED = ("mxf8f6f4", "mxf4", "mxf4nvf4")
 # F32 D (every kind but i8): prove exactness cheaply per element and run the model only where that fails
-# (ptxlab/mma_arith_fast.py); False forces the model everywhere (tests compare the two).
+# (ptxlab/mma/fast.py); False forces the model everywhere (tests compare the two).
 FAST = True
 
 
@@ -231,7 +231,7 @@ def mma(kind: str, a: npt.ArrayLike, b: npt.ArrayLike, **kw) -> npt.NDArray[np.u
 
 def mma_exact(kind: str, a: npt.ArrayLike, b: npt.ArrayLike, **kw) -> npt.NDArray[np.float64]:
     """Exact ``sum_k A*B*scales + C`` (no windows, no per-step rounding), correctly rounded to float64."""
-    from ptxlab.mma_arith_exact import exact_sum
+    from ptxlab.mma.exact import exact_sum
     return exact_sum(plan(kind, a, b, **kw))
 
 
@@ -241,5 +241,5 @@ def exact_regime(kind: str, a: npt.ArrayLike, b: npt.ArrayLike, **kw) -> bool:
     When True, :func:`mma` equals the exact sum bit for bit (so a stage test may demand equality with a
     plain sum). Sufficient, not necessary: False means only that exactness is not guaranteed.
     """
-    from ptxlab.mma_arith_exact import regime
+    from ptxlab.mma.exact import regime
     return regime(plan(kind, a, b, **kw))
