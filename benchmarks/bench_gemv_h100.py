@@ -4,7 +4,7 @@
 
 One command: prints a table, writes JSON to $OUT/bench_gemv_h100.json when $OUT is set. Needs torch (CUDA),
 numpy, cuda-python (NVRTC + driver); ptxlab does not need to be installed (run from the repo root). The kernel is
-compiled with bare NVRTC (no headers) by ptxlab.production.gpumode_compat and launched on torch tensors' raw pointers.
+compiled with bare NVRTC (no headers) by ptxlab.production.submission_gemv and launched on torch tensors' raw pointers.
 
 Method
   * inputs: generated on the GPU with gpu-mode's distributions and memory order (a (L,M,K/2) bytes randint[0,4),
@@ -19,7 +19,7 @@ Method
   * correctness: every timed shape's output (set 0 and the last launch's set) is compared bitwise with an exact
     reference (float64 matmul of the dequantized operands rounded to fp16) and with gpu-mode's rtol/atol; and the
     gpu-mode adapter custom_kernel runs on ptxlab.gpumode tuples of every GEMV_TESTS shape (numpy reference);
-  * kernel config per shape: ptxlab.production.gpumode_compat.pick_config (what custom_kernel launches);
+  * kernel config per shape: ptxlab.production.submission_gemv.pick_config (what custom_kernel launches);
   * "read floor": a grid-stride read of the same bytes (A and SFA as two flat streams, 16-byte non-allocating loads,
     XOR-reduced; benchmarks/gemv_floor_h100.py's flat2_k) timed the same way in the same run: what any kernel that
     reads these bytes once costs here, launch and ramp included;
@@ -180,7 +180,7 @@ def copy_bandwidth(torch, sleep_cycles: int, iters: int) -> dict:
 def bench_variants(torch, variants: dict, sets: list, m: int, k: int, l: int, nbytes: int, iters: int,
                    sleep_cycles: int) -> list:
     """Time each variant (a config runnable on the shape) on the same input sets; exact check on a re-poisoned set 0."""
-    from ptxlab.production.gpumode_compat import fits
+    from ptxlab.production.submission_gemv import fits
 
     out = []
     stream = torch.cuda.current_stream().cuda_stream
@@ -342,7 +342,7 @@ def compat_check(torch) -> dict:
     """custom_kernel (the gpu-mode adapter) on gpu-mode tuples of every GEMV_TESTS shape, poisoned c, exact check.
     Uses ptxlab.gpumode's generator + numpy reference when importable (needs ml_dtypes), else torch-built tuples with
     the same distributions/layouts and the float64 torch reference."""
-    from ptxlab.production.gpumode_compat import custom_kernel
+    from ptxlab.production.submission_gemv import custom_kernel
 
     try:
         from ptxlab import gpumode as gm
@@ -384,7 +384,7 @@ def load_inline_check(torch) -> dict:
     if not (shutil.which("nvcc") or os.environ.get("CUDA_HOME")):
         return {"status": "skipped: no nvcc / CUDA_HOME on this machine"}
     from ptxlab import gpumode as gm
-    from ptxlab.production.gpumode_compat import custom_kernel
+    from ptxlab.production.submission_gemv import custom_kernel
 
     old = os.environ.get("GEMV_BACKEND")
     os.environ["GEMV_BACKEND"] = "load_inline"
@@ -417,7 +417,7 @@ def main(argv=None) -> int:
         args.iters, args.baseline_iters = 50, 3
     import torch
 
-    from ptxlab.production.gpumode_compat import CudaGemv
+    from ptxlab.production.submission_gemv import CudaGemv
 
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.cuda.init()
@@ -426,7 +426,7 @@ def main(argv=None) -> int:
     props = torch.cuda.get_device_properties(dev)
     report: dict = {"device": props.name, "cc": list(torch.cuda.get_device_capability(dev)),
                     "torch": torch.__version__, "python": platform.python_version(), "errors": []}
-    from ptxlab.production.gpumode_compat import gemv_arch, pick_config
+    from ptxlab.production.submission_gemv import gemv_arch, pick_config
 
     t0 = time.perf_counter()
     arch = gemv_arch(*torch.cuda.get_device_capability(dev))

@@ -151,7 +151,7 @@ class Mod:
     def __init__(self, defines: str = "") -> None:
         from cuda.bindings import driver as drv
 
-        from ptxlab.production.gpumode_compat import nvrtc_cubin
+        from ptxlab.production.submission_gemv import nvrtc_cubin
 
         self.drv = drv
         self.ok(drv.cuInit(0))

@@ -29,7 +29,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     import torch
 
-    from ptxlab.production.gpumode_compat import CudaGemv
+    from ptxlab.production.submission_gemv import CudaGemv
 
     m, k, l = (int(v) for v in args.shape.split("x"))
     old, cfg, defines = parse_variant(args.variant)

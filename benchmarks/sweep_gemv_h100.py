@@ -57,7 +57,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     import torch
 
-    from ptxlab.production.gpumode_compat import CudaGemv, fits, is_flat, is_stream
+    from ptxlab.production.submission_gemv import CudaGemv, fits, is_flat, is_stream
 
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.cuda.init()

@@ -87,7 +87,7 @@ GEMM_ALLOWED_IMPORTS = {"__future__", "ctypes", "os", "typing"}
 
 def test_export_gemm_is_python_and_embeds_flattened_kernel(tmp_path: Path) -> None:
     from ptxlab.kernels.flatten import flatten, remaining_includes
-    from ptxlab.production import gpumode_compat
+    from ptxlab.production import submission_gemv
 
     out = write_submission(tmp_path, "nvfp4_gemm")
     text = out.read_text()
@@ -100,7 +100,7 @@ def test_export_gemm_is_python_and_embeds_flattened_kernel(tmp_path: Path) -> No
     top |= {n.module.split(".")[0] for n in tree.body if isinstance(n, ast.ImportFrom) and n.module}
     assert top <= GEMM_ALLOWED_IMPORTS, top
     assert export.inline_function(text, "nvrtc_compile") == export.inline_function(
-        Path(gpumode_compat.__file__).read_text(), "nvrtc_compile")
+        Path(submission_gemv.__file__).read_text(), "nvrtc_compile")
     mod = load(out)
     assert mod.KERNEL_SRC == flatten("nvfp4_gemm_tcgen05.cu")
     assert mod.kernel_source() is mod.KERNEL_SRC
@@ -409,7 +409,7 @@ def test_gemm_export_splits_default_unchanged(tmp_path: Path) -> None:
     """Without --splits the exported file keeps the adapter's `GEMM_SPLITS = 1` line (no split-K unless the env var
     asks); --splits S / auto rewrites only that line; invalid --splits values are refused."""
     from ptxlab.production import gemm as G
-    from ptxlab.production import gpumode_gemm_compat as compat
+    from ptxlab.production import submission_gemm as compat
 
     text = export.render("nvfp4_gemm")
     assert re.search(r"^GEMM_SPLITS = 1  #", text, re.M)

@@ -12,7 +12,7 @@ import pytest
 import ptxlab
 from ptxlab import gpumode as gm
 from ptxlab.production import gemv as G
-from ptxlab.production import gpumode_compat as gc
+from ptxlab.production import submission_gemv as gc
 
 ARCHS = ("sm_90a", "sm_100a")
 FAST_TESTS = [t for t in gm.GEMV_TESTS if t["m"] * t["k"] * t["l"] <= 512 * 1536 * 2]

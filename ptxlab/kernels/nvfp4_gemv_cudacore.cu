@@ -1,7 +1,7 @@
 // NVFP4 GEMV on CUDA cores (no tensor cores), one source for sm_90a and sm_100a.  c = A . b  (gpu-mode nvfp4_gemv)
 //
 // Kernel: nvfp4_gemv_cudacore(a, b, sfa, sfb, c, M, K, L); two variants of it, chosen by #defines (the host picks
-// a config per shape: ptxlab/production/gpumode_compat.py pick_config):
+// a config per shape: ptxlab/production/submission_gemv.py pick_config):
 //   * flat variant (GEMV_FLAT=1; K % 1024 == 0): persistent CTAs read whole rows as contiguous blocks, grid
 //     (CTAs resident on the GPU per batch, L), block 32 * GEMV_WARPS; see "Flat variant" below;
 //   * register variant (default; any K % 32 == 0): grid (ceil(M / GEMV_ROWS_PER_CTA), L), block GEMV_THREADS.

@@ -1,2 +1,2 @@
 """Production kernels' host side: launch wrappers (``gemv``), the gpu-mode ``custom_kernel`` adapter
-(``gpumode_compat``) and the single-file submission exporter (``export``). Nothing heavy is imported here."""
+(``submission_gemv``) and the single-file submission exporter (``export``). Nothing heavy is imported here."""

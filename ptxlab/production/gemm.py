@@ -10,7 +10,7 @@ gpu-mode's memory order (L, M, N). The tensors are used as they are laid out by 
   box {128, 16} (4 consecutive 512-B SF blocks = the SFs of 128 rows x 256 K), no swizzle;
 * c: (L, M, N) fp16, poisoned before the launch (0xFF bytes = NaN), so an element the kernel misses shows up.
 
-The map parameters come from ``ptxlab.production.gpumode_gemm_compat.tensor_map_params``, the function the gpu-mode
+The map parameters come from ``ptxlab.production.submission_gemm.tensor_map_params``, the function the gpu-mode
 adapter (and so the exported submission) encodes its maps with on a real GPU.
 
 The kernel is built from ``ptxlab/kernels/blocks/*.cuh``; :func:`blocks_report` says which of the blocks it uses are
@@ -21,7 +21,7 @@ on grid (M/128, N/BN, L*S); the S CTAs of a tile reduce their fp32 partials thro
 plus one u32 counter per tile (:class:`SplitKWorkspace`; per call unless one is passed; every launch leaves it zero).
 The default is splits=1 (the kernel as before, bit-exact vs the tensor-core model); :func:`choose_splits` is a
 heuristic (one wave of at most `sms` CTAs) that nothing uses by default: its benefit on a B200 is unmeasured.
-:func:`check_splits` and :func:`choose_splits` live in ``gpumode_gemm_compat`` (one implementation; the adapter's
+:func:`check_splits` and :func:`choose_splits` live in ``submission_gemm`` (one implementation; the adapter's
 ``PTXLAB_GEMM_SPLITS=auto`` uses the same heuristic).
 """
 from __future__ import annotations
@@ -34,9 +34,9 @@ import numpy as np
 
 # the host-side plan (tile constants, shape checks, SMEM sizes, tensor maps, split-K choice) has one implementation,
 # in the self-contained gpu-mode adapter the exporter ships; this wrapper uses it so the two cannot drift apart
-from ptxlab.production.gpumode_gemm_compat import (B200_SMS, BK_BYTES, BM, DEFAULT_STAGES, KERNEL_FILE, KERNEL_NAME,
-                                                   SF_BOX, THREADS, check_shape, check_splits, choose_bn,
-                                                   choose_splits, shared_bytes, stage_bytes, tensor_map_params)
+from ptxlab.production.submission_gemm import (B200_SMS, BK_BYTES, BM, DEFAULT_STAGES, KERNEL_FILE, KERNEL_NAME,
+                                               SF_BOX, THREADS, check_shape, check_splits, choose_bn,
+                                               choose_splits, shared_bytes, stage_bytes, tensor_map_params)
 
 __all__ = ["KERNEL_FILE", "KERNEL_NAME", "BLOCKS_USED", "THREADS", "compile_gemm", "choose_bn", "check_shape",
            "stage_bytes", "shared_bytes", "blocks_report", "nvfp4_gemm", "DEFAULT_STAGES", "check_splits",

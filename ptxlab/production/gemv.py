@@ -13,8 +13,8 @@ import numpy as np
 
 # config tuples (rows_per_warp, warps, unroll, ksplit, prefetch) and the per-shape choice live in the self-contained
 # gpu-mode adapter: one definition for the lab and the exported submission
-from ptxlab.production.gpumode_compat import (CONFIG_NAMES, DEFAULT_CONFIG, config_defines, fits, full_config,
-                                              is_flat, launch_plan, pick_config)
+from ptxlab.production.submission_gemv import (CONFIG_NAMES, DEFAULT_CONFIG, config_defines, fits, full_config,
+                                               is_flat, launch_plan, pick_config)
 
 __all__ = ["KERNEL_FILE", "KERNEL_NAME", "ROWS_PER_CTA", "THREADS", "kernel_source", "compile_gemv", "check_shape",
            "launch_geometry", "launch_gemv", "run_gemv", "CONFIG_NAMES", "DEFAULT_CONFIG", "pick_config"]
@@ -35,7 +35,7 @@ def kernel_source() -> str:
 
 
 def config_source(config: Optional[tuple] = None) -> str:
-    """Kernel text, with #defines selecting config (see gpumode_compat.full_config; None or the default config: the
+    """Kernel text, with #defines selecting config (see submission_gemv.full_config; None or the default config: the
     text as it is)."""
     if config is None or full_config(config) == DEFAULT_CONFIG:
         return kernel_source()
@@ -70,7 +70,7 @@ def launch_geometry(m: int, l: int, config: Optional[tuple] = None,
                     k: Optional[int] = None) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
     """(grid, block) for M rows and L batches (default config, or a (rows_per_warp, warps, unroll[, ksplit, ...]) one):
     a CTA of `warps` warps covers rows_per_warp * warps / ksplit rows. The flat variant needs k (its grid is
-    persistent, sized for a 132-SM GPU; see gpumode_compat.launch_plan)."""
+    persistent, sized for a 132-SM GPU; see submission_gemv.launch_plan)."""
     if k is None and is_flat(config):
         raise ValueError(f"nvfp4 GEMV launch_geometry: the flat variant {full_config(config)} sizes its grid from K "
                          "(rows per round = 32 * warps / (K/32) * rows_per_round); pass k=")

@@ -8,7 +8,7 @@ complete_tx, ``blocks/tma.cuh``) into a ``STAGES``-deep SMEM ring, one
 ``tcgen05.cp.32x128b.warpx4``, and the epilogue reads TMEM with ``tcgen05.ld.32x32b`` and stores fp16.  B is
 gpu-mode's (128, K/2, L) tensor: the kernel uses its first 16 rows (N padded to 16); only column 0 is the GEMV result.
 
-Tensor maps (the GEMM's, from ``gpumode_gemm_compat.tensor_map_params`` as ``ptxlab/production/gemm.py`` builds them,
+Tensor maps (the GEMM's, from ``submission_gemm.tensor_map_params`` as ``ptxlab/production/gemm.py`` builds them,
 with N = b's rows and tile N = 16):
 
 * a, b: physical (L, rows, K/2) bytes -> 3-D UINT8 maps {K/2, rows, L}, box {128 B, 128 | NB rows, 1}, SWIZZLE_128B;
@@ -90,9 +90,9 @@ def make_tensor_maps(dev: Any, a: Any, b: Any, sfa: Any, sfb: Any, m: int, k: in
                      nb: int = NB) -> List[Any]:
     """The kernel's 4 tensor maps over device buffers a (L, M, K/2), b (L, b_rows, K/2) and the permuted SF memory
     (``ptxlab.scales.permuted_bytes``) of sfa / sfb; checks that their boxes deliver tx_bytes(nb) per stage.
-    The parameters come from the GEMM's single source of truth, ``gpumode_gemm_compat.tensor_map_params``, with
+    The parameters come from the GEMM's single source of truth, ``submission_gemm.tensor_map_params``, with
     N = b_rows and the tile N = nb (B box {128, nb, 1})."""
-    from ptxlab.production.gpumode_gemm_compat import tensor_map_params
+    from ptxlab.production.submission_gemm import tensor_map_params
 
     prm = tensor_map_params(m, b_rows, k, l, nb)
     maps = [dev.tensor_map(buf, **prm[name]) for name, buf in (("a", a), ("b", b), ("sfa", sfa), ("sfb", sfb))]

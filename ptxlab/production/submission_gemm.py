@@ -3,7 +3,7 @@
 This file is SELF-CONTAINED on purpose: ``python lab.py export --problem nvfp4_gemm`` copies it into a single-file
 submission with two substitutions: ``KERNEL_SRC`` becomes the flattened kernel text (``ptxlab/kernels/
 nvfp4_gemm_tcgen05.cu`` with its ``blocks/*.cuh`` inlined by :mod:`ptxlab.kernels.flatten`; no ``#include`` left, no
-CUDA header needed, so bare NVRTC compiles it), and the ``from ptxlab.production.gpumode_compat import
+CUDA header needed, so bare NVRTC compiles it), and the ``from ptxlab.production.submission_gemv import
 nvrtc_compile`` line becomes that function's text (the NVRTC helper shared with the GEMV adapter). At import the
 submission needs only the standard library; torch and cuda-python (``cuda.bindings``) are imported inside functions.
 
@@ -62,7 +62,7 @@ _INTERLEAVE_CODES = {"none": 0}
 _L2_PROMOTION_CODES = {"none": 0}
 _OOB_FILL_CODES = {"none": 0}
 
-from ptxlab.production.gpumode_compat import nvrtc_compile  # noqa: E402  (export: replaced by the function's text)
+from ptxlab.production.submission_gemv import nvrtc_compile  # noqa: E402  (export: replaced by the function's text)
 
 
 def kernel_source() -> str:

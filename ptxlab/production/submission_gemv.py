@@ -145,7 +145,7 @@ def gemv_arch(major: int, minor: int) -> str:
 def nvrtc_compile(source: str, arch: str, name: str = "kernel.cu", options: tuple = ()) -> tuple[str, bytes]:
     """Compile CUDA C++ with bare NVRTC (no include paths): (ptx, cubin) for arch; raises RuntimeError with the log.
 
-    Shared with the GEMM adapter (gpumode_gemm_compat.py): the exporter copies this function's text into the GEMM
+    Shared with the GEMM adapter (submission_gemm.py): the exporter copies this function's text into the GEMM
     submission, so it must stay self-contained (stdlib + cuda.bindings imported inside)."""
     from cuda.bindings import nvrtc
 
