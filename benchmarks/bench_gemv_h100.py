@@ -21,7 +21,7 @@ Method
     gpu-mode adapter custom_kernel runs on ptxlab.gpumode tuples of every GEMV_TESTS shape (numpy reference);
   * kernel config per shape: ptxlab.production.submission_gemv.pick_config (what custom_kernel launches);
   * "read floor": a grid-stride read of the same bytes (A and SFA as two flat streams, 16-byte non-allocating loads,
-    XOR-reduced; benchmarks/gemv_floor_h100.py's flat2_k) timed the same way in the same run: what any kernel that
+    XOR-reduced; benchmarks/read_kernels.py's flat2_k) timed the same way in the same run: what any kernel that
     reads these bytes once costs here, launch and ramp included;
   * B200 column: a PROJECTION (bytes / 5.9 TB/s, the competition's "realistic" DRAM figure), not a measurement.
 """
@@ -280,12 +280,12 @@ def bench_shape(torch, runner, m: int, k: int, l: int, args, sleep_cycles: int, 
 
 
 def read_floor(torch, m: int, k: int, l: int, iters: int, sleep_cycles: int) -> dict:
-    """Median time of a grid-stride read of the shape's A and SFA bytes (benchmarks/gemv_floor_h100.py flat2_k,
+    """Median time of a grid-stride read of the shape's A and SFA bytes (benchmarks/read_kernels.py flat2_k,
     4 CTAs of 256 threads per SM), regions rotated through >= 4 x L2 so every launch reads DRAM."""
     import ctypes
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from gemv_floor_h100 import Mod
+    from read_kernels import Mod
 
     mod = Mod()
     na = l * m * k // 2

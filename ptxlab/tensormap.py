@@ -48,7 +48,7 @@ _GMEM_BITS: dict[str, int] = {
 # Bits per element in shared memory: ALIGN16B types land as 16 values per 16 bytes (gaps included).
 _SMEM_BITS: dict[str, int] = {**_GMEM_BITS, "16U4_ALIGN16B": 8, "16U6_ALIGN16B": 8}
 # cuTensorMapEncodeTiled's box-size limit (not in the driver docs; measured on an H100, driver 580.159.04,
-# 2026-11-22, benchmarks/tmap_driver_probe.py, 0 of 23,770 encodes misclassified): the driver rejects
+# 2026-11-22, tools/probes/tmap_driver_probe.py, 0 of 23,770 encodes misclassified): the driver rejects
 # (CUDA_ERROR_INVALID_VALUE) a map whose prod_i floor(box[i] / element_strides[i]) * element bytes exceeds 228 KiB,
 # the shared memory of one SM. Integer division (not the ceil TMA loads) and dim 0's element stride included.
 MAX_BOX_BYTES = 228 * 1024

@@ -1,4 +1,4 @@
-"""benchmarks/h100_probes_absorb.py on a synthetic hardware result: it runs the emulator halves, compares, and names
+"""tools/probes/h100_probes_absorb.py on a synthetic hardware result: it runs the emulator halves, compares, and names
 the emulator change for each measured outcome (so the real H100 output is absorbed quickly)."""
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def _fake_hw(tmp_path_factory):
     from ptxlab.emu import tma_model as tm
 
     d = tmp_path_factory.mktemp("hw")
-    probe = _load("tmap_driver_probe", "benchmarks/tmap_driver_probe.py")
+    probe = _load("tmap_driver_probe", "tools/probes/tmap_driver_probe.py")
     assert probe.main(["run", "--encoder", "mock:bytes19", "--n", "60", "--seeds", "0", "--shrink", "2",
                        "--families", "8", "--out", str(d / "tmap_rule.json")]) == 0
     mb = _load("run_mbar_fidelity", "tests/fidelity/mbarrier/run_mbar_fidelity.py")
@@ -96,7 +96,7 @@ def test_absorb_names_each_change(fake_hw, capsys) -> None:
     from ptxlab.emu import tma_model as tm
 
     before = (dict(tm.OOB_NAN_BITS), tm.NARROW_STORE_CONFIRMED)
-    ab = _load("h100_probes_absorb", "benchmarks/h100_probes_absorb.py")
+    ab = _load("h100_probes_absorb", "tools/probes/h100_probes_absorb.py")
     with _model_before_run3():
         inside = (dict(tm.OOB_NAN_BITS), tm.NARROW_STORE_CONFIRMED)
         rc = ab.main(["all", fake_hw])

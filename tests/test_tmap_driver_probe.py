@@ -1,4 +1,4 @@
-"""benchmarks/tmap_driver_probe.py dry runs: the real cuda.bindings argument types reach a mocked
+"""tools/probes/tmap_driver_probe.py dry runs: the real cuda.bindings argument types reach a mocked
 cuTensorMapEncodeTiled, and the analysis recovers the mocked driver rule (so the H100 run can pin the real one)."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("cuda.bindings.driver")
 _spec = importlib.util.spec_from_file_location(
-    "tmap_driver_probe", os.path.join(os.path.dirname(__file__), "..", "benchmarks", "tmap_driver_probe.py"))
+    "tmap_driver_probe", os.path.join(os.path.dirname(__file__), "..", "tools", "probes", "tmap_driver_probe.py"))
 probe = importlib.util.module_from_spec(_spec)
 sys.modules["tmap_driver_probe"] = probe
 _spec.loader.exec_module(probe)

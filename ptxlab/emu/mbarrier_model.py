@@ -99,7 +99,7 @@ class Mbarrier:
         by a plain expect_tx after the last arrival).  Returns True if it completed the phase.
 
         Hardware-confirmed: on an H100 (driver 580.159.04, 2026-11-22, tests/fidelity/mbarrier kit run by
-        benchmarks/h100_probes.sh; data tests/fidelity/mbarrier/data/h100_20261122_mbar.json) the sequences
+        tools/probes/h100_probes.sh; data tests/fidelity/mbarrier/data/h100_20261122_mbar.json) the sequences
         complete_first (complete_tx(64), the only arrival, expect_tx(64)) and bulk_first (the same with a
         cp.async.bulk of 64 B) completed the phase exactly at the expect_tx, as here; replayed in CI by
         tests/fidelity/mbarrier/test_mbar_h100_replay.py."""

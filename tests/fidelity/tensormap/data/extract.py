@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Vendor the H100 cuTensorMapEncodeTiled observations of a tmap_rule.json (benchmarks/tmap_driver_probe.py run) as a
+"""Vendor the H100 cuTensorMapEncodeTiled observations of a tmap_rule.json (tools/probes/tmap_driver_probe.py run) as a
 small gzipped JSON table that tests/test_tensormap.py replays against validate():
 
     python tests/fidelity/tensormap/data/extract.py DIR/tmap_rule.json tests/fidelity/tensormap/data/NAME.json.gz
@@ -23,8 +23,8 @@ sys.path.insert(0, ROOT)
 
 
 def _probe():
-    spec = importlib.util.spec_from_file_location("tmap_driver_probe", os.path.join(ROOT, "benchmarks",
-                                                                                   "tmap_driver_probe.py"))
+    spec = importlib.util.spec_from_file_location("tmap_driver_probe", os.path.join(ROOT, "tools", "probes",
+                                                                                      "tmap_driver_probe.py"))
     mod = importlib.util.module_from_spec(spec)
     sys.modules["tmap_driver_probe"] = mod
     spec.loader.exec_module(mod)
@@ -68,7 +68,7 @@ def main(argv: list[str]) -> int:
             rows.append(row(recs[-1]["spec"], True, "scan"))
         if recs and not any(r["ok"] for r in recs):
             rows.append(row(recs[0]["spec"], False, "scan"))
-    out = {"source": "benchmarks/tmap_driver_probe.py run (step 1 of benchmarks/h100_probes.sh)",
+    out = {"source": "tools/probes/tmap_driver_probe.py run (step 1 of tools/probes/h100_probes.sh)",
            "device": d.get("device"), "calls": d.get("calls"),
            "fields": ["src", "dtype", "global_shape", "global_strides", "box", "element_strides", "swizzle",
                       "l2_promotion", "oob_fill", "address_mod_256", "accepted"],

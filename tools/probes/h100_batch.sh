@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One batched H100 session (device tool): GPU tests, TMA fidelity, stage A on cuda, corpus fidelity, GEMV benchmark.
-# Run from the repo root on the GPU machine:  bash benchmarks/h100_batch.sh [quick]
+# Run from the repo root on the GPU machine:  bash tools/probes/h100_batch.sh [quick]
 # Writes logs and .npz results under $OUT (default ./h100_out). The CPU-side halves (emu runs, compares) are run
 # on the development machine with the same seeds; see NOTES.md "H100 runs".
 set -u

@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
 """Pin the undocumented cuTensorMapEncodeTiled limit behind tests/gpu/test_cuda_tensormap_rules.py::
 test_driver_accepts_random_valid_specs (the H100 driver 580.159.04 rejected some maps with large boxes that
-ptxlab.tensormap.validate() accepted). Found with this probe (H100 run of 2026-11-22, benchmarks/h100_probes.sh):
+ptxlab.tensormap.validate() accepted). Found with this probe (H100 run of 2026-11-22, tools/probes/h100_probes.sh):
 prod_i floor(box[i] / element_strides[i]) * element bytes <= 228 KiB, 0 of 23,591 recorded encodes misclassified;
 now rule 16 of validate() (tensormap.MAX_BOX_BYTES, ptx_docs/tensor_maps.md). ``usable`` switches that rule off so
 that later runs still probe both sides of it; the random stage draws from the fuzz generator, which now stays within
 the limit (rejections there would mean another rule).
 
-    python3 benchmarks/tmap_driver_probe.py run --out tmap_rule.json              # GPU machine: the real driver
-    python3 benchmarks/tmap_driver_probe.py run --encoder mock:bytes19 --out x.json   # dry run, CPU (mocked encode)
-    python3 benchmarks/tmap_driver_probe.py analyze tmap_rule.json                # CPU: tables + rule candidates
+    python3 tools/probes/tmap_driver_probe.py run --out tmap_rule.json              # GPU machine: the real driver
+    python3 tools/probes/tmap_driver_probe.py run --encoder mock:bytes19 --out x.json   # dry run, CPU (mocked encode)
+    python3 tools/probes/tmap_driver_probe.py analyze tmap_rule.json                # CPU: tables + rule candidates
 
 Stages of ``run`` (every encode goes straight to the driver, bypassing ptxlab's own refusals; only specs that pass
 ``validate()`` and are not Blackwell-only on the GPU at hand are tried):
@@ -41,7 +41,7 @@ from typing import Any, Callable, Iterable, Optional
 
 import numpy as np
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # ONE H100 device call that settles three open fidelity items (NOTES.md "H100 runs"); host + tiny kernels, ~1 min.
 #
-#   run (device tool, repo root):  OUT=$OUT bash benchmarks/h100_probes.sh
+#   run (device tool, repo root):  OUT=$OUT bash tools/probes/h100_probes.sh
 #
 # Writes 4 files under $OUT (hard wall limit ~225 s, every step under `timeout`):
 #   h100_probes.log  everything below (device line, tables, verdicts)
 #   tmap_rule.json   1. cuTensorMapEncodeTiled limit: random specs (fuzz generator, failing seed + 8 fixed seeds),
-#                       one-field-at-a-time shrinks of rejected specs, boundary sweeps (benchmarks/tmap_driver_probe.py)
+#                       one-field-at-a-time shrinks of rejected specs, boundary sweeps
+#                       (tools/probes/tmap_driver_probe.py)
 #   mbar_cuda.json   2. mbarrier: expect_tx back to tx 0 with no arrival pending, and neighbours, every prefix of 15
 #                       step sequences observed with test_wait.parity (tests/fidelity/mbarrier/run_mbar_fidelity.py)
 #   tma_cuda3.npz    3. TMA kit probes narrow (incl. stores 128B x 32/96/48 B, loads 128B x 80/112 B), nanfill (OOB
@@ -14,9 +15,9 @@
 #                       narrow boxes); seed 20261122, child-process isolation (tests/fidelity/tma/run_tma_fidelity.py)
 #
 # CPU side afterwards (this machine, DIR = the folder the device tool returned):
-#   python benchmarks/h100_probes_absorb.py all DIR          # or: tmap DIR | mbar DIR | tma DIR
+#   python tools/probes/h100_probes_absorb.py all DIR          # or: tmap DIR | mbar DIR | tma DIR
 # which runs
-#   python benchmarks/tmap_driver_probe.py analyze DIR/tmap_rule.json
+#   python tools/probes/tmap_driver_probe.py analyze DIR/tmap_rule.json
 #   python tests/fidelity/mbarrier/run_mbar_fidelity.py run --backend emu --out /tmp/mbar_emu.json
 #   python tests/fidelity/mbarrier/run_mbar_fidelity.py compare DIR/mbar_cuda.json /tmp/mbar_emu.json
 #   python tests/fidelity/tma/run_tma_fidelity.py run --backend emu --seed 20261122 --probes narrow,nanfill,txnarrow \
@@ -25,7 +26,7 @@
 # and prints "ABSORB:" lines: which emulator code / doc to change for the outcome measured.
 #
 # Dry run on a CPU machine (emulator backends, mocked cuTensorMapEncodeTiled; same files, emulator data):
-#   PROBES_BACKEND=emu PROBES_ENCODER=mock:bytes19 OUT=/tmp/dry bash benchmarks/h100_probes.sh
+#   PROBES_BACKEND=emu PROBES_ENCODER=mock:bytes19 OUT=/tmp/dry bash tools/probes/h100_probes.sh
 set -u
 OUT="${OUT:-./h100_probes_out}"; mkdir -p "$OUT"
 export PYTHONPATH=.:${PYTHONPATH:-} PYTHONUNBUFFERED=1 PTXLAB_CACHE=/tmp/ptxlab_cache
@@ -40,7 +41,7 @@ step() { echo; echo "=== $* ($(date +%T)) ==="; }
   git log -1 --format='commit %H %s' 2>/dev/null || true
 
   step "1. tensor-map driver rule (host only)"
-  timeout 90 $PY benchmarks/tmap_driver_probe.py run --out "$OUT/tmap_rule.json" --budget-s 40 \
+  timeout 90 $PY tools/probes/tmap_driver_probe.py run --out "$OUT/tmap_rule.json" --budget-s 40 \
     --encoder "$ENCODER"
   echo "rc=$?"
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""CPU side of benchmarks/h100_probes.sh: read what the H100 run wrote and say what the emulator must do.
+"""CPU side of tools/probes/h100_probes.sh: read what the H100 run wrote and say what the emulator must do.
 
-    python benchmarks/h100_probes_absorb.py all  DIR      # DIR = the folder the device tool returned ($OUT)
-    python benchmarks/h100_probes_absorb.py tmap DIR      # tensor-map driver rule: tables + separating features
-    python benchmarks/h100_probes_absorb.py mbar DIR      # mbarrier: emulator run of the same kit + compare + verdicts
-    python benchmarks/h100_probes_absorb.py tma  DIR      # TMA kit: emulator run + compare + measured candidates
+    python tools/probes/h100_probes_absorb.py all  DIR    # DIR = the folder the device tool returned ($OUT)
+    python tools/probes/h100_probes_absorb.py tmap DIR    # tensor-map driver rule: tables + separating features
+    python tools/probes/h100_probes_absorb.py mbar DIR    # mbarrier: emulator run of the same kit + compare + verdicts
+    python tools/probes/h100_probes_absorb.py tma  DIR    # TMA kit: emulator run + compare + measured candidates
 
 Every section ends with "ABSORB:" lines naming the emulator code / doc to change for the outcome it saw.
 """
@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 SEED = 20261122
@@ -36,7 +36,7 @@ def _load(name: str, path: str) -> Any:
 
 # ------------------------------------------------------------------------------------------------------- tmap
 def tmap(d: str) -> int:
-    probe = _load("tmap_driver_probe", "benchmarks/tmap_driver_probe.py")
+    probe = _load("tmap_driver_probe", "tools/probes/tmap_driver_probe.py")
     path = os.path.join(d, "tmap_rule.json")
     if not os.path.exists(path):
         print(f"[tmap] {path} missing (see h100_probes.log)")

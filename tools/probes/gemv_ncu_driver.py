@@ -1,9 +1,9 @@
 """Launch one GEMV variant on one gpu-mode benchmark shape a few times: the program that Nsight Compute profiles.
 
     ncu --clock-control none -k nvfp4_gemv_cudacore --launch-skip 1 --launch-count 1 --section SpeedOfLight \\
-        python3 benchmarks/gemv_ncu_driver.py --variant s:16,1,2048,2 --shape 7168x16384x1
+        python3 tools/probes/gemv_ncu_driver.py --variant s:16,1,2048,2 --shape 7168x16384x1
 
-Variants as in benchmarks/sweep_gemv_h100.py ("R,W,U,S,P", "s:W,RS,CS,NS", "old:..." with --old FILE). The output of
+Variants as in tools/probes/sweep_gemv_h100.py ("R,W,U,S,P", "s:W,RS,CS,NS", "old:..." with --old FILE). The output of
 the last launch is checked bit-exact against the float64 reference.
 """
 from __future__ import annotations
@@ -13,8 +13,9 @@ import os
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # repo root
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # sweep_gemv_h100
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))  # bench_gemv_h100
 
 import bench_gemv_h100 as B  # noqa: E402
 from sweep_gemv_h100 import parse_variant  # noqa: E402

@@ -1,6 +1,6 @@
 """Config sweep of the CUDA-core NVFP4 GEMV on gpu-mode's three benchmark shapes (one GPU call, one table).
 
-    PYTHONPATH=. python3 benchmarks/sweep_gemv_h100.py [--iters 150] [--old OLD.cu] [--variants VARIANT ...]
+    PYTHONPATH=. python3 tools/probes/sweep_gemv_h100.py [--iters 150] [--old OLD.cu] [--variants VARIANT ...]
 
 Same inputs and method as benchmarks/bench_gemv_h100.py (rotated input sets so every launch reads DRAM, per-launch
 CUDA events behind a GPU sleep, medians, same-run 1 GiB device-to-device copy), without the baselines: every
@@ -22,8 +22,8 @@ import os
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # repo root
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))  # bench_gemv_h100
 
 import bench_gemv_h100 as B  # noqa: E402
 
