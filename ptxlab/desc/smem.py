@@ -181,7 +181,7 @@ def smem_operand_addresses(desc: int, rows: int, k_bytes: int, major: str = "K")
       SWxx:  start + (mnb%xx) + (mnb//xx)*LBO + (k%8)*xx + (k//8)*SBO
       128B_BASE32B: start + (mnb%128) + (mnb//128)*LBO + (k%4)*128 + (k//4)*SBO, Swizzle<2,5,2>
     The swizzle is then applied to the absolute address (PTX ISA 9.7.16.3.3; proven against CuTe in
-    tests/test_desc_cutlass.py). Raises DescError for illegal descriptors and for UNCONFIRMED cases:
+    tests/desc/test_desc_cutlass.py). Raises DescError for illegal descriptors and for UNCONFIRMED cases:
     base_offset != 0, lbo_mode = 1.
     """
     d = SmemDesc.check(desc, major=major)

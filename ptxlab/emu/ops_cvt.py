@@ -410,7 +410,7 @@ def _build_scalar(ins, ctx, dty, aty):
 
 
 def _fast_path(ins, ctx, dty, aty, mode, modifiers, w):
-    """numpy casts that are exact for these pairs (checked bit for bit by tests/test_emu_cvt.py): f32→f16/bf16 and
+    """numpy casts that are exact for these pairs (checked bit for bit by tests/emu/test_emu_cvt.py): f32→f16/bf16 and
     f64→f32 .rn (IEEE RNE casts, subnormals included), exact widenings, and 32-bit int → f32/f64 .rn."""
     if modifiers or mode not in (None, "rn"):
         return None

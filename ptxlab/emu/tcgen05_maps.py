@@ -6,7 +6,7 @@ Sources:
 * The per-thread maps are derived from CUTLASS ``include/cute/atom/copy_traits_sm100.hpp``
   (``Copy_Traits<SM100_TMEM_LOAD_{32dp32b,16dp64b,16dp128b,16dp256b,16dp32b}Nx[_16b]>`` DstLayout/ValID, and
   ``Copy_Traits<SM100_UTCCP_*>`` ValID); the PTX strings come from ``include/cute/arch/copy_sm100.hpp``.
-  tests/test_tcgen05_maps.py re-derives every LOAD map by evaluating those CuTe layouts from the installed header.
+  tests/emu/test_tcgen05_maps.py re-derives every LOAD map by evaluating those CuTe layouts from the installed header.
 
 Conventions: ``L0, C0`` = lane and column of the instruction's TMEM address. A map gives, for every thread t (0..31),
 register r and 16-bit half h, the (lane, column) offsets. ``H = 1`` for 32-bit transfers; ``H = 2`` for

@@ -21,7 +21,7 @@ boxes. No PTX sentence states it (ptx_facts §9, UNCONFIRMED #10); CUTLASS and D
 expect_tx the full box). SETTLED on an H100 (2026-11-22, driver 580.159.04, tests/fidelity/tma probe 'tx', deferred
 arrival): in all 7 groups (swizzle none/128B, UINT8/FLOAT16, box OOB low, high and entirely out of bounds) only
 expect_tx = full box bytes completed the phase; expect_tx = in-bound bytes and full - 16 did not. Recorded in
-tests/fidelity/tma/data/h100_20261122_run2.npz, replayed by tests/test_tma_model.py::test_h100_run2_tx_*.
+tests/fidelity/tma/data/h100_20261122_run2.npz, replayed by tests/emu/test_tma_model.py::test_h100_run2_tx_*.
 Narrow swizzled boxes count inner bytes x rows, without the row padding: measured too (H100 TMA kit run 3,
 2026-11-22, probe 'txnarrow': 128B x 64 B, 128B x 32 B, 64B x 32 B, only expect_tx = unpadded box bytes completed;
 tests/fidelity/tma/data/h100_20261122_run3.npz). Not measured: the packed ALIGN16B types (gaps counted); the H100
@@ -74,7 +74,7 @@ _PACKED_GROUP = {"16U4_ALIGN8B": (8, 8), "16U4_ALIGN16B": (8, 16), "16U6_ALIGN16
 # dims): FLOAT16 0x7FF7 (224 of 224 OOB elements) and FLOAT32 0x7FF77FF7 (144 of 144) in run 2; BFLOAT16 0x7FF7 (224),
 # FLOAT64 0x7FF77FF77FF77FF7 (72), FLOAT32_FTZ / TFLOAT32 / TFLOAT32_FTZ 0x7FF77FF7 (112 / 80 / 80) in run 3
 # (2026-11-22). One 16-bit pattern repeated over the element, whatever the type, and not rounded to TF32 (the
-# in-bound TF32 elements are, see LOAD_CONVERT). Replayed by tests/test_tma_model.py::test_h100_run2_nanfill_* /
+# in-bound TF32 elements are, see LOAD_CONVERT). Replayed by tests/emu/test_tma_model.py::test_h100_run2_nanfill_* /
 # test_h100_run3_nanfill_*. None would mean "not measured" (a load needing it raises TmaUnconfirmed).
 OOB_NAN_BITS: dict[str, Optional[int]] = {
     "FLOAT16": 0x7FF7, "BFLOAT16": 0x7FF7, "FLOAT32": 0x7FF77FF7, "FLOAT32_FTZ": 0x7FF77FF7,
@@ -158,7 +158,7 @@ class BoxGeometry:
 
 
 # Inner boxes narrower than the swizzle span (ptx_facts UNCONFIRMED #3), settled on an H100 (2026-11-22, driver
-# 580.159.04, two runs of tests/fidelity/tma probe 'narrow'; replayed by tests/test_tma_model.py from
+# 580.159.04, two runs of tests/fidelity/tma probe 'narrow'; replayed by tests/emu/test_tma_model.py from
 # tests/fidelity/tma/data/):
 #   * layout: every box row occupies one full span of shared memory (row pitch = span, the bytes past the inner box are
 #     left untouched), and the swizzle is the usual function of the absolute shared address. Stores use the same

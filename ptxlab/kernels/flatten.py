@@ -16,7 +16,7 @@ flattener does not evaluate conditions, so it could not know whether a ``#pragma
 
 The inlined text is wrapped in ``// ---- begin <path> ----`` / ``// ---- end <path> ----`` comments (paths relative to
 the kernels directory); no ``#line`` directives are emitted, so the PTX equals the include-based build's
-(``tests/test_export.py`` checks that for the GEMM).
+(``tests/production/test_export.py`` checks that for the GEMM).
 """
 from __future__ import annotations
 

@@ -709,7 +709,7 @@ ENTRIES = [
                "ceil/trunc, casts, f64<->f32, f16 cvt, directed-rounding intrinsics, saturate, comparisons"),
 ]
 
-# PTX that each new kernel must contain (tests/test_corpus.py checks it, so a compiler change that optimises a
+# PTX that each new kernel must contain (tests/emu/test_corpus.py checks it, so a compiler change that optimises a
 # feature away is noticed): entry -> (kernel symbol, substrings of its .entry body)
 PTX_FEATURES = {
     "divergence": ("corpus_divergence", ["bra", "popc"]),

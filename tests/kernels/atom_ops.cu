@@ -3,12 +3,12 @@
 //                                               unsigned* old32, unsigned long long* old64, unsigned n)
 //   Rows 12 (global f32 add) and shared row 5 (red.shared f32) add subnormals only (v & 0x807FFFFF).
 //   Launch with blockDim.x = 128 and n = gridDim.x * 128.  Slot s = x[i] % 4.
-//   g32[k*4 + s] for 32-bit op k (table OPS32 in tests/test_emu_atom.py), g64[k*4 + s] for 64-bit op k (OPS64);
+//   g32[k*4 + s] for 32-bit op k (table OPS32 in tests/emu/test_emu_atom.py), g64[k*4 + s] for 64-bit op k (OPS64);
 //   old32[i*NO32 + k] / old64[i*NO64 + k] = value returned by the atom.  Shared-memory ops work on a per-CTA copy
 //   initialised from g32[...] of the "shared init" rows and are written to g32 rows of their own after the block.
 //   H100 comparison: final memory of order-independent ops (add.u32/and/or/xor/min/max/inc-free sums) must match bit
 //   for bit; returned olds (and order-dependent results: exch, cas, inc, dec, float add) depend on the hardware's
-//   serialization — check them as "some serialization" (tests/test_emu_atom.py: check_serializable).
+//   serialization — check them as "some serialization" (tests/emu/test_emu_atom.py: check_serializable).
 #define NO32 20
 #define NO64 6
 typedef unsigned long long u64;

@@ -2,7 +2,7 @@
 // Needs sm_100a.  Signature: extern "C" __global__ void cvt_fp4(const unsigned* fa, const unsigned* fb,
 //                                               const unsigned* hv, unsigned* out, unsigned n)
 //   x = fa[i], y = fb[i] (f32 bits), h = hv[i] & 0xffff; out[k * n + i] = zero-extended result bits of op k (source
-//   order of the R32/R16/R8 lines; references in tests/test_emu_cvt.py).  e2m1x2.f32: a -> UPPER nibble.
+//   order of the R32/R16/R8 lines; references in tests/emu/test_emu_cvt.py).  e2m1x2.f32: a -> UPPER nibble.
 #define O(NAME, T, CON, INS, ...) { T r; asm volatile(INS : CON(r) : __VA_ARGS__); out[(k++) * n + i] = r; }
 #define R32(NAME, INS, ...) O(NAME, unsigned, "=r", INS, __VA_ARGS__)
 #define R16(NAME, INS, ...) O(NAME, unsigned short, "=h", INS, __VA_ARGS__)

@@ -5,7 +5,7 @@
 //                                               unsigned long long* out, unsigned n)
 //   x = fa[i], y = fb[i] (f32 bit patterns), d = fd[i] (f64 bits), l = iv[i] (64-bit integer), h = hv[i] & 0xffff
 //   (f16 / bf16 / packed narrow bits).  out[k * n + i] = zero-extended result bits of op k (source order of the
-//   C?/D?/L?/HH lines; tests/test_emu_cvt.py parses the names and holds the references).  Block (128,1,1).
+//   C?/D?/L?/HH lines; tests/emu/test_emu_cvt.py parses the names and holds the references).  Block (128,1,1).
 #define O(NAME, T, CON, INS, ...) { T r; asm volatile(INS : CON(r) : __VA_ARGS__); out[(k++) * n + i] = r; }
 #define R32(NAME, INS, ...) O(NAME, unsigned, "=r", INS, __VA_ARGS__)
 #define R64(NAME, INS, ...) O(NAME, unsigned long long, "=l", INS, __VA_ARGS__)

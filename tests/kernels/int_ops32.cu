@@ -4,7 +4,7 @@
 // Signature: extern "C" __global__ void int_ops32(const unsigned* a, const unsigned* b, const unsigned* c,
 //                                                 const unsigned* d, unsigned* out, unsigned n)
 //   out[k * n + i] = 32-bit result of op k on (x=a[i], y=b[i], z=c[i], v=d[i]); ops are numbered in source order
-//   of the R(...)/H(...) lines below (tests/test_emu_int.py parses the names and holds the references).
+//   of the R(...)/H(...) lines below (tests/emu/test_emu_int.py parses the names and holds the references).
 //   16-bit results (H) are zero-extended; predicates come back as selp 1/0 (p|q pairs as p + 2q).
 // Needs sm_90 (u16x2/s16x2 add/min/max).  Launch: block (128,1,1), grid ceil(n/128).
 #define R(NAME, INS, ...) { unsigned r; asm volatile(INS : "=r"(r) : __VA_ARGS__); out[(k++) * n + i] = r; }

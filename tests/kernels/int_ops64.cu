@@ -2,7 +2,7 @@
 // Signature: extern "C" __global__ void int_ops64(const unsigned long long* a, const unsigned long long* b,
 //                                                 const unsigned long long* c, unsigned long long* out, unsigned n)
 //   out[k * n + i] = 64-bit result of op k on (x=a[i], y=b[i], z=c[i]) (32-bit results zero-extended); ops are
-//   numbered in source order of the Q(...)/W(...) lines (names + references in tests/test_emu_int.py).  Block (128,1,1).
+//   numbered in source order of the Q(...)/W(...) lines (names + refs in tests/emu/test_emu_int.py). Block (128,1,1).
 #define Q(NAME, INS, ...) { unsigned long long r; asm volatile(INS : "=l"(r) : __VA_ARGS__); out[(k++) * n + i] = r; }
 #define W(NAME, INS, ...) { unsigned r; asm volatile(INS : "=r"(r) : __VA_ARGS__); out[(k++) * n + i] = r; }
 extern "C" __global__ void int_ops64(const unsigned long long* a, const unsigned long long* b,

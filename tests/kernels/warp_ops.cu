@@ -1,7 +1,7 @@
 // warp_ops.cu — warp-level ops probe (PTX ISA 9.7.8).  blockDim.x must be a multiple of 32, n = total threads.
 // Signature: extern "C" __global__ void warp_ops(const unsigned* a, const unsigned* ctl, unsigned* out, unsigned n)
 //   ctl[0..7]: shfl up b, up c, down b, down c, bfly b, bfly c, idx c, match.all mask-and value.
-//   out[i*28 + k], k = 0..27: see WARP_OPS in tests/test_emu_warp.py.  Lanes that skip a divergent section leave
+//   out[i*28 + k], k = 0..27: see WARP_OPS in tests/emu/test_emu_warp.py.  Lanes that skip a divergent section leave
 //   the poisoned output word untouched.
 #define SHFL(k, mode, b, c, msk) asm volatile("{ .reg .pred p; shfl.sync." mode ".b32 %0|p, %2, %3, %4, %5; selp.u32 %1, 1, 0, p; }" \
     : "=r"(r), "=r"(q) : "r"(x), "r"(b), "r"(c), "r"(msk)); o[k] = r; o[k + 1] = q;

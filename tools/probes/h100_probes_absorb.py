@@ -209,7 +209,7 @@ def tma_findings(kit: Any, z: Any) -> list[str]:
     out.append("\nABSORB (TMA): " + ("\n  - ".join([""] + absorb) if absorb else "nothing new (see lines above)") +
                "\n  then vendor the cases: python tests/fidelity/tma/data/extract.py DIR/tma_cuda3.npz "
                "tests/fidelity/tma/data/h100_<date>_run3.npz narrow/ nan/ tx/narrow/ and add replay tests next to "
-               "tests/test_tma_model.py::test_h100_run2_*; update NARROW_* / OOB_NAN_BITS comments and "
+               "tests/emu/test_tma_model.py::test_h100_run2_*; update NARROW_* / OOB_NAN_BITS comments and "
                "ptx_docs/tma.md.")
     return out
 

@@ -19,7 +19,7 @@ from ptxlab.numerics import decode_ue4m3
 
 from probes.tcgen05_probes import mma_f16
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SEED = np.random.SeedSequence().entropy
 
 

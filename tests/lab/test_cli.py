@@ -14,7 +14,7 @@ from ptxlab.errors import PtxlabError
 from ptxlab.lab import cli
 from ptxlab.lab.registry import Stage, StageResult, discover, select, stage_sort_key
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _lab(*args: str, stages_dir: Path, **env: str) -> subprocess.CompletedProcess:

@@ -15,7 +15,7 @@ import pytest
 
 import ptxlab
 
-KDIR = Path(__file__).parent / "kernels"
+KDIR = Path(__file__).resolve().parents[1] / "kernels"
 M32 = 0xFFFFFFFF
 M64 = 0xFFFFFFFFFFFFFFFF
 EDGE32 = [0, 1, 2, 3, 0xFFFFFFFF, 0xFFFFFFFE, 0x80000000, 0x7FFFFFFF, 0x80000001, 0x8000, 0xFFFF, 0x7FFF, 0x10000,

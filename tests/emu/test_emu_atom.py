@@ -17,7 +17,7 @@ import pytest
 import ptxlab
 from ptxlab.errors import EmuError
 
-KDIR = Path(__file__).parent / "kernels"
+KDIR = Path(__file__).resolve().parents[1] / "kernels"
 NO32, NO64 = 20, 6
 M32, M64 = 0xFFFFFFFF, 0xFFFFFFFFFFFFFFFF
 

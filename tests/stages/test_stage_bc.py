@@ -13,7 +13,7 @@ from ptxlab.debug import DebugFlags
 from ptxlab.lab.dumps import NEEDS_SM100, load_dump
 from ptxlab.lab.registry import StageContext, _load_driver
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

@@ -197,7 +197,7 @@ def test_h100_benchmark_plumbing_on_cpu(monkeypatch, tmp_path) -> None:
     from pathlib import Path
 
     torch = pytest.importorskip("torch")
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_gemv_h100.py"
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_gemv_h100.py"
     spec = importlib.util.spec_from_file_location("bench_gemv_h100_plumbing", path)
     B = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(B)

@@ -11,7 +11,8 @@ import pytest
 
 pytest.importorskip("cuda.bindings.driver")
 _spec = importlib.util.spec_from_file_location(
-    "tmap_driver_probe", os.path.join(os.path.dirname(__file__), "..", "tools", "probes", "tmap_driver_probe.py"))
+    "tmap_driver_probe", os.path.join(os.path.dirname(__file__), "..", "..", "tools", "probes",
+                                        "tmap_driver_probe.py"))
 probe = importlib.util.module_from_spec(_spec)
 sys.modules["tmap_driver_probe"] = probe
 _spec.loader.exec_module(probe)

@@ -21,7 +21,7 @@ import pytest
 
 import ptxlab
 
-KDIR = Path(__file__).parent / "kernels"
+KDIR = Path(__file__).resolve().parents[1] / "kernels"
 INF = math.inf
 
 

@@ -17,7 +17,7 @@ import pytest
 
 import ptxlab
 
-KDIR = Path(__file__).parent / "kernels"
+KDIR = Path(__file__).resolve().parents[1] / "kernels"
 
 # format: (precision incl. hidden bit, exponent bias, exponent field bits)
 FMT = {"f32": (24, 127, 8), "f64": (53, 1023, 11), "f16": (11, 15, 5), "bf16": (8, 127, 8)}

@@ -31,8 +31,8 @@ from ptxlab.desc import (
     tile_desc_fields,
 )
 
-REPO = Path(__file__).resolve().parents[1]
-SRC = Path(__file__).resolve().parent / "cutlass_oracle" / "desc_oracle.cpp"
+REPO = Path(__file__).resolve().parents[2]
+SRC = Path(__file__).resolve().parents[1] / "cutlass_oracle" / "desc_oracle.cpp"
 CXX_FLAGS = ["-std=c++17", "-O0", "-w"]
 
 

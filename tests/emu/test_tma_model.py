@@ -315,12 +315,12 @@ def test_bulk_copy_rules() -> None:
 
 
 # ---------------------------------------------------------------------------------------- H100 replay (2026-11-22)
-H100_DATA = os.path.join(os.path.dirname(__file__), "fidelity", "tma", "data", "h100_20261122_narrow_align.npz")
+H100_DATA = os.path.join(os.path.dirname(__file__), "..", "fidelity", "tma", "data", "h100_20261122_narrow_align.npz")
 
 
 def _kit():
     spec = importlib.util.spec_from_file_location(
-        "run_tma_fidelity", os.path.join(os.path.dirname(__file__), "fidelity", "tma", "run_tma_fidelity.py"))
+        "run_tma_fidelity", os.path.join(os.path.dirname(__file__), "..", "fidelity", "tma", "run_tma_fidelity.py"))
     kit = importlib.util.module_from_spec(spec)
     sys.modules["run_tma_fidelity"] = kit
     spec.loader.exec_module(kit)
@@ -370,7 +370,7 @@ def test_h100_narrow_and_align_images_replay_through_the_emulator() -> None:
 
 
 # ------------------------------------------------------------------------- second H100 run (2026-11-22, run2)
-H100_RUN2 = os.path.join(os.path.dirname(__file__), "fidelity", "tma", "data", "h100_20261122_run2.npz")
+H100_RUN2 = os.path.join(os.path.dirname(__file__), "..", "fidelity", "tma", "data", "h100_20261122_run2.npz")
 
 
 def _run2_cases(prefix: str):
@@ -516,7 +516,7 @@ def test_tf32_round_h100_pairs() -> None:
 
 
 # -------------------------------------------------------------------------- third H100 TMA run (2026-11-22, run3)
-H100_RUN3 = os.path.join(os.path.dirname(__file__), "fidelity", "tma", "data", "h100_20261122_run3.npz")
+H100_RUN3 = os.path.join(os.path.dirname(__file__), "..", "fidelity", "tma", "data", "h100_20261122_run3.npz")
 
 
 def _run3_cases(prefix: str):

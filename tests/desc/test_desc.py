@@ -340,5 +340,5 @@ def test_docs_tables_in_sync() -> None:
 
     from ptxlab.desc.docgen import tables_markdown
 
-    doc = (Path(__file__).resolve().parents[1] / "ptx_docs" / "descriptors.md").read_text()
+    doc = (Path(__file__).resolve().parents[2] / "ptx_docs" / "descriptors.md").read_text()
     assert tables_markdown().strip() in doc

@@ -13,7 +13,7 @@ from ptxlab.errors import DeviceUnavailable
 from ptxlab.gpumode import GEMV_TESTS, generate_gemv
 from ptxlab.lab.registry import StageContext, discover
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import pytest
 from ptxlab.debug import DebugFlags
 from ptxlab.lab.registry import StageContext, discover, select
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

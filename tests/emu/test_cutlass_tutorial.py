@@ -15,7 +15,7 @@ import ptxlab
 from ptxlab.errors import EmuError
 from ptxlab.toolchain import sass
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from cutlass_tutorial import build  # noqa: E402
 
 

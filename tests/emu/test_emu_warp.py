@@ -10,7 +10,7 @@ import pytest
 import ptxlab
 from ptxlab.errors import EmuError
 
-KDIR = Path(__file__).parent / "kernels"
+KDIR = Path(__file__).resolve().parents[1] / "kernels"
 NOPS = 28
 POISON = 0xFFFFFFFF
 

@@ -11,7 +11,7 @@ import pytest
 import ptxlab
 from ptxlab.errors import EmuError
 
-KDIR = Path(__file__).parent / "kernels"
+KDIR = Path(__file__).resolve().parents[1] / "kernels"
 
 
 @pytest.fixture(scope="module")
