@@ -131,3 +131,65 @@ def test_tma_dim0_start_not_16_byte_aligned(dev):
     with pytest.raises(EmuError, match=r"dim-0 coordinate 3 of 4-byte elements: the box starts 12 bytes into the row"):
         dev.launch(mod, "k", grid=1, block=32, args=[tm, np.int32(3)])
 
+
+
+PEER_READ = r"""
+extern "C" __global__ void k(unsigned *out) {
+  __shared__ unsigned buf[64];
+  unsigned r; asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  if (threadIdx.x < 32) buf[threadIdx.x] = 1;          // the upper half is never written
+  asm volatile("barrier.cluster.arrive;\n\tbarrier.cluster.wait;" ::: "memory");
+  unsigned *p = (unsigned*)__cluster_map_shared_rank(buf, r ^ 1);
+  out[blockIdx.x * 64 + threadIdx.x] = p[threadIdx.x];
+  asm volatile("barrier.cluster.arrive;\n\tbarrier.cluster.wait;" ::: "memory");
+}
+"""
+
+
+def test_initcheck_reports_never_written_peer_smem():
+    from ptxlab.emu.device import EmuDevice
+    dev = EmuDevice(initcheck=True)
+    mod = ptxlab.compile(PEER_READ, arch="sm_90a", name="peer_read.cu")
+    out = dev.empty(2 * 64 * 4)
+    with pytest.raises(EmuError, match=r"initcheck: read of never-written shared memory\n  shared address 0x80 of "
+                                       r"cluster rank 1 \(4 bytes\)"):
+        dev.launch(mod, "k", grid=2, block=64, args=[out], cluster=2)
+
+
+BULK_NOFENCE = r"""
+extern "C" __global__ void k(unsigned fence) {
+  __shared__ __align__(128) unsigned src[64];
+  __shared__ __align__(128) unsigned dst[64];
+  __shared__ __align__(8) unsigned long long bar;
+  unsigned r; asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  unsigned b = (unsigned)__cvta_generic_to_shared(&bar);
+  if (threadIdx.x == 0) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(b));
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  src[threadIdx.x] = threadIdx.x * r;
+  if (fence) asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  __syncthreads();
+  if (threadIdx.x == 0) asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], 256;" :: "r"(b) : "memory");
+  asm volatile("barrier.cluster.arrive;\n\tbarrier.cluster.wait;" ::: "memory");
+  if (threadIdx.x == 0) {
+    unsigned d, m;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(d) : "r"((unsigned)__cvta_generic_to_shared(dst)), "r"(r ^ 1));
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(m) : "r"(b), "r"(r ^ 1));
+    asm volatile("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%0], [%1], 256, [%2];"
+                 :: "r"(d), "r"((unsigned)__cvta_generic_to_shared(src)), "r"(m) : "memory");
+  }
+  asm volatile("{\n\t.reg .pred p;\n\tW_%=:\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%0], 0;\n\t@!p bra W_%=;\n\t}"
+               :: "r"(b) : "memory");
+  asm volatile("barrier.cluster.arrive;\n\tbarrier.cluster.wait;" ::: "memory");
+}
+"""
+
+
+def test_proxy_check_per_cta_on_bulk_copy_to_peer(dev):
+    """The async proxy reads the source SMEM of cp.async.bulk.shared::cluster.shared::cta: generic writes need
+    fence.proxy.async first (proxy.py, per CTA); with the fence the kernel runs clean."""
+    mod = ptxlab.compile(BULK_NOFENCE, arch="sm_90a", name="bulk_nofence.cu")
+    dev.launch(mod, "k", grid=4, block=64, args=[np.uint32(1)], cluster=2)
+    with pytest.raises(EmuError, match=r"\[proxy:fence-async\].*cp.async.bulk shared::cta -> shared::cluster source"):
+        dev.launch(mod, "k", grid=4, block=64, args=[np.uint32(0)], cluster=2)

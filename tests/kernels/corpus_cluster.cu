@@ -128,6 +128,7 @@ extern "C" __global__ void cl_barrier_loop(const unsigned* in, unsigned* out, un
   asm volatile("barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
   for (unsigned it = 0; it < iters; ++it) {
     st_dsmem(mapa(sa(&slot[it & 1][t]), (r + 1) % n), acc);
+    if (it == 3) asm volatile("fence.acq_rel.cluster;" ::: "memory");
     if (it & 1) {
       asm volatile("barrier.cluster.arrive;\n\tbarrier.cluster.wait;" ::: "memory");
     } else {
