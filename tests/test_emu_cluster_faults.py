@@ -193,3 +193,23 @@ def test_proxy_check_per_cta_on_bulk_copy_to_peer(dev):
     dev.launch(mod, "k", grid=4, block=64, args=[np.uint32(1)], cluster=2)
     with pytest.raises(EmuError, match=r"\[proxy:fence-async\].*cp.async.bulk shared::cta -> shared::cluster source"):
         dev.launch(mod, "k", grid=4, block=64, args=[np.uint32(0)], cluster=2)
+
+
+EARLY = r"""
+extern "C" __global__ void k(unsigned *out) {
+  __shared__ unsigned buf[32];
+  unsigned r; asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  buf[threadIdx.x] = r;
+  unsigned *p = (unsigned*)__cluster_map_shared_rank(buf, r ^ 1);   // no cluster barrier before the access
+  out[blockIdx.x * 32 + threadIdx.x] = p[threadIdx.x];
+  asm volatile("barrier.cluster.arrive;\n\tbarrier.cluster.wait;" ::: "memory");
+}
+"""
+
+
+def test_access_before_peer_known_started(dev):
+    mod = ptxlab.compile(EARLY, arch="sm_90a", name="early.cu")
+    out = dev.empty(2 * 32 * 4)
+    with pytest.raises(EmuError, match=r"DSMEM load to the shared memory of CTA \(1, 0, 0\) \(cluster rank 1\) before "
+                                       r"that CTA is known to have started"):
+        dev.launch(mod, "k", grid=2, block=32, args=[out], cluster=2)

@@ -215,7 +215,19 @@ class Lifetime:
             for b in np.unique(st.cta_of[who]):
                 b = int(b)
                 t = int(who[st.cta_of[who] == b][0])
+                self.check_started(st, ins, t, b, tgt, what)
                 self.last[(tgt, b)] = (int(self.vc[b, b % self.n]), ins, t, what)
+
+    def check_started(self, st, ins, t: int, b: int, a: int, what: str) -> None:
+        """CTA b may access CTA a's shared memory only once a is known to run: b has acquired a release of a (a
+        cluster barrier both passed, or an mbarrier a arrived on).  CUDA Programming Guide 'Distributed Shared
+        Memory': "Accessing data in distributed shared memory requires all the thread blocks to exist"."""
+        if self.vc[b, a % self.n] == 0:
+            st.fault(ins, t, f"DSMEM {what} to the shared memory of CTA {_block(st, a)} (cluster rank {a % self.n}) "
+                     f"before that CTA is known to have started",
+                     "rule: accessing distributed shared memory requires all the thread blocks to exist (CUDA "
+                     "Programming Guide 'Distributed Shared Memory'); execute a cluster barrier (barrier.cluster."
+                     "arrive{.relaxed} + barrier.cluster.wait, cluster.sync()) before the first access to a peer")
 
     def check_exits(self, st) -> None:
         for (a, b), (stamp, ins, t, what) in sorted(self.last.items()):
@@ -234,6 +246,8 @@ class Lifetime:
 def check_alive(st, ins, t: int, cta: int, what: str) -> None:
     """Fault if wave CTA ``cta`` (a peer of thread ``t``) has exited: its shared memory is gone (lifetime rule)."""
     from .machine import EXITED
+    if size(st) > 1:
+        lifetime(st).check_started(st, ins, int(t), int(st.cta_of[t]), int(cta), what)
     lo = int(cta) * st.tpc
     if (st.status[lo:lo + st.tpc] == EXITED).all():
         st.fault(ins, int(t), f"DSMEM {what} on the shared memory of CTA {_block(st, cta)} (cluster rank "
