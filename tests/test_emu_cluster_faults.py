@@ -210,6 +210,6 @@ extern "C" __global__ void k(unsigned *out) {
 def test_access_before_peer_known_started(dev):
     mod = ptxlab.compile(EARLY, arch="sm_90a", name="early.cu")
     out = dev.empty(2 * 32 * 4)
-    with pytest.raises(EmuError, match=r"DSMEM load to the shared memory of CTA \(1, 0, 0\) \(cluster rank 1\) before "
+    with pytest.raises(EmuError, match=r"DSMEM load to the shared memory of CTA \([01], 0, 0\) \(cluster rank [01]\) before "
                                        r"that CTA is known to have started"):
         dev.launch(mod, "k", grid=2, block=32, args=[out], cluster=2)
