@@ -6,7 +6,7 @@ cluster are consecutive in rank order, so wave CTA ``c`` has rank ``c % n`` in c
 (n = cx*cy*cz).  Without a cluster launch every CTA is an implicit 1x1x1 cluster (PTX ISA 10: %cluster_nctarank
 = 1, %is_explicit_cluster = 0).  Ranks: %cluster_ctarank = x + y*cx + z*cx*cy of %cluster_ctaid (PTX ISA 10.x).
 
-Addresses (PTX ISA 5.1.6: the .shared::cta window lies inside the .shared::cluster window; "a .shared::cta address
+Addresses (PTX ISA 5.1.7: the .shared::cta window lies inside the .shared::cluster window; "a .shared::cta address
 used as .shared::cluster refers to the executing CTA").  The emulator's 32-bit shared addresses are, as on hardware
 (the SASS of cluster kernels adds %cluster_ctarank << 24 to every shared address; CUTLASS's
 ``Sm100MmaPeerBitMask = 0xFEFFFFFF`` clears bit 24 of a .shared::cta address to name the even CTA of a pair)::
@@ -22,7 +22,7 @@ so a .shared::cta address of the CTA of rank r (a shared symbol's address, cvta.
 Faults (reported like every other emulator fault, at the accessing instruction):
 * a shared::cluster address whose rank is outside the cluster;
 * a .shared::cta access (or an mbarrier / TMA operand that must be in the executing CTA) given a peer's address;
-* DSMEM lifetime (PTX ISA 2.2.1 / CUDA Programming Guide "Distributed Shared Memory": a CTA must not exit while
+* DSMEM lifetime (PTX ISA 2.2.2 / CUDA Programming Guide "Distributed Shared Memory": a CTA must not exit while
   other CTAs of its cluster may still access its shared memory): an access to the shared memory of a CTA that has
   exited, and, at the end of the wave, a peer access that was not ordered before the owner's exit by a cluster
   barrier or an mbarrier (vector clocks per CTA, see :class:`Lifetime`).
@@ -131,7 +131,7 @@ def resolve(st, ins, sel: np.ndarray, a: np.ndarray, nbytes: int, write: bool, s
                      f"executing CTA's shared memory window",
                      f"the address names cluster rank {int(hi[k])} (bits 31..24, cluster.py), the executing CTA is rank "
                      f"{int(myrank[k])} of {n} and has {st.smem_size} bytes of shared memory; a .shared::cta access "
-                     f"must stay in its own CTA (PTX ISA 5.1.6): use ld/st/atom .shared::cluster or a generic address "
+                     f"must stay in its own CTA (PTX ISA 5.1.7): use ld/st/atom .shared::cluster or a generic address "
                      f"for another CTA's shared memory")
         return own, a64 & OFF_MASK
     bad = hi >= n
@@ -139,7 +139,7 @@ def resolve(st, ins, sel: np.ndarray, a: np.ndarray, nbytes: int, write: bool, s
         k = int(np.flatnonzero(bad)[0])
         st.fault(ins, sel[k:], f"shared::cluster address {int(a64[k]):#x} names CTA rank {int(hi[k])}, outside the "
                  f"cluster of {n} CTA(s)",
-                 "rule: DSMEM addresses must belong to a CTA of the executing CTA's cluster (PTX ISA 5.1.6, 9.7.9.21 "
+                 "rule: DSMEM addresses must belong to a CTA of the executing CTA's cluster (PTX ISA 5.1.7, 9.7.9.23 "
                  "mapa: the target rank must be < %cluster_nctarank); check the rank passed to mapa")
     tgt = own - myrank + hi
     remote = tgt != own
@@ -162,12 +162,12 @@ def resolve_one(st, ins, t: int, addr: int, what: str, allow_peer: bool = True, 
     rank = a >> RANK_SHIFT
     if rank >= n:
         st.fault(ins, t, f"{what}: shared::cluster address {a:#x} names CTA rank {rank}, outside the cluster of {n} "
-                 f"CTA(s)", "rule: the target rank must be < %cluster_nctarank (PTX ISA 9.7.9.21 mapa)")
+                 f"CTA(s)", "rule: the target rank must be < %cluster_nctarank (PTX ISA 9.7.9.23 mapa)")
     tgt = own - own % n + rank
     if tgt != own and not allow_peer:
         st.fault(ins, t, f"{what}: address {a:#x} is in the shared memory of CTA rank {rank}, not the executing CTA",
                  "rule: this operand must be in the executing CTA's shared memory (.shared::cta window, PTX ISA "
-                 "5.1.6)")
+                 "5.1.7)")
     return tgt, a & OFF_MASK
 
 
@@ -210,7 +210,7 @@ class Lifetime:
                          f"{tgt % self.n}), which has already exited",
                          f"the owner exited at {_exit_where(st, tgt)}; rule: a CTA's shared memory lives only while "
                          f"the CTA runs, so a CTA must not exit while its cluster peers may still access it (CUDA "
-                         f"Programming Guide 'Distributed Shared Memory'; PTX ISA 2.2.1). Add a cluster barrier "
+                         f"Programming Guide 'Distributed Shared Memory'; PTX ISA 2.2.2). Add a cluster barrier "
                          f"(barrier.cluster.arrive + wait, cluster.sync()) before the owner's exit")
             for b in np.unique(st.cta_of[who]):
                 b = int(b)
@@ -239,7 +239,7 @@ class Lifetime:
                      f"the owner exited at {_exit_where(st, a)} without a cluster barrier (or mbarrier wait) after "
                      f"this access; on hardware the access may run after the owner's shared memory is gone. Rule: a "
                      f"CTA must not exit while its cluster peers may still access its shared memory (CUDA "
-                     f"Programming Guide 'Distributed Shared Memory'; PTX ISA 2.2.1). Add barrier.cluster.arrive + "
+                     f"Programming Guide 'Distributed Shared Memory'; PTX ISA 2.2.2). Add barrier.cluster.arrive + "
                      f"barrier.cluster.wait (cluster.sync()) in every CTA before it exits")
 
 
@@ -254,7 +254,7 @@ def check_alive(st, ins, t: int, cta: int, what: str) -> None:
                  f"{int(cta) % size(st)}), which has already exited",
                  f"the owner exited at {_exit_where(st, cta)}; rule: a CTA must not exit while its cluster peers may "
                  f"still access its shared memory (CUDA Programming Guide 'Distributed Shared Memory'; PTX ISA "
-                 f"2.2.1). Add a cluster barrier (or an mbarrier wait for this operation) before the owner's exit")
+                 f"2.2.2). Add a cluster barrier (or an mbarrier wait for this operation) before the owner's exit")
 
 
 def _block(st, cta: int) -> tuple:
