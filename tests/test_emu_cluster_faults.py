@@ -102,6 +102,7 @@ def test_cluster_barrier_loop_clean(dev, mod):
     (0, 0x13, r"ctaMask 0x0013 names CTA rank 4, outside the cluster of 4"),
     (1, 0x0, r"ctaMask 0x0000 names no destination CTA"),
     (2, 0x0, r"the mbarrier is in CTA rank 2 but dstMem in rank 1"),
+    (3, 0x0, r"shared::cluster.shared::cta: dstMem is in the executing CTA"),
 ])
 def test_async_copy_faults(dev, mod, mode, mask, pat):
     g = dev.to_device(np.arange(1024, dtype=np.uint8))
