@@ -485,3 +485,25 @@ ENTRIES = [
     Entry("bulk_multicast", CL, _bm_in, _bm_run, _bm_ref,
           note="non-tensor cp.async.bulk .multicast::cluster to 2 and 4 CTAs, random sizes/offsets/ctaMasks"),
 ]
+
+# the instructions each kernel is meant to exercise (checked against its PTX by tests/test_corpus.py)
+PTX_FEATURES = {
+    "cluster_sregs": ("cl_sregs", ["%cluster_ctaid.z", "%cluster_nctaid.y", "%clusterid.x", "%nclusterid.z",
+                                   "%cluster_ctarank", "%cluster_nctarank", "%is_explicit_cluster"]),
+    "dsmem_ring": ("cl_ring", ["mapa.shared::cluster.u32", "mapa.u64", "ld.shared::cluster.u32",
+                               "st.shared::cluster.u32", "getctarank.shared::cluster", "isspacep.shared::cluster",
+                               "barrier.cluster.arrive.release.aligned", "barrier.cluster.wait.acquire.aligned"]),
+    "remote_mbarrier": ("cl_prodcons", ["mbarrier.arrive.release.cluster.shared::cluster.b64",
+                                        "fence.mbarrier_init.release.cluster", "barrier.cluster.arrive.relaxed"]),
+    "cluster_barrier_loop": ("cl_barrier_loop", ["barrier.cluster.arrive;", "barrier.cluster.wait;",
+                                                 "barrier.cluster.arrive.aligned", "fence.acq_rel.cluster"]),
+    "bulk_smem_to_peer": ("cl_bulk_peer", ["cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes"]),
+    "peer_atomics": ("cl_atomics", ["atom.shared::cluster.add.u32", "red.shared::cluster.add.u32",
+                                    "red.relaxed.cluster.shared::cluster.xor.b32", "red.shared::cluster.max.u32",
+                                    "red.shared::cluster.add.f32", "atom.min.u32"]),
+    "tma_multicast": ("cl_tma_multicast", ["cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::"
+                                           "complete_tx::bytes.multicast::cluster"]),
+    "bulk_multicast": ("cl_bulk_multicast", ["cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"
+                                             ".multicast::cluster"]),
+    "shared_address_encoding": ("cl_addr", ["cvta.to.shared::cluster.u64", "getctarank.shared::cluster"]),
+}
