@@ -56,7 +56,7 @@ def test_access_after_owner_exited(dev, mod):
 
 
 def test_unordered_access_before_owner_exit(dev, mod):
-    with pytest.raises(EmuError, match=r"DSMEM (lifetime: CTA \(0, 0, 0\) \(cluster rank 0\) exited while this store|"
+    with pytest.raises(EmuError, match=r"DSMEM (lifetime: CTA \(0, 0, 0\) \(cluster rank 0\) exited while this access|"
                                        r"store to the shared memory of CTA \(0, 0, 0\).*already exited)") as ei:
         _dsmem(dev, mod, 3, n=2)
     assert "st.shared::cluster" in str(ei.value)

@@ -189,7 +189,10 @@ class Lifetime:
         n = size(st)
         self.n = n
         self.vc = np.zeros((st.nctas, n), np.int64)
-        self.last: dict = {}          # (owner cta, accessor cta) -> (stamp, ins, thread, what)
+        # latest synchronous access of accessor b to owner a: its stamp (-1: none), thread, instruction
+        self.stamp = np.full((st.nctas, st.nctas), -1, np.int64)
+        self.thread = np.zeros((st.nctas, st.nctas), np.int64)
+        self.ins = np.empty((st.nctas, st.nctas), dtype=object)
 
     def release(self, cta: int) -> np.ndarray:
         self.vc[cta, cta % self.n] += 1
@@ -200,23 +203,28 @@ class Lifetime:
             np.maximum(self.vc[cta], clock, out=self.vc[cta])
 
     def access(self, st, ins, threads: np.ndarray, targets: np.ndarray, what: str) -> None:
+        """Synchronous DSMEM accesses by ``threads`` (wave thread indices) to wave CTAs ``targets``."""
         from .machine import EXITED
-        for tgt in np.unique(targets):
-            tgt = int(tgt)
-            who = threads[targets == tgt]
-            lo = tgt * st.tpc
-            if (st.status[lo:lo + st.tpc] == EXITED).all():
-                st.fault(ins, who, f"DSMEM {what} to the shared memory of CTA {_block(st, tgt)} (cluster rank "
-                         f"{tgt % self.n}), which has already exited",
-                         f"the owner exited at {_exit_where(st, tgt)}; rule: a CTA's shared memory lives only while "
-                         f"the CTA runs, so a CTA must not exit while its cluster peers may still access it (CUDA "
-                         f"Programming Guide 'Distributed Shared Memory'; PTX ISA 2.2.2). Add a cluster barrier "
-                         f"(barrier.cluster.arrive + wait, cluster.sync()) before the owner's exit")
-            for b in np.unique(st.cta_of[who]):
-                b = int(b)
-                t = int(who[st.cta_of[who] == b][0])
-                self.check_started(st, ins, t, b, tgt, what)
-                self.last[(tgt, b)] = (int(self.vc[b, b % self.n]), ins, t, what)
+        gone = (st.status.reshape(st.nctas, st.tpc) == EXITED).all(axis=1)[targets]
+        if gone.any():
+            k = int(np.flatnonzero(gone)[0])
+            tgt = int(targets[k])
+            st.fault(ins, threads[targets == tgt], f"DSMEM {what} to the shared memory of CTA {_block(st, tgt)} "
+                     f"(cluster rank {tgt % self.n}), which has already exited",
+                     f"the owner exited at {_exit_where(st, tgt)}; rule: a CTA's shared memory lives only while "
+                     f"the CTA runs, so a CTA must not exit while its cluster peers may still access it (CUDA "
+                     f"Programming Guide 'Distributed Shared Memory'; PTX ISA 2.2.2). Add a cluster barrier "
+                     f"(barrier.cluster.arrive + wait, cluster.sync()) before the owner's exit")
+        acc = st.cta_of[threads]
+        pair, first = np.unique(targets * st.nctas + acc, return_index=True)
+        a, b = pair // st.nctas, pair % st.nctas
+        unknown = self.vc[b, a % self.n] == 0
+        if unknown.any():
+            k = int(np.flatnonzero(unknown)[0])
+            self.check_started(st, ins, int(threads[first[k]]), int(b[k]), int(a[k]), what)
+        self.stamp[a, b] = self.vc[b, b % self.n]
+        self.thread[a, b] = threads[first]
+        self.ins[a, b] = ins
 
     def check_started(self, st, ins, t: int, b: int, a: int, what: str) -> None:
         """CTA b may access CTA a's shared memory only once a is known to run: b has acquired a release of a (a
@@ -230,17 +238,20 @@ class Lifetime:
                      "arrive{.relaxed} + barrier.cluster.wait, cluster.sync()) before the first access to a peer")
 
     def check_exits(self, st) -> None:
-        for (a, b), (stamp, ins, t, what) in sorted(self.last.items()):
-            if self.vc[a, b % self.n] > stamp:
-                continue
-            st.fault(ins, t, f"DSMEM lifetime: CTA {_block(st, a)} (cluster rank {a % self.n}) exited while this "
-                     f"{what} to its shared memory by CTA {_block(st, b)} (rank {b % self.n}) was not ordered before "
-                     f"the exit",
-                     f"the owner exited at {_exit_where(st, a)} without a cluster barrier (or mbarrier wait) after "
-                     f"this access; on hardware the access may run after the owner's shared memory is gone. Rule: a "
-                     f"CTA must not exit while its cluster peers may still access its shared memory (CUDA "
-                     f"Programming Guide 'Distributed Shared Memory'; PTX ISA 2.2.2). Add barrier.cluster.arrive + "
-                     f"barrier.cluster.wait (cluster.sync()) in every CTA before it exits")
+        a_idx, b_idx = np.nonzero(self.stamp >= 0)
+        late = self.vc[a_idx, b_idx % self.n] <= self.stamp[a_idx, b_idx]
+        if not late.any():
+            return
+        k = int(np.flatnonzero(late)[0])
+        a, b = int(a_idx[k]), int(b_idx[k])
+        ins, t = self.ins[a, b], int(self.thread[a, b])
+        st.fault(ins, t, f"DSMEM lifetime: CTA {_block(st, a)} (cluster rank {a % self.n}) exited while this access "
+                 f"to its shared memory by CTA {_block(st, b)} (rank {b % self.n}) was not ordered before the exit",
+                 f"the owner exited at {_exit_where(st, a)} without a cluster barrier (or mbarrier wait) after "
+                 f"this access; on hardware the access may run after the owner's shared memory is gone. Rule: a "
+                 f"CTA must not exit while its cluster peers may still access its shared memory (CUDA "
+                 f"Programming Guide 'Distributed Shared Memory'; PTX ISA 2.2.2). Add barrier.cluster.arrive + "
+                 f"barrier.cluster.wait (cluster.sync()) in every CTA before it exits")
 
 
 def check_alive(st, ins, t: int, cta: int, what: str) -> None:

@@ -188,17 +188,16 @@ machine.WAVE_END_HOOKS.append(cl._wave_end)
 
 def _check_aligned(st, ins, sel: np.ndarray) -> None:
     """.aligned: all non-exited threads of each executing warp execute this instruction together."""
-    warps = np.unique(st.gwarp[sel])
-    for w in warps:
-        lanes = slice(int(w) * 32, int(w) * 32 + 32)
-        live = st.valid[lanes] & (st.status[lanes] != EXITED)
-        ex = np.zeros(32, bool)
-        ex[sel[st.gwarp[sel] == w] - int(w) * 32] = True
-        if (live & ~ex).any():
-            st.fault(ins, sel[st.gwarp[sel] == w], f"{ins.opcode}.{'.'.join(ins.mods)}: .aligned executed by only part "
-                     f"of warp {int(st.warp[int(w) * 32])}",
-                     "rule: with .aligned all threads of the warp must execute the same barrier.cluster instruction "
-                     "(PTX ISA 9.7.13.3); drop .aligned or make the call warp-uniform")
+    nw = st.T // 32
+    live = np.bincount(st.gwarp[st.valid & (st.status != EXITED)], minlength=nw)
+    ex = np.bincount(st.gwarp[sel], minlength=nw)
+    bad = np.flatnonzero((ex > 0) & (ex < live))
+    if bad.size:
+        w = int(bad[0])
+        st.fault(ins, sel[st.gwarp[sel] == w], f"{ins.opcode}.{'.'.join(ins.mods)}: .aligned executed by only part "
+                 f"of warp {int(st.warp[w * 32])}",
+                 "rule: with .aligned all threads of the warp must execute the same barrier.cluster instruction "
+                 "(PTX ISA 9.7.13.3); drop .aligned or make the call warp-uniform")
 
 
 @handler("barrier.cluster")
