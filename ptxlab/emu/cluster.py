@@ -36,7 +36,7 @@ import numpy as np
 RANK_SHIFT = 24
 OFF_MASK = (1 << RANK_SHIFT) - 1
 
-__all__ = ["RANK_SHIFT", "OFF_MASK", "encode", "geometry", "size", "special", "peer", "rank_of", "resolve",
+__all__ = ["RANK_SHIFT", "OFF_MASK", "encode", "geometry", "size", "special", "peer", "rank_of", "mask_ctas", "resolve",
            "resolve_one", "check_alive", "Lifetime", "lifetime", "release", "acquire", "join"]
 
 
@@ -108,6 +108,23 @@ def wave_order(grid: tuple, dims: tuple) -> list:
                             X, Y, Z = kx * cx + x, ky * cy + y, kz * cz + z
                             out.append(X + Y * gx + Z * gx * gy)
     return out
+
+
+def mask_ctas(st, ins, t: int, mask: int, what: str = ".multicast::cluster") -> list:
+    """Wave CTA indices named by a 16-bit ctaMask (bit i = %cluster_ctarank i) of thread ``t``'s cluster, in rank
+    order; faults on an empty mask or bits outside the cluster (PTX ISA 9.7.9.25.5.2, 9.7.16.x tcgen05.commit)."""
+    n = size(st)
+    mask = int(mask) & 0xFFFF
+    if mask == 0:
+        st.fault(ins, t, f"{what} with ctaMask 0x0000 names no destination CTA",
+                 "the PTX ISA does not say what an empty mask does; the emulator refuses it (ptx_docs/clusters.md)")
+    if mask >> n:
+        st.fault(ins, t, f"{what} ctaMask {mask:#06x} names CTA rank {(mask >> n).bit_length() + n - 1}, outside the "
+                 f"cluster of {n} CTA(s)",
+                 "rule: each set bit of ctaMask is the %cluster_ctarank of a destination CTA (PTX ISA 9.7.9.25.5.2)")
+    cta = int(st.cta_of[t])
+    base = cta - cta % n
+    return [base + r for r in range(n) if mask >> r & 1]
 
 
 # ------------------------------------------------------------------------------------------------ addresses

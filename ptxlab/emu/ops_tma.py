@@ -248,24 +248,14 @@ def _dst_targets(st, ins, addrs, sel, dst_space: str, what: str):
 def _multicast_targets(st, ins, t: int, mask_val: int, bar_rank: int, pair: bool) -> list:
     """[(dst CTA, mbarrier CTA)] of a .multicast::cluster copy by thread ``t`` with ``ctaMask`` (bit i = rank i)."""
     n = cl.size(st)
-    mask = int(mask_val) & 0xFFFF
-    if mask == 0:
-        st.fault(ins, t, ".multicast::cluster with ctaMask 0x0000 names no destination CTA",
-                 "the PTX ISA does not say what an empty mask does (9.7.9.25.4.1/9.7.9.25.5.2); the emulator refuses it")
-    if mask >> n:
-        st.fault(ins, t, f".multicast::cluster ctaMask {mask:#06x} names CTA rank {(mask >> n).bit_length() + n - 1}, "
-                 f"outside the cluster of {n} CTA(s)",
-                 "rule: each set bit of ctaMask is the %cluster_ctarank of a destination CTA (PTX ISA 9.7.9.25.5.2)")
-    cta = int(st.cta_of[t])
-    base = cta - cta % n
     out = []
-    for r in range(n):
-        if mask >> r & 1:
-            br = (r & ~1) | (bar_rank & 1) if pair else r
-            if br >= n:
-                st.fault(ins, t, f".cta_group::2 multicast: the mbarrier of destination rank {r} would be in rank {br}, "
-                         f"outside the cluster of {n}", "cta_group::2 needs CTA pairs (an even cluster size)")
-            out.append((base + r, base + br))
+    for d in cl.mask_ctas(st, ins, t, mask_val):
+        r = d % n
+        br = (r & ~1) | (bar_rank & 1) if pair else r
+        if br >= n:
+            st.fault(ins, t, f".cta_group::2 multicast: the mbarrier of destination rank {r} would be in rank {br}, "
+                     f"outside the cluster of {n}", "cta_group::2 needs CTA pairs (an even cluster size)")
+        out.append((d, d - r + br))
     return out
 
 

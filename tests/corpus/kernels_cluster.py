@@ -457,10 +457,56 @@ def _ad_ref(ins):
     return res
 
 
+# ------------------------------------------------------------------------------------------------ 10. remote tx
+RT_SHAPES = [(4, 2), (8, 4)]
+
+
+def _rt_in(rng):
+    d = {}
+    for i, (g, n) in enumerate(RT_SHAPES):
+        d[f"in{i}"] = u32(rng, g * 32, 0)
+        d[f"tx{i}"] = rng.integers(1, 4096, g).astype(np.uint32)
+    return d
+
+
+def _rt_run(dev, mod, ins):
+    outs = {}
+    for i, (g, n) in enumerate(RT_SHAPES):
+        o = out_buf(dev, g * 32 * 4)
+        dev.launch(mod, "cl_remote_tx", grid=g, block=64, args=[dev.to_device(ins[f"in{i}"]),
+                                                                  dev.to_device(ins[f"tx{i}"]), o], cluster=n)
+        outs[f"rt{i}"] = dev.to_host(o, np.uint32).reshape(g, 32)
+    return outs
+
+
+def _rt_ref(ins):
+    res = {}
+    for i, (g, n) in enumerate(RT_SHAPES):
+        inp = ins[f"in{i}"].reshape(g, 32)
+        res[f"rt{i}"] = np.stack([inp[c - c % n + (c % n + n - 1) % n] for c in range(g)])
+    return res
+
+
+FIXED_GRID = (4, 4, 2)
+
+
+def _fixed_run(dev, mod, ins):
+    block = int(ins["block"][0])
+    o = out_buf(dev, _ncta(FIXED_GRID) * block * 16 * 4)
+    dev.launch(mod, "cl_sregs_fixed", grid=FIXED_GRID, block=block, args=[o])     # no cluster=: __cluster_dims__
+    return {"s0": dev.to_host(o, np.uint32).reshape(-1, 16)}
+
+
 ENTRIES = [
     Entry("cluster_sregs", CL, lambda rng: {"block": rng.integers(33, 97, len(SREG_SHAPES)).astype(np.uint32)},
           _sreg_run, _sreg_ref,
           note="every cluster special register over 1-D/2-D/3-D cluster shapes (2..8 CTAs), ragged blocks"),
+    Entry("cluster_compile_time", CL, lambda rng: {"block": rng.integers(32, 97, 1).astype(np.uint32)}, _fixed_run,
+          lambda ins: {"s0": _sreg_rows(FIXED_GRID, (2, 2, 1), int(ins["block"][0]))},
+          note="__cluster_dims__(2, 2, 1) (.reqnctapercluster/.explicitcluster) launched without cluster=: the shape "
+               "and %is_explicit_cluster come from the kernel"),
+    Entry("remote_mbarrier_tx", CL, _rt_in, _rt_run, _rt_ref,
+          note="mbarrier.expect_tx / complete_tx .shared::cluster and a remote arrive on a peer's barrier"),
     Entry("cluster_nonportable16", CL, lambda rng: {"block": rng.integers(32, 65, 1).astype(np.uint32)},
           lambda dev, mod, ins: _sreg_run(dev, mod, ins, NP_SHAPES, True),
           lambda ins: _sreg_ref(ins, NP_SHAPES),
@@ -506,4 +552,6 @@ PTX_FEATURES = {
     "bulk_multicast": ("cl_bulk_multicast", ["cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"
                                              ".multicast::cluster"]),
     "shared_address_encoding": ("cl_addr", ["cvta.to.shared::cluster.u64", "getctarank.shared::cluster"]),
+    "remote_mbarrier_tx": ("cl_remote_tx", ["mbarrier.expect_tx.relaxed.cluster.shared::cluster.b64",
+                                            "mbarrier.complete_tx.relaxed.cluster.shared::cluster.b64"]),
 }
