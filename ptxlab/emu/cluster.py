@@ -146,7 +146,8 @@ def resolve(st, ins, sel: np.ndarray, a: np.ndarray, nbytes: int, write: bool, s
             k = int(np.flatnonzero(other)[0])
             st.fault(ins, sel[k:], f".shared::cta {'store' if write else 'load'} at {int(a64[k]):#x}, outside the "
                      f"executing CTA's shared memory window",
-                     f"the address names cluster rank {int(hi[k])} (bits 31..24, cluster.py), the executing CTA is rank "
+                     f"the address names cluster rank {int(hi[k])} (bits 31..24, cluster.py), the executing CTA "
+                     f"is rank "
                      f"{int(myrank[k])} of {n} and has {st.smem_size} bytes of shared memory; a .shared::cta access "
                      f"must stay in its own CTA (PTX ISA 5.1.7): use ld/st/atom .shared::cluster or a generic address "
                      f"for another CTA's shared memory")

@@ -66,7 +66,8 @@ def shared_addresses(st, ins, addrs, sel: np.ndarray, space: str, what: str) -> 
     if other.any():
         k = int(np.flatnonzero(other)[0])
         st.fault(ins, sel[k:], f"{what}: the address names the shared memory of cluster rank "
-                 f"{int(cl.rank_of(st, ctas[k]))}, not the executing CTA (rank {int(cl.rank_of(st, st.cta_of[sel[k]]))})",
+                 f"{int(cl.rank_of(st, ctas[k]))}, not the executing CTA "
+                 f"(rank {int(cl.rank_of(st, st.cta_of[sel[k]]))})",
                  "rule: this operand must be in the executing CTA's shared memory (.shared::cta window, PTX ISA "
                  "5.1.7; mbarrier init/wait 9.7.13.15)")
     return offs
