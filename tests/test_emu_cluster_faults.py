@@ -214,3 +214,17 @@ def test_access_before_peer_known_started(dev):
     with pytest.raises(EmuError, match=r"DSMEM load to the shared memory of CTA \([01], 0, 0\) \(cluster rank [01]\) before "
                                        r"that CTA is known to have started"):
         dev.launch(mod, "k", grid=2, block=32, args=[out], cluster=2)
+
+
+def test_implicit_one_cta_clusters(dev, mod):
+    """Without cluster= every CTA is its own cluster: barrier.cluster, mapa to rank 0 and DSMEM to itself work."""
+    out = dev.empty(8 * 64 * 4)
+    dev.memset(out, 0xFF)
+    dev.launch(mod, "cbar_faults", grid=8, block=64, args=[out, np.uint32(4)])
+    acc = np.arange(64, dtype=np.uint64)
+    for i in range(5):
+        acc = acc * 3 + i
+    np.testing.assert_array_equal(dev.to_host(out, np.uint32).reshape(8, 64), np.tile(acc.astype(np.uint32), (8, 1)))
+    dev.memset(out, 0xFF)
+    dev.launch(mod, "dsmem_faults", grid=3, block=64, args=[out, np.uint32(4)])
+    np.testing.assert_array_equal(dev.to_host(out, np.uint32)[:3 * 64].reshape(3, 64), np.tile(np.arange(64), (3, 1)))
