@@ -222,7 +222,7 @@ class Lifetime:
 
     def access(self, st, ins, threads: np.ndarray, targets: np.ndarray, what: str) -> None:
         """Synchronous DSMEM accesses by ``threads`` (wave thread indices) to wave CTAs ``targets``."""
-        from .machine import EXITED
+        from .thread_status import EXITED
         gone = (st.status.reshape(st.nctas, st.tpc) == EXITED).all(axis=1)[targets]
         if gone.any():
             k = int(np.flatnonzero(gone)[0])
@@ -274,7 +274,7 @@ class Lifetime:
 
 def check_alive(st, ins, t: int, cta: int, what: str) -> None:
     """Fault if wave CTA ``cta`` (a peer of thread ``t``) has exited: its shared memory is gone (lifetime rule)."""
-    from .machine import EXITED
+    from .thread_status import EXITED
     if size(st) > 1:
         lifetime(st).check_started(st, ins, int(t), int(st.cta_of[t]), int(cta), what)
     lo = int(cta) * st.tpc

@@ -24,7 +24,7 @@ from .program import K_BRA, K_EXIT, K_NORMAL, K_TRAP, Program
 from . import proxy as _proxy
 from . import cluster as _cluster
 
-RUN, EXITED, BAR, PARK, SYNC = 0, 1, 2, 3, 4
+from .thread_status import BAR, EXITED, PARK, RUN, SYNC  # noqa: F401  (re-exported)
 _STATUS = {BAR: "waiting at a CTA barrier", PARK: "parked", SYNC: "waiting for its warp at a .sync instruction"}
 DEFAULT_BUDGET = int(float(os.environ.get("PTXLAB_EMU_BUDGET", "4e9")))  # thread-instructions per launch
 WAVE_THREADS = int(os.environ.get("PTXLAB_EMU_WAVE_THREADS", "8192"))

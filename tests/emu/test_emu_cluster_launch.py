@@ -12,7 +12,7 @@ import ptxlab
 from ptxlab.emu import machine
 from ptxlab.errors import EmuError, LaunchError
 
-SRC = (Path(__file__).parent / "kernels" / "cluster_launch.cu").read_text()
+SRC = (Path(__file__).parent.parent / "kernels" / "cluster_launch.cu").read_text()
 
 
 @pytest.fixture(scope="module")

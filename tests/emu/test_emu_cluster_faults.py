@@ -12,7 +12,7 @@ import pytest
 import ptxlab
 from ptxlab.errors import EmuError
 
-SRC = (Path(__file__).parent / "kernels" / "cluster_faults.cu").read_text()
+SRC = (Path(__file__).parent.parent / "kernels" / "cluster_faults.cu").read_text()
 
 
 @pytest.fixture(scope="module")
