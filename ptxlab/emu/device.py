@@ -21,8 +21,15 @@ class EmuDevice(Device):
 
     name = "emu"
 
-    def __init__(self, budget: int | None = None, initcheck: bool | None = None):
+    def __init__(self, budget: int | None = None, initcheck: bool | None = None, stall_seconds: float | None = None,
+                 strict: bool | None = None):
         super().__init__()
+        # watchdog (watchdog.py): budget = thread-instructions per launch (PTXLAB_EMU_BUDGET), stall_seconds = wall
+        # clock without forward progress per launch (PTXLAB_EMU_STALL_S, default 45 s, 0 = off)
+        self.stall_seconds = stall_seconds
+        # strict=True: PTX-text rules that hardware tolerates raise instead of warning (sitewarn.py; PTXLAB_EMU_STRICT)
+        self.strict = strict
+        self.emu_warnings: list = []
         # optional report of reads of never-written shared memory (compute-sanitizer initcheck analogue)
         self.initcheck = bool(int(os.environ.get("PTXLAB_EMU_INITCHECK", "0"))) if initcheck is None else initcheck
         load_families()
@@ -101,6 +108,8 @@ class EmuDevice(Device):
             pass  # dynamic shared memory requested but the kernel declares no extern .shared: allowed, unused
         t0 = time.perf_counter()
         kw = {} if self.budget is None else {"budget": self.budget}
+        if self.stall_seconds is not None:
+            kw["stall_s"] = self.stall_seconds
         stats = run_kernel(prog, self.heap, tuple(grid), tuple(block), bytes(params), int(shared_bytes),
                            device=self, **kw)
         stats["seconds"] = time.perf_counter() - t0

@@ -105,6 +105,7 @@ class Wave:
         self._special: dict = {}
         self.steps = 0
         self.thread_instrs = 0
+        self.progress = 0          # forward-progress events (barrier releases, wakes, async completions): watchdog.py
         self.bar_counts: dict = {}
         # optional initcheck (PTXLAB_EMU_INITCHECK=1 or EmuDevice(initcheck=True)): shared bytes written by generic
         # stores are flagged; a load whose bytes are unflagged AND still hold the poison byte was never written
@@ -355,6 +356,7 @@ class Wave:
 
     def wake(self, key: int):
         if key in self._parked_keys:
+            self.progress += 1
             w = (self.status == PARK) & (self.park_key == key)
             self.status[w] = RUN
             self._parked_keys.discard(key)
@@ -389,9 +391,10 @@ WAVE_END_HOOKS: list = []   # fn(st) called when a wave finishes (TMEM leak chec
 class Scheduler:
     """Runs a Wave to completion."""
 
-    def __init__(self, st: Wave, budget: int = DEFAULT_BUDGET):
+    def __init__(self, st: Wave, budget: int = DEFAULT_BUDGET, watch=None):
         self.st = st
-        self.budget = budget
+        self.budget = budget            # thread-instructions this wave may still execute (watchdog.py)
+        self.watch = watch              # watchdog.LaunchWatch of the launch (stall limit, per-launch budget)
         st._parked_keys = set()
         self.code = st.prog.code
         self.ends = st.prog.block_end
@@ -405,7 +408,7 @@ class Scheduler:
             nrun = int(np.count_nonzero(runnable))
             if nrun == 0:
                 if st.engine.pending:
-                    st.engine.drain(st)
+                    st.progress += st.engine.drain(st)
                     continue
                 if (status == EXITED).all():
                     break
@@ -439,12 +442,15 @@ class Scheduler:
         pc, status = st.pc, st.status
         T = st.T
         budget = self.budget
+        watch = self.watch
         while True:
             e_end = ends[p]
             n_active = T if m is None else int(np.count_nonzero(m))
             st.steps += 1
             if st.thread_instrs > budget:
                 self._watchdog()
+            if watch is not None and not st.steps & 63:
+                watch.tick(self)
             i = p
             while i < e_end:
                 e = code[i]
@@ -578,6 +584,8 @@ class Scheduler:
                        kernel=st.kernel)
 
     def _watchdog(self):
+        if self.watch is not None:
+            self.watch.budget_report(self)
         st = self.st
         detail = self._where_summary(st.status == RUN)
         raise EmuError(f"instruction budget exceeded: {st.thread_instrs:,} thread-instructions executed "
@@ -590,8 +598,13 @@ DEADLOCK_EXPLAINERS: list = []   # fn(st) -> str|None, adds family-specific line
 
 
 def run_kernel(prog: Program, heap: GlobalHeap, grid: tuple, block: tuple, params: bytes, dyn_smem: int,
-               device=None, budget: int = DEFAULT_BUDGET) -> dict:
-    """Run all CTAs of a launch, in waves of up to WAVE_THREADS threads.  Returns run statistics."""
+               device=None, budget: int = DEFAULT_BUDGET, stall_s: Optional[float] = None) -> dict:
+    """Run all CTAs of a launch, in waves of up to WAVE_THREADS threads.  Returns run statistics.
+    ``budget`` (thread-instructions) and ``stall_s`` (seconds without progress) apply to the whole launch."""
+    from . import watchdog
+    watchdog.preflight(prog, grid, block, budget, prog.kernel)
+    watch = watchdog.LaunchWatch(prog.kernel, budget,
+                                 watchdog.stall_seconds_default() if stall_s is None else stall_s)
     nctas = grid[0] * grid[1] * grid[2]
     tpc = (block[0] * block[1] * block[2] + 31) // 32 * 32
     per_wave = max(1, min(nctas, WAVE_THREADS // tpc))
@@ -599,7 +612,9 @@ def run_kernel(prog: Program, heap: GlobalHeap, grid: tuple, block: tuple, param
     for start in range(0, nctas, per_wave):
         ids = list(range(start, min(nctas, start + per_wave)))
         st = Wave(prog, heap, ids, grid, block, params, dyn_smem, device)
-        Scheduler(st, budget).run()
+        watch.start_wave()
+        Scheduler(st, watch.remaining(), watch).run()
+        watch.done += st.thread_instrs
         stats["thread_instrs"] += st.thread_instrs
         stats["blocks"] += st.steps
         stats["waves"] += 1
