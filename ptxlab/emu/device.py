@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 from ..device.base import Device
-from ..errors import LaunchError
+from ..errors import EmuError, LaunchError
 from ..tensormap import TensorMapSpec, encode_emu
 from . import load_families
 from .machine import run_kernel
@@ -30,6 +30,7 @@ class EmuDevice(Device):
         # strict=True: PTX-text rules that hardware tolerates raise instead of warning (sitewarn.py; PTXLAB_EMU_STRICT)
         self.strict = strict
         self.emu_warnings: list = []
+        self._annotate_text = None     # set during a launch: adds CUDA lines to warnings (lineinfo.py)
         # optional report of reads of never-written shared memory (compute-sanitizer initcheck analogue)
         self.initcheck = bool(int(os.environ.get("PTXLAB_EMU_INITCHECK", "0"))) if initcheck is None else initcheck
         load_families()
@@ -100,6 +101,18 @@ class EmuDevice(Device):
         return prog
 
     def _launch(self, module, kernel, grid, block, params, offsets, layout, shared_bytes) -> None:
+        from . import lineinfo
+        # reports name CUDA source lines even when the module was compiled without -lineinfo (lineinfo.py)
+        self._annotate_text = lambda text: lineinfo.annotate_text(text, lineinfo.line_map(module))
+        try:
+            self._launch_inner(module, kernel, grid, block, params, shared_bytes)
+        except EmuError as e:
+            lineinfo.annotate_error(e, module)
+            raise
+        finally:
+            self._annotate_text = None
+
+    def _launch_inner(self, module, kernel, grid, block, params, shared_bytes) -> None:
         prog = self.program(module, kernel)
         if prog.static_smem + shared_bytes > self.max_shared_bytes:
             raise LaunchError(f"launch of {kernel}: {prog.static_smem} bytes static + {shared_bytes} bytes dynamic "

@@ -41,6 +41,9 @@ def emu_warn(msg: str, device=None, key=None):
     if key in keys:
         return
     keys.add(key)
+    ann = getattr(device, "_annotate_text", None)
+    if ann is not None:        # CUDA source lines for modules compiled without -lineinfo (lineinfo.py)
+        msg = ann(msg)
     seen = getattr(device, "emu_warnings", None)
     if seen is not None:
         seen.append(msg)
