@@ -99,7 +99,7 @@ def line_map(module) -> dict:
     ptx = getattr(module, "ptx", None)
     src = getattr(module, "source", None)
     enabled = os.environ.get("PTXLAB_EMU_LINEINFO", "1").strip().lower() not in ("0", "off", "no", "false")
-    if enabled and ptx and src and ".loc" not in ptx and src != ptx and not str(module.name).endswith(".ptx"):
+    if enabled and ptx and src and not re.search(r"^\s*\.loc\s", ptx, re.M) and src != ptx and not str(module.name).endswith(".ptx"):
         try:
             li = _compile_lineinfo(module)
             if li:

@@ -98,6 +98,7 @@ class Wave:
         self.smem = np.full(self.nctas * self.smem_stride, POISON, dtype=np.uint8)
         self.lstride = (prog.local_size + 15) // 16 * 16 or 16
         self.lmem = np.zeros(T * self.lstride, dtype=np.uint8)
+        self.local_limit = prog.local_size                # grows with the call stack (callstack.py)
         self.params = np.frombuffer(bytearray(params.ljust((len(params) + 15) // 16 * 16 or 16, b"\0")),
                                     dtype=np.uint8)
         self.const = np.frombuffer(bytearray(bytes(prog.const_bank).ljust(
@@ -248,7 +249,7 @@ class Wave:
                            f"({self.prog.static_smem} static + {self.dyn_smem} dynamic)")
             return self.smem, self.cta_of[sel] * self.smem_stride + a64
         if space == "local":
-            lim = self.prog.local_size
+            lim = self.local_limit
             if a64.size and (int(a64.max()) + nbytes > lim or int(a64.min()) < 0):
                 k = int(np.flatnonzero((a64 + nbytes > lim) | (a64 < 0))[0])
                 self.fault(ins, sel[k:], f"out-of-bounds local {'store' if write else 'load'}",
@@ -415,6 +416,9 @@ class Scheduler:
                 if any(h(st) for h in PROGRESS_HOOKS):
                     continue
                 self._deadlock()
+            calls = st.side.get("calls")
+            if calls is not None:        # real calls (callstack.py): the deepest frames run first, so a call
+                runnable, nrun = calls.deepest(runnable, nrun)   # reconverges at its return point
             if nrun == T:
                 p = int(pc.min())
                 if int(pc.max()) == p:
@@ -477,6 +481,11 @@ class Scheduler:
                         pc[sel] = i
                         rest = (np.ones(T, bool) if m is None else m) & ~sel
                         pc[rest] = i + 1
+                    elif rc == isa.JUMP:
+                        # call/ret (callstack.py) set the pc of gm's threads; the others of m continue after it
+                        if gm is not m:
+                            rest = (np.ones(T, bool) if m is None else m) & ~gm
+                            pc[rest] = i + 1
                     else:
                         if m is None:
                             pc[:] = i + 1
