@@ -101,13 +101,14 @@ class EmuDevice(Device):
         return prog
 
     def _launch(self, module, kernel, grid, block, params, offsets, layout, shared_bytes) -> None:
-        from . import lineinfo
+        from . import hwknown, lineinfo
         # reports name CUDA source lines even when the module was compiled without -lineinfo (lineinfo.py)
         self._annotate_text = lambda text: lineinfo.annotate_text(text, lineinfo.line_map(module))
         try:
             self._launch_inner(module, kernel, grid, block, params, shared_bytes)
         except EmuError as e:
             lineinfo.annotate_error(e, module)
+            hwknown.annotate(e)          # rules hardware is known/reported to tolerate (hwknown.py)
             raise
         finally:
             self._annotate_text = None

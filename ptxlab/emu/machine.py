@@ -48,6 +48,8 @@ class AsyncEngine:
         n = 0
         while self.queue:
             op = self.queue.pop(0)
+            for hook in ASYNC_COMPLETE_HOOKS:    # e.g. exitcheck.py: the destination CTA already exited
+                hook(st, op)
             op.complete(st)
             n += 1
             if until is not None and until(op):
@@ -387,6 +389,7 @@ def _store(ty: str):
 
 
 WAVE_END_HOOKS: list = []   # fn(st) called when a wave finishes (TMEM leak checks ...)
+ASYNC_COMPLETE_HOOKS: list = []   # fn(st, op) called before the async engine completes op (exitcheck.py)
 
 
 class Scheduler:

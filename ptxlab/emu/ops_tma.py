@@ -20,6 +20,7 @@ import numpy as np
 from ..errors import EmuError, TensorMapError
 from ..tensormap import decode_emu
 from . import ir, machine
+from . import exitcheck  # noqa: F401  (registers the copies-in-flight-at-exit check)
 from .isa import Ctx, Unsupported, handler
 from .memory import GLOBAL_BASE, WIN_SHIFT, WINDOWS
 from .ops_mbarrier import complete_tx_on, shared_addresses, table_of
@@ -97,6 +98,10 @@ class _TensorLoad:
             ins, t, cta, spec, coords, dst, mbar
         self.done = False
 
+    def smem_dest(self, st):
+        """[(cta, issuing thread)] whose shared memory this op writes (exitcheck.py)."""
+        return [(self.cta, self.thread)]
+
     def describe(self) -> str:
         return (f"cp.async.bulk.tensor.{self.spec.rank}d load box {list(self.spec.box)} at {list(self.coords)} -> "
                 f"shared {self.dst:#x}, mbarrier {self.mbar:#x} (PTX line {self.ins.line})")
@@ -159,6 +164,10 @@ class _BulkCopy:
         self.ins, self.thread, self.cta, self.direction = ins, t, cta, direction
         self.dst, self.src, self.size, self.mbar, self.byte_mask = dst, src, size, mbar, byte_mask
         self.done = False
+
+    def smem_dest(self, st):
+        """[(cta, issuing thread)] whose shared memory this op writes (exitcheck.py)."""
+        return [(self.cta, self.thread)] if self.direction == "global->shared" else []
 
     def describe(self) -> str:
         return (f"cp.async.bulk {self.direction} {self.size} bytes {self.src:#x} -> {self.dst:#x} "
