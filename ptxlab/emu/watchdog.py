@@ -26,10 +26,10 @@ import numpy as np
 
 from ..errors import EmuError
 
-DEFAULT_STALL_S = 45.0          # documented in README.md "Emulator switches" and ptx_docs/emulator_approximations.md
-# Above the best measured rate of the scheduler (1.46e9 thread-instructions/s: an integer loop in full 8192-thread
-# waves, 2-core reference machine, 2026-11-24, NOTES.md): no launch runs faster, so it turns a lower bound of
-# instructions into a lower bound of seconds.
+DEFAULT_STALL_S = 45.0          # documented in README.md "Emulator switches" and ptx_docs/emulator_checks.md
+# Above the best measured rate of the scheduler (1.46-1.55e9 thread-instructions/s: an integer loop in full
+# 8192-thread waves, 2-core reference machine, 2026-11-24, benchmarks/emu_peak_rate.py, NOTES.md): no launch runs
+# faster, so a lower bound of instructions becomes a lower bound of seconds.
 PEAK_RATE = 2.0e9
 WARN_SECONDS = 120.0
 CHECK_EVERY_STEPS = 64          # the scheduler calls LaunchWatch.tick every this many basic blocks
