@@ -212,3 +212,56 @@ def test_indirect_call_raises_when_executed_and_module_loads(rng):
     assert "indirect call" in str(ei.value) and "kernel : kind" in str(ei.value) and "ind.cu:7" in str(ei.value)
     dev.launch(m, "kdirect", grid=(1, 1, 1), block=(32, 1, 1), args=[x, y])
     assert (dev.to_host(y, np.uint32) == xs * np.uint32(3) + xs + np.uint32(11)).all()
+
+
+PRED_CALL_PTX = r"""
+.version 8.0
+.target sm_90a
+.address_size 64
+
+.func (.param .b32 res) twice(.param .b32 a)
+{
+  .reg .b32 %r<3>;
+  ld.param.b32 %r1, [a];
+  add.s32 %r2, %r1, %r1;
+  st.param.b32 [res], %r2;
+  ret;
+}
+
+.visible .entry pcall(.param .u64 y, .param .u32 lim)
+{
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<5>;
+  .reg .pred %p<2>;
+  ld.param.u64 %rd1, [y];
+  ld.param.u32 %r5, [lim];
+  cvta.to.global.u64 %rd2, %rd1;
+  mov.u32 %r1, %tid.x;
+  add.s32 %r6, %r1, 100;
+  setp.lt.u32 %p1, %r1, %r5;
+  {
+  .param .b32 param0;
+  st.param.b32 [param0], %r1;
+  .param .b32 retval0;
+  @%p1 call.uni (retval0), twice, (param0);
+  ld.param.b32 %r2, [retval0];
+  selp.b32 %r3, %r2, %r6, %p1;
+  }
+  mul.wide.u32 %rd3, %r1, 4;
+  add.s64 %rd4, %rd2, %rd3;
+  st.global.u32 [%rd4], %r3;
+  ret;
+}
+"""
+
+
+def test_predicated_call(rng):
+    """'@%p call' (not emitted by NVRTC, legal PTX): the guarded lanes call, the others continue after it."""
+    mod = ptxlab.compile(PRED_CALL_PTX, arch="sm_90a", name="pcall.ptx")
+    dev = ptxlab.open_device("emu")
+    lim = int(rng.integers(1, 64))
+    y = dev.empty(4 * 64)
+    dev.memset(y, 0xFF)
+    dev.launch(mod, "pcall", grid=(1, 1, 1), block=(64, 1, 1), args=[y, np.uint32(lim)])
+    t = np.arange(64, dtype=np.uint32)
+    assert (dev.to_host(y, np.uint32) == np.where(t < lim, 2 * t, t + 100)).all()
