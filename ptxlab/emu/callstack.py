@@ -1,5 +1,5 @@
 """Real PTX ``call``/``ret`` for functions that cannot be inlined (recursion): a per-thread call stack in local memory
-(PTX ISA 9.7.12.6 call, 9.7.12.7 ret; the ABI's call-sequence .param variables, PTX ISA 5.1.6.2 / 7 "Abstracting the
+(PTX ISA 9.7.12.5 call, 9.7.12.6 ret; the ABI's call-sequence .param variables, PTX ISA 5.1.6.2 / 7 "Abstracting the
 ABI").
 
 ``program.py`` inlines every call into its caller (fast; it was the only mechanism before) except calls to functions

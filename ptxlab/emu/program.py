@@ -1,4 +1,5 @@
-"""A kernel ready to run: calls inlined, symbols laid out in their state spaces, instructions decoded once.
+"""A kernel ready to run: calls inlined (recursive ones called for real: callstack.py), symbols laid out in their
+state spaces, instructions decoded once.
 
 Layouts (PTX ISA 5.1): kernel params in the param buffer at their declared alignment; module-scope and
 function-scope ``.shared`` variables from shared address 0 upward, then dynamic shared memory (``.extern .shared``
@@ -228,6 +229,13 @@ class Program:
                            f"vprintf and __assertfail are not supported by the emulator) ({ins.where()})")
         if ins.guard is not None or callee_name in self.real:
             # a real call (recursion, or a predicated call): callstack.py
+            if not all(isinstance(a, ir.Sym) for a in params + rets):
+                ins = replace(ins)
+                self._call_info[id(ins)] = ("raise", "call arguments / return values that are registers or "
+                                                     "immediates (not .param variables) are not supported by the "
+                                                     "emulator's call stack")
+                self.body.append(ins)
+                return
             self.real.add(callee_name)
             self._frame(callee_name)
             ins = replace(ins)
