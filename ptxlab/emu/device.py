@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 from ..device.base import Device
-from ..errors import LaunchError
+from ..errors import EmuError, LaunchError
 from ..tensormap import TensorMapSpec, encode_emu
 from . import load_families
 from .machine import run_kernel
@@ -21,8 +21,16 @@ class EmuDevice(Device):
 
     name = "emu"
 
-    def __init__(self, budget: int | None = None, initcheck: bool | None = None):
+    def __init__(self, budget: int | None = None, initcheck: bool | None = None, stall_seconds: float | None = None,
+                 strict: bool | None = None):
         super().__init__()
+        # watchdog (watchdog.py): budget = thread-instructions per launch (PTXLAB_EMU_BUDGET), stall_seconds = wall
+        # clock without forward progress per launch (PTXLAB_EMU_STALL_S, default 45 s, 0 = off)
+        self.stall_seconds = stall_seconds
+        # strict=True: PTX-text rules that hardware tolerates raise instead of warning (sitewarn.py; PTXLAB_EMU_STRICT)
+        self.strict = strict
+        self.emu_warnings: list = []
+        self._annotate_text = None     # set during a launch: adds CUDA lines to warnings (lineinfo.py)
         # optional report of reads of never-written shared memory (compute-sanitizer initcheck analogue)
         self.initcheck = bool(int(os.environ.get("PTXLAB_EMU_INITCHECK", "0"))) if initcheck is None else initcheck
         load_families()
@@ -93,6 +101,19 @@ class EmuDevice(Device):
         return prog
 
     def _launch(self, module, kernel, grid, block, params, offsets, layout, shared_bytes, cluster=None) -> None:
+        from . import hwknown, lineinfo
+        # reports name CUDA source lines even when the module was compiled without -lineinfo (lineinfo.py)
+        self._annotate_text = lambda text: lineinfo.annotate_text(text, lineinfo.line_map(module))
+        try:
+            self._launch_inner(module, kernel, grid, block, params, shared_bytes, cluster)
+        except EmuError as e:
+            lineinfo.annotate_error(e, module)
+            hwknown.annotate(e)          # rules hardware is known/reported to tolerate (hwknown.py)
+            raise
+        finally:
+            self._annotate_text = None
+
+    def _launch_inner(self, module, kernel, grid, block, params, shared_bytes, cluster=None) -> None:
         prog = self.program(module, kernel)
         if prog.static_smem + shared_bytes > self.max_shared_bytes:
             raise LaunchError(f"launch of {kernel}: {prog.static_smem} bytes static + {shared_bytes} bytes dynamic "
@@ -103,6 +124,8 @@ class EmuDevice(Device):
         kw = {} if self.budget is None else {"budget": self.budget}
         if cluster is not None:
             kw["cluster"] = cluster
+        if self.stall_seconds is not None:
+            kw["stall_s"] = self.stall_seconds
         stats = run_kernel(prog, self.heap, tuple(grid), tuple(block), bytes(params), int(shared_bytes),
                            device=self, **kw)
         stats["seconds"] = time.perf_counter() - t0

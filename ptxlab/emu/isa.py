@@ -27,6 +27,7 @@ _BUILDERS: dict[str, Callable] = {}
 # control codes a run function may return (None = fall through to the next instruction)
 RETRY = 1        # the instruction could not complete for (some of) m: the core parks them at this instruction
 BLOCK_END = 2    # the instruction changed thread states (parked/blocked threads): the core re-schedules after it
+JUMP = 3         # the instruction set the pc of its executing threads itself (call/ret: callstack.py)
 
 
 class Unsupported(EmuError):
@@ -89,14 +90,29 @@ class Ctx:
             name = op.name
             return lambda st: st.special(name).astype(dt, copy=False)
         if isinstance(op, ir.Sym):
+            fr = self._frame_reader(op.name, 0, dt)
+            if fr is not None:
+                return fr
             v = self.program.symbol_address(op.name)
             c = np.array(v, dtype=np.uint64).astype(dt)
             return self._shared_sym(op.name, c, dt)
         if isinstance(op, ir.Addr) and isinstance(op.base, ir.Sym) and op.vec is None:
+            fr = self._frame_reader(op.base.name, op.offset, dt)
+            if fr is not None:
+                return fr
             v = self.program.symbol_address(op.base.name) + op.offset
             c = np.array(v & 0xFFFFFFFFFFFFFFFF, dtype=np.uint64).astype(dt)
             return self._shared_sym(op.base.name, c, dt)
         raise Unsupported(f"operand {op} cannot be read as .{ty}")
+
+    def _frame_reader(self, name: str, offset: int, dt):
+        """Reader of a frame-relative local symbol (a variable of a really-called function: callstack.py)."""
+        fo = getattr(self.program, "frame_offset", lambda _n: None)(name)
+        if fo is None:
+            return None
+        from .frames import frame_base
+        o = np.uint64((fo + offset) & 0xFFFFFFFFFFFFFFFF)
+        return lambda st: (frame_base(st) + o).astype(dt, copy=False)
 
     def read_vec(self, op, ty: str) -> list:
         """Readers for each element of a vector operand (or a one-element list for a scalar)."""
@@ -135,6 +151,9 @@ class Ctx:
             c = np.uint64(off & 0xFFFFFFFFFFFFFFFF)
             return lambda st: c
         if isinstance(op.base, ir.Sym):
+            fr = self._frame_reader(op.base.name, off, np.dtype(np.uint64))
+            if fr is not None:
+                return fr
             c = np.uint64((self.program.symbol_address(op.base.name) + off) & 0xFFFFFFFFFFFFFFFF)
             return self._shared_sym(op.base.name, c, np.dtype(np.uint64))
         i = op.base.idx

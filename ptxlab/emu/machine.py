@@ -49,6 +49,8 @@ class AsyncEngine:
         n = 0
         while self.queue:
             op = self.queue.pop(0)
+            for hook in ASYNC_COMPLETE_HOOKS:    # e.g. exitcheck.py: the destination CTA already exited
+                hook(st, op)
             op.complete(st)
             n += 1
             if until is not None and until(op):
@@ -103,6 +105,7 @@ class Wave:
         self.smem = np.full(self.nctas * self.smem_stride, POISON, dtype=np.uint8)
         self.lstride = (prog.local_size + 15) // 16 * 16 or 16
         self.lmem = np.zeros(T * self.lstride, dtype=np.uint8)
+        self.local_limit = prog.local_size                # grows with the call stack (callstack.py)
         self.params = np.frombuffer(bytearray(params.ljust((len(params) + 15) // 16 * 16 or 16, b"\0")),
                                     dtype=np.uint8)
         self.const = np.frombuffer(bytearray(bytes(prog.const_bank).ljust(
@@ -110,6 +113,7 @@ class Wave:
         self._special: dict = {}
         self.steps = 0
         self.thread_instrs = 0
+        self.progress = 0          # forward-progress events (barrier releases, wakes, async completions): watchdog.py
         self.bar_counts: dict = {}
         # optional initcheck (PTXLAB_EMU_INITCHECK=1 or EmuDevice(initcheck=True)): shared bytes written by generic
         # stores are flagged; a load whose bytes are unflagged AND still hold the poison byte was never written
@@ -247,7 +251,7 @@ class Wave:
                            f"({self.prog.static_smem} static + {self.dyn_smem} dynamic)")
             return self.smem, cta * self.smem_stride + a64
         if space == "local":
-            lim = self.prog.local_size
+            lim = self.local_limit
             if a64.size and (int(a64.max()) + nbytes > lim or int(a64.min()) < 0):
                 k = int(np.flatnonzero((a64 + nbytes > lim) | (a64 < 0))[0])
                 self.fault(ins, sel[k:], f"out-of-bounds local {'store' if write else 'load'}",
@@ -373,6 +377,7 @@ class Wave:
 
     def wake(self, key: int):
         if key in self._parked_keys:
+            self.progress += 1
             w = (self.status == PARK) & (self.park_key == key)
             self.status[w] = RUN
             self._parked_keys.discard(key)
@@ -402,14 +407,16 @@ def _store(ty: str):
 
 
 WAVE_END_HOOKS: list = []   # fn(st) called when a wave finishes (TMEM leak checks ...)
+ASYNC_COMPLETE_HOOKS: list = []   # fn(st, op) called before the async engine completes op (exitcheck.py)
 
 
 class Scheduler:
     """Runs a Wave to completion."""
 
-    def __init__(self, st: Wave, budget: int = DEFAULT_BUDGET):
+    def __init__(self, st: Wave, budget: int = DEFAULT_BUDGET, watch=None):
         self.st = st
-        self.budget = budget
+        self.budget = budget            # thread-instructions this wave may still execute (watchdog.py)
+        self.watch = watch              # watchdog.LaunchWatch of the launch (stall limit, per-launch budget)
         st._parked_keys = set()
         self.code = st.prog.code
         self.ends = st.prog.block_end
@@ -423,13 +430,16 @@ class Scheduler:
             nrun = int(np.count_nonzero(runnable))
             if nrun == 0:
                 if st.engine.pending:
-                    st.engine.drain(st)
+                    st.progress += st.engine.drain(st)
                     continue
                 if (status == EXITED).all():
                     break
                 if any(h(st) for h in PROGRESS_HOOKS):
                     continue
                 self._deadlock()
+            calls = st.side.get("calls")
+            if calls is not None:        # real calls (callstack.py): the deepest frames run first, so a call
+                runnable, nrun = calls.deepest(runnable, nrun)   # reconverges at its return point
             if nrun == T:
                 p = int(pc.min())
                 if int(pc.max()) == p:
@@ -457,12 +467,15 @@ class Scheduler:
         pc, status = st.pc, st.status
         T = st.T
         budget = self.budget
+        watch = self.watch
         while True:
             e_end = ends[p]
             n_active = T if m is None else int(np.count_nonzero(m))
             st.steps += 1
             if st.thread_instrs > budget:
                 self._watchdog()
+            if watch is not None and not st.steps & 63:
+                watch.tick(self)
             i = p
             while i < e_end:
                 e = code[i]
@@ -489,6 +502,11 @@ class Scheduler:
                         pc[sel] = i
                         rest = (np.ones(T, bool) if m is None else m) & ~sel
                         pc[rest] = i + 1
+                    elif rc == isa.JUMP:
+                        # call/ret (callstack.py) set the pc of gm's threads; the others of m continue after it
+                        if gm is not m:
+                            rest = (np.ones(T, bool) if m is None else m) & ~gm
+                            pc[rest] = i + 1
                     else:
                         if m is None:
                             pc[:] = i + 1
@@ -596,6 +614,8 @@ class Scheduler:
                        kernel=st.kernel)
 
     def _watchdog(self):
+        if self.watch is not None:
+            self.watch.budget_report(self)
         st = self.st
         detail = self._where_summary(st.status == RUN)
         raise EmuError(f"instruction budget exceeded: {st.thread_instrs:,} thread-instructions executed "
@@ -608,9 +628,14 @@ DEADLOCK_EXPLAINERS: list = []   # fn(st) -> str|None, adds family-specific line
 
 
 def run_kernel(prog: Program, heap: GlobalHeap, grid: tuple, block: tuple, params: bytes, dyn_smem: int,
-               device=None, budget: int = DEFAULT_BUDGET, cluster=None) -> dict:
+               device=None, budget: int = DEFAULT_BUDGET, cluster=None, stall_s: Optional[float] = None) -> dict:
     """Run all CTAs of a launch, in waves of up to WAVE_THREADS threads (whole clusters: a cluster's CTAs are
-    co-resident, cluster.py).  Returns run statistics."""
+    co-resident, cluster.py).  Returns run statistics.
+    ``budget`` (thread-instructions) and ``stall_s`` (seconds without progress) apply to the whole launch."""
+    from . import watchdog
+    watchdog.preflight(prog, grid, block, budget, prog.kernel)
+    watch = watchdog.LaunchWatch(prog.kernel, budget,
+                                 watchdog.stall_seconds_default() if stall_s is None else stall_s)
     nctas = grid[0] * grid[1] * grid[2]
     tpc = (block[0] * block[1] * block[2] + 31) // 32 * 32
     csize = cluster.size if cluster is not None else 1
@@ -620,7 +645,9 @@ def run_kernel(prog: Program, heap: GlobalHeap, grid: tuple, block: tuple, param
     for start in range(0, nctas, per_wave):
         ids = order[start:start + per_wave] if order is not None else list(range(start, min(nctas, start + per_wave)))
         st = Wave(prog, heap, ids, grid, block, params, dyn_smem, device, cluster=cluster)
-        Scheduler(st, budget).run()
+        watch.start_wave()
+        Scheduler(st, watch.remaining(), watch).run()
+        watch.done += st.thread_instrs
         stats["thread_instrs"] += st.thread_instrs
         stats["blocks"] += st.steps
         stats["waves"] += 1

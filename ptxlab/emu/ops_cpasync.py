@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import ir
+from . import exitcheck  # noqa: F401  (registers the copies-in-flight-at-exit check)
 from .isa import Ctx, Unsupported, handler
 
 _SIZES = (4, 8, 16)
@@ -47,6 +48,11 @@ class _Copy:
         self.ins, self.sel, self.dst, self.src, self.size = ins, sel, dst, src, size
         self.src_size, self.group = src_size, group
         self.done = False
+
+    def smem_dest(self, st):
+        """[(cta, first issuing thread)] whose shared memory this op writes (exitcheck.py)."""
+        ctas = st.cta_of[self.sel]
+        return [(int(c), int(self.sel[np.flatnonzero(ctas == c)[0]])) for c in np.unique(ctas)]
 
     def describe(self) -> str:
         return (f"cp.async ({self.size} bytes x {self.sel.size} threads) at PTX line {self.ins.line}: "

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import ir, machine
+from . import ir, machine, synccheck
 from .isa import BLOCK_END, Ctx, Unsupported, handler
 from .machine import BAR, EXITED, RUN
 
@@ -23,6 +23,8 @@ class _BarState:
         self.expected = np.full((NBARRIERS, nctas), -1, dtype=np.int64)
         self.red_val = np.zeros(T, dtype=np.bool_)
         self.red_op = {}          # barrier id → (op, writer)
+        self.at_line = np.zeros(T, dtype=np.int64)   # PTX line of the barrier instruction each thread arrived at
+        self.ins_of_line: dict = {}                  # that line → its ir.Instr (synccheck reports)
 
 
 def _state(st) -> _BarState:
@@ -44,6 +46,8 @@ def _release(st, bid: int) -> bool:
     if not done.any():
         return False
     waiting = (st.status == BAR) & (st.bar_id == bid) & done[st.cta_of]
+    if (default & done).any():   # barrier divergence / early-exit checks (synccheck.py)
+        synccheck.check_release(st, s, bid, np.flatnonzero(default & done), waiting)
     if st.proxy is not None:   # generic→async proxy check: publish the participants' SMEM writes (proxy.py)
         st.proxy.release(st, bid, done, waiting)
     red = s.red_op.get(bid)
@@ -62,6 +66,7 @@ def _release(st, bid: int) -> bool:
         s.red_val[waiting] = False
         del s.red_op[bid]
     st.status[waiting] = RUN
+    st.progress += 1                     # forward progress for the watchdog's stall limit (watchdog.py)
     s.arrived[bid][done] = 0
     s.expected[bid][done] = -1
     return True
@@ -75,6 +80,7 @@ def _progress(st) -> bool:
 
 
 machine.PROGRESS_HOOKS.append(_progress)
+machine.DEADLOCK_EXPLAINERS.append(synccheck.explain)
 
 
 @handler("bar", "barrier")
@@ -120,6 +126,8 @@ def build_bar(ins: ir.Instr, ctx: Ctx):
                              f"({s.expected[bid][c]} vs {first[int(c)]})")
                 s.expected[bid][c] = first[int(c)]
         s.arrived[bid] += counts
+        s.at_line[sel] = ins.line
+        s.ins_of_line[ins.line] = ins
         if st.proxy is not None:
             st.proxy.arrive(sel, bid)
         if red is not None:

@@ -25,6 +25,7 @@ import numpy as np
 from ..errors import EmuError, TensorMapError
 from ..tensormap import decode_emu
 from . import ir, machine
+from . import exitcheck  # noqa: F401  (registers the copies-in-flight-at-exit check)
 from .isa import Ctx, Unsupported, handler
 from .memory import GLOBAL_BASE, WIN_SHIFT, WINDOWS
 from . import cluster as cl
@@ -106,6 +107,10 @@ class _TensorLoad:
         self.targets = targets if targets is not None else [(cta, cta)]
         self.done = False
 
+    def smem_dest(self, st):
+        """[(cta, issuing thread)] whose shared memory this op writes (exitcheck.py)."""
+        return [(self.cta, self.thread)]
+
     def describe(self) -> str:
         to = "" if self.targets == [(self.cta, self.cta)] else \
             f" in wave CTAs {[d for d, _ in self.targets]}"
@@ -185,6 +190,10 @@ class _BulkCopy:
         self.dst, self.src, self.size, self.mbar, self.byte_mask = dst, src, size, mbar, byte_mask
         self.targets = targets if targets is not None else [(cta, cta)]   # [(dst CTA, mbarrier CTA)]
         self.done = False
+
+    def smem_dest(self, st):
+        """[(cta, issuing thread)] whose shared memory this op writes (exitcheck.py)."""
+        return [(self.cta, self.thread)] if self.direction == "global->shared" else []
 
     def describe(self) -> str:
         return (f"cp.async.bulk {self.direction} {self.size} bytes {self.src:#x} -> {self.dst:#x} "

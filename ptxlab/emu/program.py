@@ -1,4 +1,5 @@
-"""A kernel ready to run: calls inlined, symbols laid out in their state spaces, instructions decoded once.
+"""A kernel ready to run: calls inlined (recursive ones called for real: callstack.py), symbols laid out in their
+state spaces, instructions decoded once.
 
 Layouts (PTX ISA 5.1): kernel params in the param buffer at their declared alignment; module-scope and
 function-scope ``.shared`` variables from shared address 0 upward, then dynamic shared memory (``.extern .shared``
@@ -8,12 +9,13 @@ variables allocated in the device heap when the module is loaded.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
 from typing import Callable, Optional
 
 
 from ..errors import EmuError
-from . import ir, isa
+from . import callstack, ir, isa
 from .memory import GlobalHeap
 
 DYN_SMEM_ALIGN = 1024
@@ -61,8 +63,23 @@ class Program:
         self.has_dynamic_smem = False
         self._layout_params()
         self._layout_shared()
+        for i, fname in enumerate(module.functions):   # function symbols (mov %rd, f: a function pointer) get
+            self.syms.setdefault(fname, ("code", 0x10000 + 16 * i))   # distinct addresses in no data space
         self.body: list = []
+        # real calls (callstack.py): recursive functions (or every function with PTXLAB_EMU_INLINE=0) are emitted
+        # once after the kernel body and called through a per-thread call stack; all other calls are inlined
+        self.frames: dict = {}          # function name -> callstack.FrameLayout
+        self.frame_syms: dict = {}      # unique symbol name -> FrameLayout owning it (frame-relative variable)
+        self.call_sites: dict = {}      # pc of a real call -> callstack.CallSite
+        self._call_info: dict = {}      # id(instr) -> ("call", CallSite) | ("ret", FrameLayout) | ("raise", msg)
+        self._owner = None              # FrameLayout whose body is being emitted (None: the kernel)
+        if os.environ.get("PTXLAB_EMU_INLINE", "1").strip() == "0":
+            self.real = {n for n, f in module.functions.items() if f.body and not f.is_entry}
+        else:
+            self.real = callstack.recursive_functions(module, kernel)
         self._inline(self.fn, reg_base=0, symmap={}, depth=0, suffix="", ret_label=None)
+        self._emit_real_functions()
+        self.stack_base = _align(self.local_size, 16)
         self._decode()
 
     # --- layout ------------------------------------------------------------------------------------------------
@@ -96,15 +113,66 @@ class Program:
         self.has_dynamic_smem = bool(dyn)
 
     def _local_var(self, v: ir.Variable, name: str):
+        if self._owner is not None:     # a variable of a really-called function: in its frame (callstack.py)
+            self._owner.add_var(name, v.size, v.align)
+            self.frame_syms[name] = self._owner
+            self.syms[name] = ("local", -1)
+            return
         self.local_size = _align(self.local_size, max(v.align, 1))
         self.syms[name] = ("local", self.local_size)
         self.local_size += max(v.size, 1)
 
     # --- call inlining -----------------------------------------------------------------------------------------
+    def _emit_real_functions(self):
+        """Emit each really-called function once (worklist: guarded calls may add functions while emitting)."""
+        if not self.real:
+            return
+        # the kernel body never falls through into the functions that follow it
+        self.body.append(ir.Instr("exit", (), [], None, 0, "<end of kernel>", None, self.kernel))
+        done = set()
+        while True:
+            todo = sorted(f for f in self.real if f not in done and f in self.frames)
+            if not todo:
+                break
+            for name in todo:
+                done.add(name)
+                self._emit_real(name)
+
+    def _frame(self, name: str):
+        fr = self.frames.get(name)
+        if fr is None:
+            fr = self.frames[name] = callstack.FrameLayout(name, start_label=f"$__fn_{name}")
+        return fr
+
+    def _emit_real(self, name: str):
+        fn = self.module.functions[name]
+        frame = self._frame(name)
+        prev, self._owner = self._owner, frame
+        symmap = {}
+        for p in list(fn.params) + list(fn.rets):
+            u = f"{p.name}@{name}"
+            symmap[p.name] = u
+            frame.add_var(u, p.size, p.align)
+            self.frame_syms[u] = frame
+            self.syms[u] = ("local", -1)
+        frame.params = [(f"{p.name}@{name}", p.size) for p in fn.params]
+        frame.rets = [(f"{p.name}@{name}", p.size) for p in fn.rets]
+        self.body.append(frame.start_label)
+        reg_start = len(self.reg_types)
+        self._inline(fn, reg_base=reg_start, symmap=symmap, depth=0, suffix=f"@{name}", ret_label=None)
+        frame.saved = list(range(reg_start, len(self.reg_types)))
+        self._owner = prev
+
+    def frame_offset(self, name: str) -> Optional[int]:
+        """Frame-relative offset of a variable of a really-called function, else None (callstack.py)."""
+        fr = self.frame_syms.get(name)
+        return None if fr is None else fr.offset(name)
+
     def _inline(self, fn: ir.Function, reg_base: int, symmap: dict, depth: int, suffix: str,
                 ret_label: Optional[str]):
-        if depth > 16:
-            raise EmuError(f"call depth > 16 while inlining '{fn.name}': recursion is not supported by the emulator")
+        if depth > 64:
+            raise EmuError(f"kernel {self.kernel}: calls nested more than 64 deep while inlining '{fn.name}' (the "
+                           f"emulator inlines non-recursive calls; recursion uses a real call stack)")
         self.reg_types.extend(fn.reg_types)
         self.reg_names.extend(n + suffix for n in fn.reg_names)
         for v in fn.locals:
@@ -129,6 +197,9 @@ class Program:
                 continue
             if ins.opcode == "ret" and ret_label is not None:
                 ins = replace(ins, opcode="bra", mods=("uni",), args=[ir.Sym(ret_label)])
+            elif ins.opcode == "ret" and self._owner is not None:
+                ins = replace(ins)      # a fresh object: its id keys the ret of a really-called function
+                self._call_info[id(ins)] = ("ret", self._owner)
             self.body.append(ins)
 
     def _inline_call(self, ins: ir.Instr, orig: ir.Instr, reg_base: int, depth: int, suffix: str):
@@ -137,7 +208,12 @@ class Program:
         if args and isinstance(args[0], ir.Paren):
             rets = list(args.pop(0).items)
         if not args or not isinstance(args[0], ir.Sym):
-            raise EmuError(f"indirect call is not supported by the emulator ({ins.where()})")
+            # an indirect call (call %fptr, ..., prototype): raise when executed, so the kernel still loads
+            ins = replace(ins)
+            self._call_info[id(ins)] = ("raise", "indirect call (through a function pointer) is not supported by "
+                                                 "the emulator; call the function directly")
+            self.body.append(ins)
+            return
         callee_name = args.pop(0).name
         params = list(args.pop(0).items) if args and isinstance(args[0], ir.Paren) else []
         callee = self.module.functions.get(callee_name)
@@ -151,8 +227,27 @@ class Program:
         if callee is None or not callee.defined or not callee.body:
             raise EmuError(f"call to '{callee_name}', which has no body in this module (external functions other than "
                            f"vprintf and __assertfail are not supported by the emulator) ({ins.where()})")
-        if ins.guard is not None:
-            raise EmuError(f"predicated call is not supported by the emulator ({ins.where()})")
+        if ins.guard is not None or callee_name in self.real:
+            # a real call (recursion, or a predicated call): callstack.py
+            if not all(isinstance(a, ir.Sym) for a in params + rets):
+                ins = replace(ins)
+                self._call_info[id(ins)] = ("raise", "call arguments / return values that are registers or "
+                                                     "immediates (not .param variables) are not supported by the "
+                                                     "emulator's call stack")
+                self.body.append(ins)
+                return
+            self.real.add(callee_name)
+            self._frame(callee_name)
+            ins = replace(ins)
+            sizes = {v.name: v.size for v in callee.params + callee.rets}
+            site = callstack.CallSite(
+                pc=-1, caller=self._owner, callee=None,
+                actuals=[(a.name, sizes.get(f.name, f.size)) for a, f in zip(params, callee.params)],
+                actual_rets=[(a.name, f.size) for a, f in zip(rets, callee.rets)])
+            site.callee_name = callee_name
+            self._call_info[id(ins)] = ("call", site)
+            self.body.append(ins)
+            return
         symmap = {}
         for formal, actual in zip(callee.params, params):
             symmap[formal.name] = actual.name
@@ -190,6 +285,9 @@ class Program:
     def symbol_address(self, name: str) -> int:
         if name not in self.syms:
             raise EmuError(f"unknown symbol '{name}' in kernel {self.kernel}")
+        if name in self.frame_syms:
+            raise EmuError(f"symbol '{name}' is a frame-relative variable of a really-called function (kernel "
+                           f"{self.kernel}); read it through Ctx.read/Ctx.address, which add the frame base")
         return self.syms[name][1]
 
     def symbol_space(self, name: str) -> Optional[str]:
@@ -211,7 +309,22 @@ class Program:
         leaders = {0}
         for pc, ins in enumerate(code_ins):
             kind, target, fn = K_NORMAL, -1, None
-            if ins.opcode == "bra" or ins.opcode == "brx":
+            info = self._call_info.get(id(ins))
+            if info is not None:
+                if info[0] == "call":
+                    site = info[1]
+                    site.pc = pc
+                    site.callee = self.frames[site.callee_name]
+                    site.target = labels[site.callee.start_label]
+                    self.call_sites[pc] = site
+                    fn = callstack.build_call(self, site, ins)
+                    leaders.add(site.target)
+                elif info[0] == "ret":
+                    fn = callstack.build_ret(self, info[1], ins)
+                else:
+                    fn = _raiser(ins, info[1])
+                leaders.add(pc + 1)
+            elif ins.opcode == "bra" or ins.opcode == "brx":
                 if ins.opcode == "brx" or not ins.args or not isinstance(ins.args[0], ir.Sym):
                     fn = _raiser(ins, "indirect branch (brx.idx) is not supported by the emulator")
                 else:

@@ -1,0 +1,127 @@
+"""Barrier divergence (ptxlab/emu/synccheck.py): __syncthreads() reached by only part of a CTA."""
+import warnings
+
+import numpy as np
+import pytest
+
+import ptxlab
+from ptxlab.emu.sitewarn import EmuWarning
+from ptxlab.errors import EmuError
+
+EARLY_EXIT = r'''
+extern "C" __global__ void early(const unsigned* x, unsigned* y, unsigned n) {
+  __shared__ unsigned s[256];
+  unsigned t = threadIdx.x;
+  if (t >= n) return;                      // CTA-divergent exit before the barrier
+  s[t] = x[t] * 3u + 1u;
+  __syncthreads();
+  y[t] = s[n - 1u - t];
+}'''
+
+DIVERGENT = r'''
+extern "C" __global__ void divg(const unsigned* x, unsigned* y, unsigned split) {
+  __shared__ unsigned s[128];
+  unsigned t = threadIdx.x;
+  s[t] = x[t];
+  if (t < split) { asm volatile("bar.sync 0;" ::: "memory"); y[t] = s[127u - t] + 1u; }
+  else           { asm volatile("bar.sync 0;" ::: "memory"); y[t] = s[127u - t] + 2u; }
+}'''
+
+PARTIAL = r'''
+extern "C" __global__ void part(unsigned* y) {
+  unsigned t = threadIdx.x;
+  if (t < 64u) { __syncthreads(); y[t] = 1u; }
+  else { asm volatile("bar.sync 1, 96;" ::: "memory"); y[t] = 2u; }
+}'''
+
+UNIFORM = r'''
+extern "C" __global__ void uni(const unsigned* x, unsigned* y) {
+  __shared__ unsigned s[128];
+  unsigned t = threadIdx.x;
+  s[t] = x[t] + 5u;
+  __syncthreads();
+  y[t] = s[127u - t];
+}'''
+
+
+def _launch_early(dev, mod, rng, n):
+    xs = rng.integers(1, 2**31, 256, dtype=np.uint32)
+    x, y = dev.to_device(xs), dev.empty(4 * 256)
+    dev.memset(y, 0xFF)
+    dev.launch(mod, "early", grid=(1, 1, 1), block=(256, 1, 1), args=[x, y, np.uint32(n)])
+    return xs, dev.to_host(y, np.uint32)
+
+
+def test_early_exit_before_syncthreads_warns_and_completes_like_hardware(rng):
+    mod = ptxlab.compile(EARLY_EXIT, arch="sm_90a", name="early.cu", options=("-lineinfo",))
+    dev = ptxlab.open_device("emu", strict=False)
+    n = int(rng.integers(70, 150))
+    with pytest.warns(EmuWarning) as rec:
+        xs, out = _launch_early(dev, mod, rng, n)
+    ref = xs[:n] * np.uint32(3) + np.uint32(1)
+    assert (out[:n] == ref[::-1]).all() and (out[n:] == 0xFFFFFFFF).all()
+    msg = str(rec[0].message)
+    assert "synccheck" in msg and "barrier 0" in msg and "bar.sync" in msg and "early.cu:7" in msg
+    assert f"arrived: warps 0-{(n - 1) // 32}" in msg and f"({n} threads)" in msg
+    assert f"({256 - n} threads) exited at PTX line" in msg and "ret" in msg
+    assert "9.7.13.1" in msg and "PTXLAB_EMU_STRICT" in msg
+    assert dev.emu_warnings and dev.emu_warnings[0] == msg
+
+
+def test_early_exit_is_an_error_in_strict_mode(rng, monkeypatch):
+    mod = ptxlab.compile(EARLY_EXIT, arch="sm_90a", name="early.cu", options=("-lineinfo",))
+    dev = ptxlab.open_device("emu", strict=True)
+    with pytest.raises(EmuError) as ei:
+        _launch_early(dev, mod, rng, 100)
+    msg = str(ei.value)
+    assert "completed in block (0, 0, 0) without 156 threads that exited" in msg and "strict" in msg
+    monkeypatch.setenv("PTXLAB_EMU_STRICT", "1")
+    with pytest.raises(EmuError, match="without 56 threads that exited"):
+        _launch_early(ptxlab.open_device("emu"), mod, rng, 200)
+
+
+def test_whole_cta_reaching_the_barrier_is_silent(rng):
+    mod = ptxlab.compile(EARLY_EXIT, arch="sm_90a", name="early.cu")
+    dev = ptxlab.open_device("emu", strict=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", EmuWarning)
+        xs, out = _launch_early(dev, mod, rng, 256)     # nobody exits early
+    assert (out == (xs * np.uint32(3) + np.uint32(1))[::-1]).all()
+    mod2 = ptxlab.compile(UNIFORM, arch="sm_90a", name="uni.cu")
+    xs = rng.integers(1, 2**31, 128, dtype=np.uint32)
+    x, y = dev.to_device(xs), dev.empty(4 * 128)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", EmuWarning)
+        dev.launch(mod2, "uni", grid=(3, 1, 1), block=(128, 1, 1), args=[x, y])
+    assert (dev.to_host(y, np.uint32) == (xs + np.uint32(5))[::-1]).all() and not dev.emu_warnings
+
+
+def test_divergent_aligned_barrier_is_reported_with_both_sides(rng):
+    mod = ptxlab.compile(DIVERGENT, arch="sm_90a", name="divg.cu", options=("-lineinfo",))
+    dev = ptxlab.open_device("emu")
+    split = int(rng.integers(1, 4)) * 32
+    x, y = dev.to_device(rng.integers(1, 2**31, 128, dtype=np.uint32)), dev.empty(4 * 128)
+    with pytest.raises(EmuError) as ei:
+        dev.launch(mod, "divg", grid=(1, 1, 1), block=(128, 1, 1), args=[x, y, np.uint32(split)])
+    msg = str(ei.value)
+    assert "divergent barrier" in msg and "2 different barrier instructions" in msg
+    lo = f"warps 0-{split // 32 - 1}" if split > 32 else "warp 0"
+    assert f"{lo} ({split} threads) at PTX line" in msg
+    assert f"({128 - split} threads) at PTX line" in msg and "divg.cu:6" in msg and "divg.cu:7" in msg
+    # split = 0 or 128: every thread takes one branch, no divergence, correct result
+    xs = rng.integers(1, 2**31, 128, dtype=np.uint32)
+    x = dev.to_device(xs)
+    dev.launch(mod, "divg", grid=(1, 1, 1), block=(128, 1, 1), args=[x, y, np.uint32(128)])
+    assert (dev.to_host(y, np.uint32) == xs[::-1] + np.uint32(1)).all()
+
+
+def test_partial_barrier_deadlock_names_the_missing_warps():
+    mod = ptxlab.compile(PARTIAL, arch="sm_90a", name="part.cu", options=("-lineinfo",))
+    dev = ptxlab.open_device("emu")
+    y = dev.empty(4 * 128)
+    with pytest.raises(EmuError) as ei:
+        dev.launch(mod, "part", grid=(1, 1, 1), block=(128, 1, 1), args=[y])
+    msg = str(ei.value)
+    assert "deadlock" in msg and "barrier divergence (synccheck): block (0, 0, 0) barrier 0" in msg
+    assert "warps 0-1 (64 threads) wait at PTX line" in msg and "part.cu:4" in msg
+    assert "warps 2-3 (64 threads) of the CTA never arrive there" in msg
