@@ -1,7 +1,7 @@
 """Bit-exact arithmetic model of one ``tcgen05.mma`` (sm_100a), vectorized with numpy.
 
 Implements the sf-tensor/tcgen05 model (``tcgen05_model/MODEL.md``, MIT; restated in
-``/work/shared/reference/tcgen05_arithmetic.md``); rules as implemented: ``ptx_docs/mma_arithmetic.md``.
+the shared reference tcgen05_arithmetic.md); rules as implemented: ``ptx_docs/mma_arithmetic.md``.
 
 API::
 
