@@ -376,7 +376,7 @@ def _dump_npz(ctx: StageContext, label: str, run: CaseRun) -> Optional[Path]:
               "region_offsets": np.array([r.off for r in run.regions]),
               "region_sizes": np.array([r.size for r in run.regions]), "seed": np.array(run.seed)}
     meta = {"backend": ctx.backend_name, "arch": "sm_90a" if ctx.backend_name == "cuda" else "sm_100a",
-            "source_hash": current_source_hash(label), "case": run.case.name,
+            "source_hash": current_source_hash(label), "case": run.case.name, "pipeline_stages": run.case.stages,
             "layout": "(tile, k-block, stage bytes): SMEM image of each consumed pipeline stage"}
     return write_dump(ctx.dump_dir, label, run.case.name, arrays, meta)
 
