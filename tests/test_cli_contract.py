@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
 
 PASSING = """
 from ptxlab.lab.registry import Stage, StageResult, Check

@@ -13,7 +13,7 @@ import pytest
 
 from ptxlab.desc import cli
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
 COMMANDS = ("smem", "idesc", "tmem", "encode smem", "encode idesc")
 
 

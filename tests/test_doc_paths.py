@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
 DOCS = sorted((ROOT / "ptx_docs").glob("*.md")) + [ROOT / "README.md"]
 TOP = ("ptxlab", "stages", "tests", "benchmarks", "ptx_docs", ".ci")
 PATH = re.compile(r"(?<![\w/.$~-])((?:" + "|".join(re.escape(t) for t in TOP) + r")/[^\s`'\"()\[\],;|]*)")

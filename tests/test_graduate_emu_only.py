@@ -13,7 +13,7 @@ import numpy as np
 
 from ptxlab.lab import state
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
 
 DRIVER = """
 from ptxlab.lab.registry import Stage, StageResult, Check

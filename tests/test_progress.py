@@ -16,7 +16,7 @@ import pytest
 
 from ptxlab import gpumode
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
 
 DEMO = """
 import sys, time
