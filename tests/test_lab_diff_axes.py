@@ -91,3 +91,20 @@ def test_smem_dump_entries_match_stage_a_fail_row(stage_a, tmp_path: Path, emu) 
         assert "rows = (tile, k-block) pairs" in p.stdout and "cols = byte offset in the stage" in p.stdout
         entry = [x.strip() for x in p.stdout.splitlines() if x.startswith("  tile ")]
         assert entry == [f"{m.group(1)}: got {m.group(3)} | expected {m.group(2)}"], (entry, row.detail)
+
+
+def test_other_arrays_of_a_dump_are_not_labelled_as_the_image(tmp_path: Path, rng: np.random.Generator) -> None:
+    """Two SMEM-image dumps: their 'trace' (tile, k-block, 4 words) is not a stage image; its entries stay plain."""
+    img = rng.integers(0, 256, (2, 3, 256), dtype=np.uint8)
+    extra = {"tiles": np.array([[0, 0, 0], [1, 0, 0]]), "region_names": np.array(["A"]),
+             "region_offsets": np.array([0]), "region_sizes": np.array([256])}
+    tr = rng.integers(0, 9, (2, 3, 4), dtype=np.uint32)
+    tr2 = tr.copy()
+    tr2[1, 2, 3] += np.uint32(1)
+    a = write_dump(tmp_path / "r1", "A1", "c", {"got": img, "expected": img, "trace": tr, **extra})
+    b = write_dump(tmp_path / "r2", "A1", "c", {"got": img, "expected": img, "trace": tr2, **extra})
+    p = _diff(str(a), str(b), "--key", "trace")
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "axes dim0, dim1, dim2" in p.stdout and "  dim0 1, dim1 2, dim2 3: " in p.stdout, p.stdout
+    p = _diff(str(a), str(b), "--key", "got")
+    assert p.returncode == 0 and "identical" in p.stdout

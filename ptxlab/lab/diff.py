@@ -131,7 +131,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if x.dtype.kind == "f" and y.dtype.kind == "f":
             dm &= ~(np.isnan(x) & np.isnan(y))
         n = int(dm.sum())
-        axes = axes_for(a_arr, a_meta, x.shape)
+        got = a_arr.get("got")
+        axes = axes_for(a_arr, a_meta, x.shape, image=name in ("got vs expected", "got", "expected")
+                        or (got is not None and x.shape == got.shape))
         if n == 0:
             console.print(f"[green]{escape(name)}: identical ({x.size} entries, shape {x.shape})[/]")
             continue

@@ -115,9 +115,13 @@ class DumpAxes:
         return ", ".join(f"{n} {v}" for n, v in zip(self.names, idx)) if self.names else "(scalar)"
 
 
-def axes_for(arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any], shape: Tuple[int, ...]) -> DumpAxes:
-    """The DumpAxes of an array of `shape` in a dump (its other arrays and metadata say what the axes are)."""
+def axes_for(arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any], shape: Tuple[int, ...],
+             image: bool = True) -> DumpAxes:
+    """The DumpAxes of an array of `shape` in a dump (its other arrays and metadata say what the axes are). The
+    metadata describes the dump's image arrays (got / expected); pass image=False for any other array."""
     ndim = len(shape)
+    if not image:
+        return DumpAxes([f"dim{i}" for i in range(ndim)], "generic")
     names = _names_from(meta, arrays, ndim)
     canon = [_canon(n) for n in names] if names else []
     if names and "lane" in canon and "column" in canon:
