@@ -115,3 +115,11 @@ def test_cache_key_counts_the_wrappers_only_where_used(monkeypatch) -> None:
     assert shim == "" and not any("stdshim" in o for o in plain)
     _, shim = _key_options(opts, False, "#include <cstdint>\n__global__ void k() {}")
     assert shim == stdshim.shim_digest()
+
+
+def test_wrappers_without_a_writable_cache_dir(tmp_path, monkeypatch) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setenv("PTXLAB_CACHE", str(blocker / "cache"))          # cannot be created: a file is in the way
+    d = stdshim.shim_dir()
+    assert d.is_dir() and (d / "cstdint").read_text() == stdshim.SHIMS["cstdint"]

@@ -84,11 +84,7 @@ def uses_shim(source: str) -> bool:
     return _INCLUDE.search(source) is not None
 
 
-def shim_dir() -> Path:
-    """The directory of wrapper headers (written once into the compile cache dir, atomically)."""
-    from ptxlab.toolchain.paths import cache_dir
-
-    d = cache_dir() / f"stdshim-{shim_digest()}"
+def _write(d: Path) -> Path:
     if all((d / n).is_file() for n in SHIMS):
         return d
     d.mkdir(parents=True, exist_ok=True)
@@ -98,3 +94,15 @@ def shim_dir() -> Path:
             f.write(text)
         os.replace(tmp, d / name)
     return d
+
+
+def shim_dir() -> Path:
+    """The directory of wrapper headers, written once (atomically) into the compile cache dir, or into the system temp
+    dir when the cache dir is not writable."""
+    from ptxlab.toolchain.paths import cache_dir
+
+    name = f"stdshim-{shim_digest()}"
+    try:
+        return _write(cache_dir() / name)
+    except OSError:
+        return _write(Path(tempfile.gettempdir()) / f"ptxlab-{os.getuid() if hasattr(os, 'getuid') else 0}-{name}")
