@@ -153,3 +153,35 @@ def test_ci_run_runs_the_readme_command_with_the_policy_on() -> None:
     assert cmd in ci, f"the README's test command {block!r} is not what .ci/run runs"
     assert 'export CI="${CI:-1}"' in ci and "PTXLAB_SKIP_SUMMARY" in ci
     assert ci.index("cat \"$PTXLAB_SKIP_SUMMARY\"") > ci.index(cmd)       # the summary is printed after the run
+
+
+FAKE_PY = r'''#!/usr/bin/env bash
+# stands in for python3.11: "-m venv .venv" makes a .venv whose pip succeeds and whose python acts as pytest
+mkdir -p .venv/bin
+printf '#!/usr/bin/env bash\nexit 0\n' > .venv/bin/pip
+cat > .venv/bin/python <<'PYEOF'
+#!/usr/bin/env bash
+echo "fake pytest: $* CI=$CI"
+[ -n "${FAKE_SUMMARY:-}" ] && printf '%s\n' "$FAKE_SUMMARY" > "$PTXLAB_SKIP_SUMMARY"
+exit "${FAKE_RC:-0}"
+PYEOF
+chmod +x .venv/bin/pip .venv/bin/python
+'''
+
+
+@pytest.mark.parametrize("fake_rc,want_rc", [(0, 0), (1, 1), (5, 1)])
+def test_ci_run_prints_the_summary_last_and_keeps_the_status(tmp_path: Path, fake_rc: int, want_rc: int) -> None:
+    (tmp_path / ".ci").mkdir()
+    (tmp_path / ".ci" / "run").write_text((ROOT / ".ci" / "run").read_text())
+    py = tmp_path / "fakepy"
+    py.write_text(FAKE_PY)
+    py.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "PTXLAB_SKIP_SUMMARY")}
+    env.update(PYTHON=str(py), FAKE_RC=str(fake_rc), FAKE_SUMMARY="    3  no GPU: cuInit failed")
+    r = subprocess.run(["bash", str(tmp_path / ".ci" / "run")], capture_output=True, text=True, env=env,
+                       cwd=tmp_path, timeout=60)
+    assert r.returncode == want_rc, r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "fake pytest: -m pytest -n 2 CI=1"
+    assert lines[-2:] == ["ci: skip summary (reason -> count):", "    3  no GPU: cuInit failed"]
+    assert ("collected no tests" in r.stderr) == (fake_rc == 5)
