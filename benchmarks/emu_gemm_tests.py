@@ -26,6 +26,7 @@ import numpy as np
 import ptxlab
 from ptxlab import gpumode
 from ptxlab.production import gemm as G
+from ptxlab.progress import track
 
 
 def work(t: dict) -> int:
@@ -56,7 +57,8 @@ def main(argv=None) -> int:
     fails = 0
     rows = []
     try:
-        for i in sel:
+        for i in track(sel, "GEMM_TESTS", label=lambda i: f"[{i}] m={tests[i]['m']} n={tests[i]['n']} "
+                       f"k={tests[i]['k']} l={tests[i]['l']} W={work(tests[i])}"):
             t = tests[i]
             m, n, k, l = t["m"], t["n"], t["k"], t["l"]
             p = gpumode.generate_gemm(m, n, k, l, base + i)

@@ -19,6 +19,7 @@ def main(argv: list[str] | None = None) -> int:
     import ptxlab
     from ptxlab import gpumode as gm
     from ptxlab.production.gemv import compile_gemv, run_gemv
+    from ptxlab.progress import track
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--arch", default="sm_90a,sm_100a", help="comma-separated archs whose PTX runs on the emulator")
@@ -33,7 +34,8 @@ def main(argv: list[str] | None = None) -> int:
         compile_gemv(arch)
         print(f"[{arch}] compile {time.perf_counter() - t0:.2f} s; base seed {seed0}")
         total = 0.0
-        for i, kw in enumerate(gm.GEMV_TESTS):
+        for i, kw in track(list(enumerate(gm.GEMV_TESTS)), f"GEMV_TESTS {arch}",
+                           label=lambda ikw: f"m={ikw[1]['m']} k={ikw[1]['k']} l={ikw[1]['l']}"):
             p = gm.generate_gemv(kw["m"], kw["k"], kw["l"], seed=seed0 + i)
             ref = gm.reference_gemv(p)
             t = time.perf_counter()

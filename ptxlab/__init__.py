@@ -32,6 +32,20 @@ __all__ = [
 ]
 
 
+# Subpackages reachable as attributes right after `import ptxlab` (e.g. ptxlab.toolchain.cutlass_include_dir()),
+# imported on first access so `import ptxlab` stays cheap.
+_SUBMODULES = ("toolchain", "device", "emu", "desc", "lab", "kernels", "production", "gpumode", "numerics", "scales",
+               "tensormap", "debug", "errors", "progress")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"ptxlab.{name}")
+    raise AttributeError(f"module 'ptxlab' has no attribute {name!r}")
+
+
 def compile(source: str, arch: str = "sm_100a", name: str = "k.cu", options: Any = (), include_dirs: Any = ()) -> Any:  # noqa: A001
     """Compile CUDA C++ (NVRTC) or PTX text (nvJitLink) to a :class:`ptxlab.toolchain.Module`."""
     from ptxlab.toolchain.compiler import compile as _compile

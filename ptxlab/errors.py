@@ -10,6 +10,7 @@ __all__ = [
     "LaunchError",
     "DeviceUnavailable",
     "EmuError",
+    "UsageError",
 ]
 
 
@@ -37,6 +38,11 @@ class LaunchError(PtxlabError):
 
 class DeviceUnavailable(PtxlabError):
     """The requested backend/device cannot be used on this machine."""
+
+
+class UsageError(PtxlabError):
+    """A bad user input or setting (an unknown option value, an unusable path). Raised from inside a stage it aborts
+    the run: ``lab.py`` exits 2 with the message and records no stage result (it says nothing about the kernel)."""
 
 
 Dim3 = Tuple[int, int, int]

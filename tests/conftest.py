@@ -1,4 +1,5 @@
-"""Shared pytest setup: the ``gpu`` marker (skips without a usable CUDA GPU) and a fresh ``rng`` fixture."""
+"""Shared pytest setup: the ``gpu`` marker (skips without a usable CUDA GPU), the skip policy (tests/skip_policy.py)
+and a fresh ``rng`` fixture."""
 from __future__ import annotations
 
 import functools
@@ -7,6 +8,10 @@ from typing import Iterator, Tuple
 
 import numpy as np
 import pytest
+from skip_policy import (  # noqa: F401  (hooks: allowed skip reasons, skip summary, CI fails on other skips)
+    pytest_collectreport, pytest_runtest_logreport, pytest_sessionfinish, pytest_sessionstart,
+    pytest_terminal_summary,
+)
 
 
 @functools.lru_cache(maxsize=1)
@@ -36,7 +41,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
     ok, reason = cuda_gpu_status() if any(i.get_closest_marker("gpu") for i in items) else (True, "")
     if ok:
         return
-    skip = pytest.mark.skip(reason=f"needs a CUDA GPU: {reason}")
+    skip = pytest.mark.skip(reason=f"no GPU: {reason}")
     for item in items:
         if item.get_closest_marker("gpu"):
             item.add_marker(skip)

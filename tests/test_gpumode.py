@@ -147,7 +147,7 @@ def test_task_lists() -> None:
 
 
 def test_torch_round_trip(seed: int) -> None:
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="no torch: the optional extra .[torch] is not installed")
     for p in (gm.generate_gemv(m=130, k=128, l=2, seed=seed), gm.generate_gemm(m=64, n=40, k=256, l=2, seed=seed)):
         t = gm.to_torch(p)
         assert [x.dtype for x in t] == [torch.float4_e2m1fn_x2] * 2 + [torch.float8_e4m3fn] * 4 + [torch.float16]

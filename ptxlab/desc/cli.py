@@ -1,10 +1,12 @@
 """`lab.py desc ...`: print, check and build tcgen05 descriptors.
 
     desc smem 0x4000404000010040 [--major k|mn] [--elem e2m1|8bit|16bit|32bit] [--rows 16] [--chunks 4]
-    desc idesc --kind mxf4nvf4 0x08200480 [--cta-group 1|2] [--ws] [--block 16|32]
+    desc idesc --kind mxf4nvf4 0x08040480 [--cta-group 1|2] [--ws] [--block 16|32]
     desc tmem 0x00200040
     desc encode smem --start 0x400 --sbo 1024 [--lbo 16] --swizzle 128B [--base-offset 0] [--lbo-mode 0]
-    desc encode idesc --kind mxf4nvf4 --m 128 --n 128 [--a E2M1 --b E2M1 --d F32 --scale UE4M3 ...]
+    desc encode idesc --kind mxf4nvf4 --m 128 --n 16 [--a E2M1 --b E2M1 --d F32 --scale UE4M3 ...]
+
+EXAMPLES below (shown by `--help` and in the README) lists a valid example for every decoder and encoder.
 
 Exit status: 0 = valid, 2 = invalid descriptor or bad arguments (errors are printed, never a traceback).
 """
@@ -12,17 +14,18 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from rich.console import Console
 from rich.table import Table
 
 from ptxlab.desc.fields import DescError
-from ptxlab.desc.idesc import IDESC_LAYOUTS, KINDS, InstrDesc, decode_idesc
-from ptxlab.desc.smem import SMEM_DESC, SWIZZLE_CODES, SWIZZLE_WIDTH, SmemDesc, smem_operand_addresses
+from ptxlab.desc.idesc import AB_FORMATS, D_FORMATS, IDESC_LAYOUTS, KINDS, SCALE_FORMATS, InstrDesc, decode_idesc
+from ptxlab.desc.smem import (SMEM_DESC, SWIZZLE_CODES, SWIZZLE_WIDTH, SmemDesc, _norm_swizzle,
+                              smem_operand_addresses)
 from ptxlab.desc.tmem import TMEM_ADDR, TmemAddr
 
-__all__ = ["main"]
+__all__ = ["main", "EXAMPLES"]
 
 ELEM_BITS = {"e2m1": 4, "fp4": 4, "8bit": 8, "16bit": 16, "32bit": 32}
 
@@ -31,56 +34,111 @@ def _int(s: str) -> int:
     return int(s, 0)
 
 
+# (subcommand, arguments after `lab.py desc`, what it shows): every example is valid (tests run each one); the same
+# lines are printed by `lab.py desc --help` / `lab.py desc SUB --help` and listed in the README.
+EXAMPLES: tuple[tuple[str, str, str], ...] = (
+    ("smem", "smem 0x4000404000010040 --elem e2m1 --rows 8",
+     "K-major SWIZZLE_128B E2M1 operand at 0x400, LBO 16 B, SBO 1024 B: fields and chunk addresses"),
+    ("smem", "smem 0x0000400400400040 --major mn --rows 4",
+     "MN-major, no swizzle: start 0x400, LBO 1024 B, SBO 64 B"),
+    ("idesc", "idesc --kind mxf4nvf4 0x08040480 --block 16",
+     "NVFP4 E2M1 x E2M1 -> F32, UE4M3 scales, M=128 N=16 (the GEMV MMA)"),
+    ("idesc", "idesc --kind f16 0x08400490",
+     "BF16 x BF16 -> F32, M=128 N=256"),
+    ("tmem", "tmem 0x00200040", "TMEM address: lane 32 (warp quarter 1), column 64"),
+    ("encode smem", "encode smem --start 0x400 --lbo 16 --sbo 1024 --swizzle 128B --elem e2m1",
+     "-> 0x4000404000010040"),
+    ("encode idesc", "encode idesc --kind mxf4nvf4 --m 128 --n 16 --a E2M1 --b E2M1 --scale UE4M3 --block 16",
+     "-> 0x08040480"),
+    ("encode idesc", "encode idesc --kind f16 --m 128 --n 256 --a BF16 --b BF16 --d F32", "-> 0x08400490"),
+)
+
+AB_CHOICES = sorted({f for fmts in AB_FORMATS.values() for f in fmts.values()})
+MAJORS = ["K", "MN"]
+
+
+def _examples(cmd: Optional[str] = None) -> str:
+    rows = [(c, a, w) for c, a, w in EXAMPLES if cmd is None or c == cmd]
+    return "examples:\n" + "\n".join(f"  python lab.py desc {a}\n      {w}" for _, a, w in rows)
+
+
+def _upper(s: str) -> str:
+    return s.upper()
+
+
+def _swizzle(s: str) -> str:
+    return str(_norm_swizzle(s))
+
+
+def _sub(sub: Any, name: str, cmd: str, help: str) -> argparse.ArgumentParser:
+    return sub.add_parser(name, help=help, description=help, epilog=_examples(cmd),
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def _view_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--major", type=_upper, choices=MAJORS, default="K",
+                   help="operand layout the descriptor is read as: K-major (default) or MN-major")
+    p.add_argument("--elem", choices=sorted(ELEM_BITS), default=None,
+                   help="element type: also show element indices per 16-B chunk (e2m1 = fp4)")
+    p.add_argument("--rows", type=int, default=16, help="rows (K-major) / K rows (MN-major) to show (default 16)")
+    p.add_argument("--chunks", type=int, default=None, help="16-B chunks to show per row (default: one swizzle row)")
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="lab.py desc", description="Decode, validate and encode tcgen05 descriptors.")
-    sub = p.add_subparsers(dest="cmd", required=True)
-    s = sub.add_parser("smem", help="decode a 64-bit shared-memory matrix descriptor")
-    s.add_argument("desc", type=_int)
-    s.add_argument("--major", choices=["k", "mn", "K", "MN"], default="K")
-    s.add_argument("--elem", choices=sorted(ELEM_BITS), default=None, help="show element indices for this type")
-    s.add_argument("--rows", type=int, default=16, help="rows (K-major) / K rows (MN-major) to show")
-    s.add_argument("--chunks", type=int, default=None, help="16-B chunks to show per row")
-    i = sub.add_parser("idesc", help="decode a 32-bit instruction descriptor")
-    i.add_argument("desc", type=_int)
+    p = argparse.ArgumentParser(prog="lab.py desc", description="Decode, validate and encode tcgen05 descriptors.",
+                                epilog=_examples(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True, metavar="{smem,idesc,tmem,encode}")
+    s = _sub(sub, "smem", "smem", "decode a 64-bit shared-memory matrix descriptor (PTX ISA 9.7.16.4.1)")
+    s.add_argument("desc", type=_int, help="the descriptor, e.g. 0x4000404000010040")
+    _view_args(s)
+    i = _sub(sub, "idesc", "idesc", "decode a 32-bit instruction descriptor (PTX ISA 9.7.16.4.2)")
+    i.add_argument("desc", type=_int, help="the descriptor, e.g. 0x08040480")
     _idesc_ctx(i)
-    t = sub.add_parser("tmem", help="decode a TMEM address")
-    t.add_argument("addr", type=_int)
-    e = sub.add_parser("encode", help="build a descriptor from fields")
+    t = _sub(sub, "tmem", "tmem", "decode a TMEM address (lane in bits 31..16, column in bits 15..0)")
+    t.add_argument("addr", type=_int, help="the address, e.g. 0x00200040")
+    e = sub.add_parser("encode", help="build a descriptor from fields", description="build a descriptor from fields",
+                       epilog=_examples("encode smem") + "\n" + _examples("encode idesc").split("\n", 1)[1],
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     esub = e.add_subparsers(dest="what", required=True)
-    es = esub.add_parser("smem")
-    es.add_argument("--start", type=_int, required=True)
-    es.add_argument("--lbo", type=_int, default=0)
-    es.add_argument("--sbo", type=_int, default=0)
-    es.add_argument("--swizzle", default="128B")
-    es.add_argument("--base-offset", type=_int, default=0)
-    es.add_argument("--lbo-mode", type=_int, default=0)
-    es.add_argument("--major", choices=["k", "mn", "K", "MN"], default="K")
-    es.add_argument("--elem", choices=sorted(ELEM_BITS), default=None)
-    es.add_argument("--rows", type=int, default=16)
-    es.add_argument("--chunks", type=int, default=None)
-    ei = esub.add_parser("idesc")
-    ei.add_argument("--m", type=_int, required=True)
-    ei.add_argument("--n", type=_int, required=True)
-    ei.add_argument("--a", dest="a_fmt")
-    ei.add_argument("--b", dest="b_fmt")
-    ei.add_argument("--d", dest="d_fmt")
-    ei.add_argument("--scale", dest="scale_fmt")
-    ei.add_argument("--a-major", default="K")
-    ei.add_argument("--b-major", default="K")
-    ei.add_argument("--neg-a", type=int, default=0)
-    ei.add_argument("--neg-b", type=int, default=0)
-    ei.add_argument("--sfa-id", type=int, default=0)
-    ei.add_argument("--sfb-id", type=int, default=0)
-    ei.add_argument("--sparse", type=int, default=0)
+    es = _sub(esub, "smem", "encode smem", "build a shared-memory matrix descriptor (byte values; 16-B aligned)")
+    es.add_argument("--start", type=_int, required=True, help="operand start address in shared memory (bytes)")
+    es.add_argument("--lbo", type=_int, default=0, help="leading-dimension byte offset (default 0)")
+    es.add_argument("--sbo", type=_int, default=0, help="stride-dimension byte offset (default 0)")
+    es.add_argument("--swizzle", type=_swizzle, default="128B", choices=list(SWIZZLE_CODES.values()),
+                    help="swizzling mode (default 128B; SW128 / SWIZZLE_128B / 128 are accepted too)")
+    es.add_argument("--base-offset", type=_int, default=0, choices=range(8), metavar="{0..7}",
+                    help="matrix base offset (swizzle pattern phase; default 0)")
+    es.add_argument("--lbo-mode", type=_int, default=0, choices=[0, 1],
+                    help="leading-byte-offset mode: 0 relative (default), 1 absolute")
+    _view_args(es)
+    ei = _sub(esub, "idesc", "encode idesc", "build a tcgen05.mma instruction descriptor")
+    ei.add_argument("--m", type=_int, required=True, help="MMA M (e.g. 64, 128, 256)")
+    ei.add_argument("--n", type=_int, required=True, help="MMA N (multiple of 8 or 16, e.g. 16, 128, 256)")
+    ei.add_argument("--a", dest="a_fmt", type=_upper, choices=AB_CHOICES,
+                    help="A element type (default: the kind's usual one; legal ones depend on --kind)")
+    ei.add_argument("--b", dest="b_fmt", type=_upper, choices=AB_CHOICES, help="B element type (as --a)")
+    ei.add_argument("--d", dest="d_fmt", type=_upper, choices=list(D_FORMATS.values()),
+                    help="accumulator type (dense kinds; default F32, S32 for i8)")
+    ei.add_argument("--scale", dest="scale_fmt", type=_upper, choices=list(SCALE_FORMATS.values()),
+                    help="scale-factor type (block-scaled kinds; default UE4M3 for mxf4nvf4, else UE8M0)")
+    ei.add_argument("--a-major", type=_upper, choices=MAJORS, default="K", help="A layout (default K)")
+    ei.add_argument("--b-major", type=_upper, choices=MAJORS, default="K", help="B layout (default K)")
+    ei.add_argument("--neg-a", type=int, choices=[0, 1], default=0, help="negate A (default 0)")
+    ei.add_argument("--neg-b", type=int, choices=[0, 1], default=0, help="negate B (default 0)")
+    ei.add_argument("--sfa-id", type=int, choices=range(4), default=0, metavar="{0..3}",
+                    help="SFA ID: byte / half-word of the SF TMEM word (block-scaled kinds; default 0)")
+    ei.add_argument("--sfb-id", type=int, choices=range(4), default=0, metavar="{0..3}", help="SFB ID (as --sfa-id)")
+    ei.add_argument("--sparse", type=int, choices=[0, 1], default=0, help="sparse MMA (default 0, dense)")
     _idesc_ctx(ei)
     return p
 
 
 def _idesc_ctx(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--kind", required=True, choices=list(KINDS))
-    p.add_argument("--cta-group", type=int, default=1, choices=[1, 2])
-    p.add_argument("--ws", action="store_true")
-    p.add_argument("--block", type=int, default=None, choices=[16, 32], help="scale vector size if known")
+    p.add_argument("--kind", required=True, type=str.lower, choices=list(KINDS), help="the MMA's .kind")
+    p.add_argument("--cta-group", type=int, default=1, choices=[1, 2], help="cta_group::1 (default) or ::2")
+    p.add_argument("--ws", action="store_true", help="the .ws (weight-stationary) variant")
+    p.add_argument("--block", type=int, default=None, choices=[16, 32],
+                   help="scale vector size (.block16 / .block32) if known")
 
 
 def _field_table(title: str, rows: list[tuple[str, str, str, str, str]]) -> Table:

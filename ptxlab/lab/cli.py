@@ -10,6 +10,7 @@ import argparse
 import importlib
 import os
 import sys
+import tempfile
 import time
 import traceback
 from dataclasses import dataclass
@@ -21,8 +22,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from ptxlab import debug
-from ptxlab.errors import PtxlabError
-from ptxlab.lab.registry import Stage, StageContext, StageResult, default_stages_dir, discover, select
+from ptxlab.errors import DeviceUnavailable, PtxlabError, UsageError
+from ptxlab.lab.registry import (ENV_STAGES_DIR, Stage, StageContext, StageResult, default_stages_dir, discover,
+                                 select)
 
 __all__ = ["main", "SUBCOMMANDS", "Subcommand"]
 
@@ -72,11 +74,38 @@ def _parser(prog: str) -> argparse.ArgumentParser:
 
 def _setup(args: argparse.Namespace) -> debug.DebugFlags:
     if args.stages_dir:
-        os.environ["PTXLAB_STAGES_DIR"] = args.stages_dir
+        os.environ[ENV_STAGES_DIR] = args.stages_dir
+    explicit = args.stages_dir or os.environ.get(ENV_STAGES_DIR)
+    if explicit and not Path(explicit).is_dir():
+        what = "--stages-dir" if args.stages_dir else f"${ENV_STAGES_DIR}"
+        raise UsageError(f"{what} {explicit}: {'not a directory' if Path(explicit).exists() else 'does not exist'}; "
+                         "pass the directory holding <stage>/driver.py files")
     if args.debug is not None or args.dump is not None:
         flags_text = args.debug if args.debug is not None else os.environ.get(debug.ENV_DEBUG, "")
         return debug.set_flags(flags_text, dump=args.dump)
     return debug.current()
+
+
+def check_dump_dir(path: Path) -> None:
+    """The dump dir must be (or become) a writable directory; else a usage error (before any stage runs, so a bad
+    --dump never turns a passing stage into a FAIL)."""
+    where = f"dump dir {path} (--dump / ${debug.ENV_DUMP_DIR})"
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{where} is a file, not a directory; pass a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        raise UsageError(f"{where} is not writable ({exc.strerror or exc}); pass a writable directory") from exc
+
+
+def _open_device(ctx: StageContext, backend: str) -> None:
+    """Open the backend before any stage runs: a missing driver is a setup error (exit 2), not a stage FAIL."""
+    try:
+        ctx.device
+    except DeviceUnavailable as exc:
+        raise UsageError(f"--backend {backend}: {exc}") from exc
 
 
 def _no_stages(console: Console) -> int:
@@ -107,6 +136,10 @@ def _run_one(stage: Stage, ctx: StageContext) -> "tuple[StageResult, float]":
         result = stage.run(ctx)
         if not isinstance(result, StageResult):
             result = StageResult(False, message=f"stage {stage.id} returned {type(result).__name__}, not StageResult")
+    except UsageError:    # a bad setting, not a kernel outcome: abort the run (exit 2), record nothing
+        raise
+    except DeviceUnavailable as exc:  # the device cannot run this stage: refused (exit 3), not failed
+        result = StageResult.refuse(str(exc))
     except PtxlabError as exc:
         result = StageResult(False, message=str(exc))
     except Exception:  # a bug in the stage: keep the traceback
@@ -141,7 +174,9 @@ def cmd_run(argv: List[str]) -> int:
     if not stages:
         return _no_stages(console)
     dump = Path(args.dump) if args.dump else flags.dump_dir
+    check_dump_dir(dump)
     ctx = StageContext(backend=args.backend, dump_dir=dump, debug=flags)
+    _open_device(ctx, args.backend)
     summary = Table(title="ptxlab bring-up")
     for col in ("stage", "what it checks", "backend", "result", "time"):
         summary.add_column(col)
@@ -149,11 +184,12 @@ def cmd_run(argv: List[str]) -> int:
     for stage in stages:
         console.print(f"[bold]{stage.id}[/] {escape(stage.title)} ...")
         result, dt = _run_one(stage, ctx)
-        from ptxlab.lab.state import record_stage_run  # lab state (status / graduate); never raises
+        if not result.refused:   # status records real outcomes only (not refusals, not setup/usage errors)
+            from ptxlab.lab.state import record_stage_run  # lab state (status / graduate); never raises
 
-        warn = record_stage_run(stage, ctx.backend_name, result.passed)
-        if warn:
-            console.print(f"warning: {warn}", style="yellow", markup=False)
+            warn = record_stage_run(stage, ctx.backend_name, result.passed)
+            if warn:
+                console.print(f"warning: {warn}", style="yellow", markup=False)
         _print_result(stage, result, console)
         verdict = "[green]PASS[/]" if result.passed else ("[yellow]REFUSED[/]" if result.refused else "[red]FAIL[/]")
         summary.add_row(stage.id, escape(stage.checks), ctx.backend_name, verdict, f"{dt:.2f}s")
@@ -197,7 +233,7 @@ def _usage() -> str:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Entry point; returns the process exit code (0 ok, 1 stage failure, 2 usage/setup error)."""
+    """Entry point; returns the process exit code (0 ok, 1 stage failure, 2 usage/setup error, 3 refused)."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args and args[0] in ("help", "-h", "--help"):
         print(_usage())
@@ -211,6 +247,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return int(SUBCOMMANDS[name].resolve()(rest) or 0)
     except PtxlabError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a path the user gave cannot be read/written: a setup error, one line
+        print(f"error: {exc.strerror or exc}: {exc.filename}" if exc.filename else f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -12,12 +12,14 @@ import json
 import os
 import re
 import tempfile
+import zipfile
+import zlib
 from pathlib import Path
 from typing import Any, Dict, Mapping, Optional, Tuple
 
 import numpy as np
 
-from ptxlab.errors import DeviceUnavailable, EmuError, LaunchError, PtxlabError
+from ptxlab.errors import DeviceUnavailable, EmuError, LaunchError, PtxlabError, UsageError
 
 __all__ = ["write_dump", "load_dump", "launch_guarded", "LaunchOutcome", "mismatch_report", "decode_word",
            "ue4m3_value", "EMU_RULE_HINTS", "NEEDS_SM100"]
@@ -64,14 +66,24 @@ def write_dump(dump_dir: os.PathLike, stage: str, name: str, arrays: Mapping[str
 def load_dump(path: os.PathLike) -> Tuple[Dict[str, np.ndarray], Dict[str, Any]]:
     """Arrays and metadata of a dump (metadata from the npz, else the sibling .json, else {})."""
     p = Path(path)
+    if p.is_dir():
+        found = sorted(q.name for q in p.glob("*.npz"))
+        raise UsageError(f"{p} is a directory; pass one of its dumps" +
+                         (f" ({', '.join(found[:5])}{', ...' if len(found) > 5 else ''})" if found else
+                          " (it holds no .npz dumps)"))
     if not p.is_file():
-        raise PtxlabError(f"dump {p} does not exist; stages write dumps to --dump DIR (default ./ptxlab_dump)")
+        raise UsageError(f"dump {p} does not exist; stages write dumps to --dump DIR (default ./ptxlab_dump)")
+    with open(p, "rb") as f:
+        head = f.read(4)
+    if head != b"PK\x03\x04":   # every .npz is a zip archive; anything else (a pickle, text, .npy) is not a dump
+        raise UsageError(f"{p} is not a lab dump: not an .npz (zip) file; pass a .npz written by a stage's --dump")
     try:
         with np.load(p, allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files if k != META_KEY}
             meta = json.loads(str(z[META_KEY])) if META_KEY in z.files else {}
-    except (ValueError, OSError) as exc:
-        raise PtxlabError(f"{p} is not a readable .npz dump ({exc})") from exc
+    except (ValueError, OSError, EOFError, KeyError, zipfile.BadZipFile, zlib.error, json.JSONDecodeError) as exc:
+        raise UsageError(f"{p} is not a readable lab dump (truncated or damaged: {type(exc).__name__}: "
+                         f"{str(exc).splitlines()[0] if str(exc) else ''}); re-run the stage with --dump") from exc
     js = p.with_suffix(".json")
     if not meta and js.is_file():
         meta = json.loads(js.read_text())

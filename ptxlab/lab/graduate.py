@@ -12,7 +12,7 @@ import sys
 from typing import Optional, Sequence
 
 from ptxlab.errors import PtxlabError
-from ptxlab.lab.state import graduate, graduated_blocks, load_state
+from ptxlab.lab.state import EMU_ONLY_NOTE, emu_only, graduate, graduated_blocks, load_state
 
 __all__ = ["main"]
 
@@ -27,7 +27,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if not grads:
             print("no stage graduated yet")
         for sid, e in sorted(grads.items()):
-            print(f"{sid}: source {e['source_hash']} (passed on {', '.join(e['backends'])}, {e['time']}); "
+            only = " [emu only: never run on sm_100a hardware]" if emu_only(e["backends"]) else ""
+            print(f"{sid}: source {e['source_hash']} (passed on {', '.join(e['backends'])}, {e['time']}){only}; "
                   f"blocks: {', '.join(e.get('blocks', [])) or '-'}")
         blocks = graduated_blocks()
         if blocks:
@@ -40,6 +41,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             e = graduate(sid)
             print(f"graduated {sid.upper()}: source {e['source_hash']}, passed on {', '.join(e['backends'])}; "
                   f"blocks {', '.join(e['blocks']) or '-'}")
+            if e.get("emu_only"):
+                print(f"  note: {EMU_ONLY_NOTE}")
         except PtxlabError as exc:
             print(f"refused: {exc}", file=sys.stderr)
             rc = 1

@@ -8,7 +8,8 @@ Layout::
 
     {"version": 1,
      "results":   {"B2": {"emu": {"passed": true, "source_hash": "3f2a...", "time": "2025-...Z"}, "cuda": {...}}},
-     "graduated": {"B2": {"source_hash": "3f2a...", "backends": ["emu"], "time": "...", "blocks": ["blocks/tmem.cuh"]}}}
+     "graduated": {"B2": {"source_hash": "3f2a...", "backends": ["emu"], "time": "...", "blocks": ["blocks/tmem.cuh"],
+                          "emu_only": true, "note": "graduated on emu; never run on sm_100a hardware ..."}}}
 
 Source hash of a stage: sha256 over the stage directory's source files (``*.cu *.cuh *.h *.ptx *.py``: kernels and
 driver) plus every ``blocks/*.cuh`` they ``#include``, transitively (includes resolved against the including file's
@@ -29,7 +30,8 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence
 
 from ptxlab.errors import PtxlabError
 
-__all__ = ["state_path", "load_state", "record_result", "record_stage_run", "stage_source_files",
+__all__ = ["state_path", "load_state", "record_result", "record_stage_run", "stage_source_files", "emu_only",
+           "EMU_ONLY_NOTE",
            "stage_source_hash", "current_source_hash", "stage_dir", "graduate", "graduated", "graduation_info",
            "graduated_blocks", "SOURCE_SUFFIXES"]
 
@@ -205,6 +207,15 @@ def _blocks_of(files: Sequence[Path]) -> List[str]:
     return sorted(out)
 
 
+EMU_ONLY_NOTE = ("graduated on emu; never run on sm_100a hardware (no passing --backend cuda run on this source: "
+                 "the emulator's verdict only)")
+
+
+def emu_only(backends: Sequence[str]) -> bool:
+    """A pass recorded only on the emulator (no real-GPU backend among `backends`)."""
+    return not any(b != "emu" for b in backends)
+
+
 def graduate(stage_id: str, *, path: Optional[Path] = None, sdir: Optional[Path] = None) -> Dict[str, Any]:
     """Mark stage_id graduated; raises PtxlabError unless it passed on its CURRENT source hash (any backend)."""
     sid = stage_id.upper()
@@ -218,7 +229,10 @@ def graduate(stage_id: str, *, path: Optional[Path] = None, sdir: Optional[Path]
                              for b, e in sorted(res.items())) or "never run"
             raise PtxlabError(f"stage {sid} has not passed on its current source (hash {h}); recorded: {seen}. "
                               f"Run `python lab.py --stage {sid} --backend emu` (or cuda) first")
-        entry = {"source_hash": h, "backends": ok, "time": _now(), "blocks": _blocks_of(stage_source_files(d))}
+        entry = {"source_hash": h, "backends": ok, "time": _now(), "blocks": _blocks_of(stage_source_files(d)),
+                 "emu_only": emu_only(ok)}
+        if entry["emu_only"]:
+            entry["note"] = EMU_ONLY_NOTE
         data["graduated"][sid] = entry
     return entry
 

@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ptxlab.errors import PtxlabError
-from ptxlab.lab.state import load_state, stage_source_hash, state_path
+from ptxlab.lab.state import emu_only, load_state, stage_source_hash, state_path
 
 __all__ = ["main", "collect"]
 
@@ -84,6 +84,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         g = r["graduated"]
         gcell = "-" if g is None else (f"[green]yes[/] @{g['source_hash'][:8]}" if g["current"]
                                         else f"[yellow]yes, stale[/] @{g['source_hash'][:8]}")
+        if g is not None and emu_only(g.get("backends", [])):
+            gcell += "\n[yellow]emu only[/]"
         t.add_row(r["stage"], escape(r["title"]), (r["current_hash"] or "?")[:8], *cells, gcell)
     console.print(t)
     return 0

@@ -24,6 +24,8 @@ import re
 from pathlib import Path
 from typing import Optional, Sequence
 
+from ptxlab.errors import UsageError
+
 __all__ = ["PROBLEMS", "render", "main", "kernel_literal", "inline_function"]
 
 PROBLEMS = ("nvfp4_gemv", "nvfp4_gemm")
@@ -137,11 +139,19 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                          "auto = choose_splits per shape); the env var PTXLAB_GEMM_SPLITS overrides it at run time. "
                          "Unmeasured on a B200")
     args = ap.parse_args(list(argv) if argv is not None else None)
+    out = Path(args.out)
+    if out.is_dir():
+        raise UsageError(f"--out {out} is a directory; pass a file name, e.g. --out {out / 'submission.py'}")
+    if not out.parent.is_dir():
+        raise UsageError(f"--out {out}: directory {out.parent} does not exist; create it first or pick another path")
     try:
         text = render(args.problem, args.splits)
     except ValueError as exc:
         ap.error(str(exc))
-    Path(args.out).write_text(text)
+    try:
+        out.write_text(text)
+    except OSError as exc:
+        raise UsageError(f"--out {out}: cannot write ({exc.strerror or exc})") from exc
     print(f"wrote {args.out} ({len(text)} bytes): gpu-mode {args.problem} submission, kernel embedded, "
           "compiled at first call with cuda-python NVRTC")
     return 0

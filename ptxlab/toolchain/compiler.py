@@ -77,7 +77,24 @@ def build_options(
         opts.append(f"-I{p.resolve()}")
     from .paths import cuda_include_dirs  # pip CUDA headers (cuda_fp16.h, cccl) after the caller's own dirs
     opts += [f"-I{d}" for d in cuda_include_dirs()]
+    from .stdshim import shim_dir  # <cstdint>, <cassert>, ... for pasted kernels (NVRTC has no std headers), last
+    opts.append(f"{STDSHIM_OPT}{shim_dir()}")
     return opts + user
+
+
+STDSHIM_OPT = "-I"   # the std-wrapper dir is the last -I before the user's options (see _key_options)
+
+
+def _key_options(opts: List[str], ptx_input: bool, source: str) -> "tuple[List[str], str]":
+    """Options and std-wrapper digest for the cache key: the wrapper dir's path (which lives in the cache dir) is left
+    out, so adding it changed no existing key; its content digest counts for sources that include a wrapped header
+    directly (a user header that includes one is covered by the first compile succeeding only with the wrappers)."""
+    if ptx_input:
+        return opts, ""
+    from .stdshim import shim_dir, shim_digest, uses_shim
+
+    shim = f"{STDSHIM_OPT}{shim_dir()}"
+    return [o for o in opts if o != shim], (shim_digest() if uses_shim(source) else "")
 
 
 def _locate_via_lineinfo(diags: List[Diagnostic], ptx: str, source: str, name: str) -> List[Diagnostic]:
@@ -180,8 +197,10 @@ def compile(  # noqa: A001 - mirrors ptxlab.compile
         name = Path(name).stem + ".ptx"
     opts = build_options(arch, ptx_input, tuple(options), tuple(include_dirs), flags)
     nvrtc_v, jl_v = backends.compiler_versions()
-    key = cache.cache_key(source=source, name=name, arch=arch, options=opts, ptx=ptx_input, nvrtc=nvrtc_v, nvjitlink=jl_v,
-                          headers=cache.include_digest(include_dirs) if include_dirs else "")
+    key_opts, shim = _key_options(opts, ptx_input, source)
+    extra = {"std_shims": shim} if shim else {}
+    key = cache.cache_key(source=source, name=name, arch=arch, options=key_opts, ptx=ptx_input, nvrtc=nvrtc_v,
+                          nvjitlink=jl_v, headers=cache.include_digest(include_dirs) if include_dirs else "", **extra)
 
     hit = cache.load(key)
     if hit is not None:

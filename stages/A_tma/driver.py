@@ -22,7 +22,7 @@ import numpy as np
 import ptxlab
 from ptxlab import gpumode
 from ptxlab.debug import DEFAULT_DUMP_DIR
-from ptxlab.errors import PtxlabError
+from ptxlab.errors import PtxlabError, UsageError
 from ptxlab.kernels import KERNELS_DIR
 from ptxlab.lab.registry import Check, Stage, StageContext, StageResult
 from ptxlab.toolchain import sass
@@ -193,9 +193,14 @@ def _problem(case: Case, seed: int) -> Any:
     return gpumode.generate_gemm(case.m, case.n, case.k, case.l, seed)
 
 
-def run_case(ctx: StageContext, case: Case, load_ab: bool, load_sf: bool, fault: str = "none") -> CaseRun:
+def check_fault(fault: str) -> None:
+    """A usage error (lab.py exits 2, records nothing) unless `fault` is one of FAULTS."""
     if fault not in FAULTS:
-        raise StageAError(f"unknown Stage A fault {fault!r}; use one of {FAULTS} (env {ENV_FAULT})")
+        raise UsageError(f"unknown Stage A fault {fault!r} ({ENV_FAULT}); use one of {', '.join(FAULTS)}")
+
+
+def run_case(ctx: StageContext, case: Case, load_ab: bool, load_sf: bool, fault: str = "none") -> CaseRun:
+    check_fault(fault)
     dev = ctx.device
     backend = ctx.backend_name
     arch = run_arch(ctx)
@@ -371,7 +376,7 @@ def _dump_npz(ctx: StageContext, label: str, run: CaseRun) -> Optional[Path]:
               "region_offsets": np.array([r.off for r in run.regions]),
               "region_sizes": np.array([r.size for r in run.regions]), "seed": np.array(run.seed)}
     meta = {"backend": ctx.backend_name, "arch": "sm_90a" if ctx.backend_name == "cuda" else "sm_100a",
-            "source_hash": current_source_hash(label), "case": run.case.name,
+            "source_hash": current_source_hash(label), "case": run.case.name, "pipeline_stages": run.case.stages,
             "layout": "(tile, k-block, stage bytes): SMEM image of each consumed pipeline stage"}
     return write_dump(ctx.dump_dir, label, run.case.name, arrays, meta)
 
@@ -389,6 +394,7 @@ def sass_check(case: Case, load_ab: bool, load_sf: bool) -> Check:
 def run_stage(ctx: StageContext, label: str, cases: Tuple[Case, ...], load_ab: bool, load_sf: bool,
               fault: Optional[str] = None) -> StageResult:
     fault = fault if fault is not None else os.environ.get(ENV_FAULT, "none") or "none"
+    check_fault(fault)
     rows: List[Check] = []
     dumps: List[Path] = []
     metrics: Dict[str, Any] = {}

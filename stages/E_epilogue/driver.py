@@ -119,7 +119,9 @@ def run_e2(ctx: StageContext, cases: Sequence[dict] | None = None) -> StageResul
     rows: List[Check] = [H.sass_row(mod, ["UTMALDG", "UTCOMMA.4X", "UTCBAR", "LDTM", "UTCCP", "F2FP"])]
     t = H.Timer()
     per: List[str] = []
-    for kw in cases:
+    from ptxlab.progress import track   # stderr only (PTXLAB_PROGRESS); bar when stderr is a terminal
+
+    for kw in track(cases, "E2", label=lambda kw: f"m={kw['m']} k={kw['k']} l={kw['l']}"):
         M, K, L = kw["m"], kw["k"], kw["l"]
         seed = H.fresh_seed()  # task.yml uses seed 1111 with torch's RNG; we draw fresh data of the same shape
         p = generate_gemv(M, K, L, seed)

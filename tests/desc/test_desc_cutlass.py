@@ -71,7 +71,8 @@ PARTS = (1, 2, 3)  # ORACLE_PART values: K-major SMEM, MN-major SMEM, instructio
 def _build_oracle() -> list[Path]:
     cxx = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")
     if not cxx:
-        pytest.skip("no C++ compiler (g++/c++) on this machine: cannot build the CUTLASS oracle")
+        pytest.fail("no C++ compiler (g++/c++) on this machine: cannot build the CUTLASS oracle; install g++ "
+                    "(e.g. apt-get install g++) or set CXX")
     cuda = _cuda_includes()
     if cuda is None:
         pytest.fail(

@@ -24,7 +24,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
             item.add_marker(pytest.mark.gpu)
             ok, why = gpu_status()
             if not ok:
-                item.add_marker(pytest.mark.skip(reason=f"needs a CUDA GPU: {why}"))
+                item.add_marker(pytest.mark.skip(reason=f"no GPU: {why}"))
 
 
 @pytest.fixture(scope="module")
@@ -32,6 +32,6 @@ def cuda_dev():
     """The cuda device (compute capability >= 9.0: TMA / tensor maps)."""
     d = ptxlab.open_device("cuda")
     if d.cc < (9, 0):
-        pytest.skip(f"TMA and tensor maps need compute capability >= 9.0, got {d.cc}")
+        pytest.skip(f"no GPU: TMA and tensor maps need compute capability >= 9.0, got {d.cc}")
     yield d
     d.close()

@@ -64,7 +64,7 @@ def test_adapter_maps_accepted_by_driver_and_equal_ptxlab(cuda_dev, sub, m, n, k
 
 def _to_cuda(p: gm.NvFp4Problem):
     """gpu-mode's 7-tuple on the GPU with gpu-mode's dtypes and strides (moved as uint8, then viewed)."""
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="no torch: the optional extra .[torch] is not installed")
 
     def conv(x: np.ndarray, dtype):
         return torch.from_numpy(np.asarray(x)).to("cuda").view(dtype)
@@ -75,9 +75,9 @@ def _to_cuda(p: gm.NvFp4Problem):
 
 
 def test_custom_kernel_on_cuda(cuda_dev, sub):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="no torch: the optional extra .[torch] is not installed")
     if not torch.cuda.is_available():
-        pytest.skip("torch has no CUDA")
+        pytest.skip("no GPU: torch has no CUDA device")
     major, minor = torch.cuda.get_device_capability()
     if major != 10:
         data = _to_cuda(gm.generate_gemm(128, 256, 256, 1, 1))

@@ -123,8 +123,8 @@ def _pair(tmp_path):
     exp = rng.integers(1, 2**32, size=(128, 16), dtype=np.uint64).astype(np.uint32)
     got = exp.copy()
     got[5:9, 3] ^= np.uint32(0x01000000)
-    a = write_dump(tmp_path, "C1", "ok", {"got": exp, "expected": exp}, {"decode": "ue4m3x4", "source_hash": "h1"})
-    b = write_dump(tmp_path, "C1", "bad", {"got": got, "expected": exp}, {"decode": "ue4m3x4", "source_hash": "h1"})
+    a = write_dump(tmp_path, "C1", "ok", {"got": exp, "expected": exp}, {"decode": "ue4m3x4", "source_hash": "h1", "axes": ["lane", "column"]})
+    b = write_dump(tmp_path, "C1", "bad", {"got": got, "expected": exp}, {"decode": "ue4m3x4", "source_hash": "h1", "axes": ["lane", "column"]})
     return a, b, got, exp
 
 

@@ -60,7 +60,7 @@ def test_exported_kernel_compiles_with_bare_nvrtc(tmp_path: Path) -> None:
 
 def test_gpumode_harness_emulator(tmp_path: Path, rng) -> None:
     """gpu-mode eval flow: data = generate_input(...); out = custom_kernel(data); check_implementation(data, out)."""
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="no torch: the optional extra .[torch] is not installed")
     mod = load(write_submission(tmp_path))
     mod._EMU_MODULES.clear()
 
@@ -231,7 +231,7 @@ def test_gemm_adapter_refuses_gpu_without_tcgen05(tmp_path: Path) -> None:
 def test_gemm_gpumode_harness_emulator(tmp_path: Path, rng) -> None:
     """gpu-mode eval flow on the exported GEMM: data = generate_input(...); c poisoned; out = custom_kernel(data);
     check against the reference at rtol = atol = 1e-3 (gpu-mode's tolerance)."""
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="no torch: the optional extra .[torch] is not installed")
     mod = load(write_submission(tmp_path, "nvfp4_gemm"))
     mod._EMU.clear()
 
@@ -389,7 +389,7 @@ def test_gemm_cuda_path_with_fake_driver(tmp_path: Path, monkeypatch) -> None:
 
 def test_gemm_in_place_layout_check(tmp_path: Path) -> None:
     """gpu-mode's tensors are used in place (no copy); a tensor in another memory order is copied to the kernel's."""
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="no torch: the optional extra .[torch] is not installed")
     mod = load(write_submission(tmp_path, "nvfp4_gemm"))
     data = gm.to_torch(gm.generate_gemm(128, 256, 256, 2, 3))
     names = ("a", "b", None, None, "sfa_permuted", "sfb_permuted", "c")
@@ -456,7 +456,7 @@ def test_gemm_resolve_splits_env(tmp_path: Path, monkeypatch) -> None:
         monkeypatch.setenv("PTXLAB_GEMM_SPLITS", bad)
         with pytest.raises(ValueError, match="PTXLAB_GEMM_SPLITS"):
             mod.resolve_splits(128, 256, 512, 1)
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="no torch: the optional extra .[torch] is not installed")
     data = gm.to_torch(gm.generate_gemm(128, 256, 512, 1, 1))
     with pytest.raises(ValueError, match="PTXLAB_GEMM_SPLITS"):
         mod.custom_kernel(data)
@@ -473,7 +473,7 @@ def test_gemm_gpumode_harness_emulator_split_k(tmp_path: Path, rng, monkeypatch,
     """gpu-mode eval flow with split-K on: the file exported with --splits 2 (or the default export with
     PTXLAB_GEMM_SPLITS=2) runs the -DGEMM_SPLITS=2 build of its embedded kernel on the emulator; c poisoned,
     reference at rtol = atol = 1e-3."""
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="no torch: the optional extra .[torch] is not installed")
     monkeypatch.delenv("PTXLAB_GEMM_SPLITS", raising=False)
     mod = load(write_submission(tmp_path, "nvfp4_gemm", splits="2" if how == "export" else None))
     if how == "env":

@@ -163,7 +163,7 @@ def test_compat_constants_and_bare_nvrtc() -> None:
 
 
 def test_custom_kernel_emulator_path(rng) -> None:
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="no torch: the optional extra .[torch] is not installed")
     p = gm.generate_gemv(48, 768, 2, seed=int(rng.integers(1 << 31)))
     data = gm.to_torch(p)
     data[6].fill_(float("nan"))
@@ -174,9 +174,9 @@ def test_custom_kernel_emulator_path(rng) -> None:
 
 @pytest.mark.gpu
 def test_custom_kernel_cuda(rng) -> None:
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="no torch: the optional extra .[torch] is not installed")
     if not torch.cuda.is_available():
-        pytest.skip("torch has no CUDA")
+        pytest.skip("no GPU: torch has no CUDA device")
     for kw in gm.GEMV_TESTS[:6]:
         p = gm.generate_gemv(kw["m"], kw["k"], kw["l"], seed=int(rng.integers(1 << 31)))
         data = gm.to_torch(p, device="cuda")
@@ -196,7 +196,7 @@ def test_h100_benchmark_plumbing_on_cpu(monkeypatch, tmp_path) -> None:
     import types
     from pathlib import Path
 
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="no torch: the optional extra .[torch] is not installed")
     path = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_gemv_h100.py"
     spec = importlib.util.spec_from_file_location("bench_gemv_h100_plumbing", path)
     B = importlib.util.module_from_spec(spec)

@@ -262,7 +262,7 @@ def test_cubin_loads_and_runs_on_gpu(rng: np.random.Generator, fresh_cache: Path
     (minor,) = _cu(driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev))
     arch = {(9, 0): "sm_90a", (10, 0): "sm_100a"}.get((major, minor))
     if arch is None:
-        pytest.skip(f"GPU is sm_{major}{minor}; this test targets sm_90a / sm_100a")
+        pytest.skip(f"no GPU: needs sm_90 or sm_100, this GPU is sm_{major}{minor}")
     salt = int(rng.integers(1, 1 << 10))
     mod = ptxlab.compile(SAXPY % {"salt": salt}, arch=arch)
     (ctx,) = _cu(driver.cuDevicePrimaryCtxRetain(dev))

@@ -5,7 +5,7 @@
 # on the development machine with the same seeds; see NOTES.md "H100 runs".
 set -u
 OUT="${OUT:-./h100_out}"; mkdir -p "$OUT"
-export PYTHONPATH=.:${PYTHONPATH:-} PYTHONUNBUFFERED=1 PTXLAB_CACHE=/tmp/ptxlab_cache
+export PYTHONPATH=.:${PYTHONPATH:-} PYTHONUNBUFFERED=1 PTXLAB_CACHE="${PTXLAB_CACHE:-${TMPDIR:-/tmp}/ptxlab_cache}"
 SEED="${SEED:-20261122}"
 step() { echo; echo "=== $* ==="; }
 nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader | tee "$OUT/device.txt"

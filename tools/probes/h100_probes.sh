@@ -29,7 +29,7 @@
 #   PROBES_BACKEND=emu PROBES_ENCODER=mock:bytes19 OUT=/tmp/dry bash tools/probes/h100_probes.sh
 set -u
 OUT="${OUT:-./h100_probes_out}"; mkdir -p "$OUT"
-export PYTHONPATH=.:${PYTHONPATH:-} PYTHONUNBUFFERED=1 PTXLAB_CACHE=/tmp/ptxlab_cache
+export PYTHONPATH=.:${PYTHONPATH:-} PYTHONUNBUFFERED=1 PTXLAB_CACHE="${PTXLAB_CACHE:-${TMPDIR:-/tmp}/ptxlab_cache}"
 SEED=20261122
 BACKEND="${PROBES_BACKEND:-cuda}"; ENCODER="${PROBES_ENCODER:-driver}"
 ISOLATE=""; [ "$BACKEND" != cuda ] && ISOLATE="--isolate"     # dry run: exercise the child-process path too

@@ -1,6 +1,6 @@
 // ptxlab/kernels/blocks/scales.cuh -- scale-factor (SF) blocks SMEM -> TMEM with tcgen05.cp.32x128b.warpx4.
 //
-// Owned by the Stage C engineer; verified by stage C1. Facts: /work/shared/reference/ptx_facts.md §3 (tcgen05.cp),
+// Owned by the Stage C engineer; verified by stage C1. Facts: the shared reference ptx_facts.md §3 (tcgen05.cp),
 // §4 (SMEM descriptor), §6 (SF TMEM layout), §7 (proxy fence, commit).
 //
 // One SF block = 512 B = the SFs of 128 rows x 4 K-blocks of 16 elements (one M=128 x K=64 MMA), in the gpu-mode

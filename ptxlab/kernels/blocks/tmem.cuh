@@ -1,7 +1,7 @@
 // ptxlab/kernels/blocks/tmem.cuh -- Tensor Memory (TMEM) lifecycle and tcgen05.ld/st 32x32b helpers.
 //
 // Owned by the Stage B engineer; verified by stages B1 (alloc/dealloc/relinquish across CTAs) and B2 (st/ld round
-// trip over all 128 lanes). Facts: /work/shared/reference/ptx_facts.md §1 (TMEM), §2 (ld/st maps), §7 (fences).
+// trip over all 128 lanes). Facts: the shared reference ptx_facts.md §1 (TMEM), §2 (ld/st maps), §7 (fences).
 //
 // TMEM address: bits 31..16 = lane, bits 15..0 = column [PTX ISA 9.7.16.1.1]. 128 lanes x 512 columns x 32 bit.
 // Allocation is by columns only; nCols must be a power of 2 in [32, 512] [PTX ISA 9.7.16.7.1]; every allocation must
