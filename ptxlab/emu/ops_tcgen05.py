@@ -734,15 +734,14 @@ class _CommitOp:
 
 
 def _mbarrier_arrive(st: Any, cta: int, addr: int, ins: ir.Instr, t: int) -> None:
-    """One arrive (count 1) on the mbarrier at shared ``addr`` of CTA ``cta`` (state owned by ops_mbarrier)."""
-    from .ops_mbarrier import bar_key, table_of
+    """One arrive (count 1) on the mbarrier at shared ``addr`` of CTA ``cta`` (any CTA of the cluster)."""
+    from .ops_mbarrier import remote_arrive
 
     try:
-        table_of(st, cta).get(addr, "tcgen05.commit arrive").arrive(1)
+        remote_arrive(st, ins, t, cta, addr, 1)
     except EmuError as e:
         _fault(st, ins, t, e, "rule: tcgen05.commit performs mbarrier.arrive on an initialized mbarrier "
                               "(PTX ISA 9.7.16.12.1)")
-    st.wake(bar_key(cta, addr))
 
 
 def _multicast_targets(st: Any, ins: ir.Instr, t: int, addr: int, mask: int) -> list[tuple[int, int]]:
@@ -779,13 +778,14 @@ def _build_commit(ins: ir.Instr, ctx: Ctx):
     cg = _cta_group(ins)
 
     def run(st, m):
-        from .ops_mbarrier import shared_addresses
+        from .ops_mbarrier import shared_targets
 
         s = _state(st)
         sel = np.flatnonzero(m) if m is not None else np.flatnonzero(st.status == machine.RUN)
-        addrs = shared_addresses(st, ins, bar(st), sel, "generic" if generic else "shared", "tcgen05.commit")
+        # the mbar operand is a .shared::cluster address (9.7.16.12.1): it may name a peer CTA's barrier
+        bctas, addrs = shared_targets(st, ins, bar(st), sel, "generic" if generic else "shared", "tcgen05.commit")
         mv = mask_rd(st) if mask_rd is not None else None
-        for t, a in zip(sel, addrs):
+        for t, bc, a in zip(sel, bctas, addrs):
             t = int(t)
             _group(st, ins, t, cg)
             if cg == 2:   # Table 46: the peer CTA must be active when a pair op is issued
@@ -793,7 +793,7 @@ def _build_commit(ins: ir.Instr, ctx: Ctx):
             if mv is not None:
                 targets = _multicast_targets(st, ins, t, int(a), int(np.asarray(mv)[t]) if np.ndim(mv) else int(mv))
             else:
-                targets = [(int(st.cta_of[t]), int(a))]
+                targets = [(int(bc), int(a))]
             ops = s.pipe.pop(t, [])
             st.engine.submit(_CommitOp(targets, ops, ins, t))
         return None
