@@ -1,0 +1,113 @@
+"""Emulator: tcgen05 .cta_group::2 over CTA pairs (ops_tcgen05 + tcgen05_pairing + tcgen05_mma_pair) through the
+public launch API with clusters: cp / shift into both CTAs' TMEM, pair alloc/dealloc, commit .multicast::cluster,
+and every pairing rule reported. The pair MMA itself (exact against float64 and the tensor-core model) is run by
+stage D4 (tests/test_stage_d4.py) and tests/test_tcgen05_mma_pair.py."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ptxlab
+from ptxlab.errors import EmuError
+from ptxlab.kernels import KERNELS_DIR
+from ptxlab.toolchain.sass import require
+
+from probes.tcgen05_pair_probes import alloc_dealloc, commit_only, cp_shift
+
+POISON = 0x7FBADBAD
+
+
+@pytest.fixture
+def dev():
+    return ptxlab.open_device("emu")
+
+
+@pytest.fixture
+def rng():
+    seed = np.random.SeedSequence().entropy
+    print(f"seed={seed}")
+    return np.random.default_rng(seed)
+
+
+def _mod(src: str):
+    return ptxlab.compile(src, arch="sm_100a", include_dirs=[KERNELS_DIR])
+
+
+def _out(dev, nwords: int):
+    buf = dev.empty(4 * nwords)
+    dev.memset(buf, 0xA5)
+    return buf
+
+
+@pytest.mark.parametrize("shift", [False, True])
+def test_cp_and_shift_reach_both_ctas(dev, rng, shift):
+    """cp.cta_group::2 copies each CTA's own SMEM (same descriptor) into its own TMEM; shift.cta_group::2 shifts both."""
+    mod = _mod(cp_shift(shift))
+    require(mod, ["UTCCP.T.S.2CTA", "UTCBAR.2CTA.MULTICAST", "UTCATOMSWS.2CTA"] + (["UTCSHIFT"] if shift else []))
+    src = rng.integers(0, 2**32, (2, 128, 8), dtype=np.uint32)   # rank, row, word (row = 32 B)
+    out = _out(dev, 2 * 128 * 8)
+    dev.launch(mod, "k", grid=(2, 1, 1), block=(128, 1, 1), cluster=(2, 1, 1), args=[dev.to_device(src), out])
+    got = dev.to_host(out, np.uint32).reshape(2, 128, 8)
+    exp = src.copy()
+    if shift:   # lanes 0..30 -> 1..31 of the 32-lane block at the address (ptx_docs/tcgen05.md); lane 0 undefined
+        exp[:, 1:32] = src[:, 0:31]
+        exp[:, 0] = POISON
+    assert np.array_equal(got, exp)
+
+
+def test_pair_alloc_gives_one_address_to_both(dev):
+    out = _out(dev, 4)
+    dev.launch(_mod(alloc_dealloc()), "k", grid=(4, 1, 1), block=(64, 1, 1), cluster=(4, 1, 1), args=[out])
+    got = dev.to_host(out, np.uint32)
+    assert got[0] == got[1] and got[2] == got[3] and got[0] >> 16 == 0
+
+
+@pytest.mark.parametrize("kw, needles", [
+    (dict(odd_alloc=32), ["[tcgen05:pair-alloc-mismatch]", "32 columns", "64 columns"]),
+    (dict(odd_dealloc=32), ["[tcgen05:pair-dealloc-mismatch]"]),
+    (dict(dealloc_before_barrier=True), ["[tcgen05:pair-wait]", "tcgen05.dealloc.cta_group::2", "Table 48"]),
+])
+def test_pair_alloc_dealloc_rules(dev, kw, needles):
+    with pytest.raises(EmuError) as e:
+        dev.launch(_mod(alloc_dealloc(**kw)), "k", grid=(2, 1, 1), block=(64, 1, 1), cluster=(2, 1, 1),
+                   args=[_out(dev, 2)])
+    for n in needles:
+        assert n in str(e.value), str(e.value)
+
+
+def test_commit_multicast_arrives_on_both_barriers(dev):
+    out = _out(dev, 2)
+    dev.launch(_mod(commit_only(3)), "k", grid=(2, 1, 1), block=(32, 1, 1), cluster=(2, 1, 1), args=[out])
+    assert dev.to_host(out, np.uint32).tolist() == [1, 1]
+
+
+def test_commit_mask_outside_cluster_is_caught(dev):
+    with pytest.raises(EmuError) as e:
+        dev.launch(_mod(commit_only(5)), "k", grid=(2, 1, 1), block=(32, 1, 1), cluster=(2, 1, 1),
+                   args=[_out(dev, 2)])
+    assert "names %cluster_ctarank 2" in str(e.value)
+
+
+def test_peer_exited_is_caught(dev):
+    with pytest.raises(EmuError) as e:
+        dev.launch(_mod(commit_only(1, odd_exits_first=True)), "k", grid=(2, 1, 1), block=(32, 1, 1),
+                   cluster=(2, 1, 1), args=[_out(dev, 2)])
+    assert "[tcgen05:pair-peer-exited]" in str(e.value) and "Table 46" in str(e.value)
+
+
+def test_odd_cluster_has_a_cta_without_peer(dev):
+    with pytest.raises(EmuError) as e:
+        dev.launch(_mod(alloc_dealloc()), "k", grid=(3, 1, 1), block=(32, 1, 1), cluster=(3, 1, 1),
+                   args=[_out(dev, 3)])
+    assert "[tcgen05:pair-no-peer]" in str(e.value) and "rank 2" in str(e.value)
+
+
+def test_cta_group_mismatch_in_ptx_is_caught(dev):
+    """ptxas refuses mixing .cta_group in one function; the emulator checks PTX it is given directly too."""
+    import dataclasses
+
+    mod = _mod(alloc_dealloc())
+    bad = dataclasses.replace(mod, ptx=mod.ptx.replace("tcgen05.alloc.cta_group::2", "tcgen05.alloc.cta_group::1", 1))
+    with pytest.raises(EmuError) as e:
+        dev.launch(bad, "k", grid=(2, 1, 1), block=(64, 1, 1), cluster=(2, 1, 1), args=[_out(dev, 2)])
+    assert "[tcgen05:cta-group-mismatch]" in str(e.value) and "9.7.16.10.9" in str(e.value)
