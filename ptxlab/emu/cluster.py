@@ -7,15 +7,17 @@ cluster are consecutive in rank order, so wave CTA ``c`` has rank ``c % n`` in c
 = 1, %is_explicit_cluster = 0).  Ranks: %cluster_ctarank = x + y*cx + z*cx*cy of %cluster_ctaid (PTX ISA 10.x).
 
 Addresses (PTX ISA 5.1.6: the .shared::cta window lies inside the .shared::cluster window; "a .shared::cta address
-used as .shared::cluster refers to the executing CTA").  The emulator's 32-bit shared::cluster address is::
+used as .shared::cluster refers to the executing CTA").  The emulator's 32-bit shared addresses are, as on hardware
+(the SASS of cluster kernels adds %cluster_ctarank << 24 to every shared address; CUTLASS's
+``Sm100MmaPeerBitMask = 0xFEFFFFFF`` clears bit 24 of a .shared::cta address to name the even CTA of a pair)::
 
-    bits 31..24  R   0 = the executing CTA (every .shared::cta address), R = rank + 1 for CTA ``rank``
+    bits 31..24  the cluster rank of the CTA whose shared memory is addressed
     bits 23..0   the byte offset in that CTA's shared memory (at most 227 KiB are used)
 
-``mapa`` always returns the R = rank + 1 form (also for the executing CTA's own rank), ``getctarank`` decodes
-both forms.  Generic addresses of shared memory are ``memory.SHARED_WIN + shared::cluster address``, so a generic
-pointer into a peer's shared memory is ``SHARED_WIN + ((rank + 1) << 24) + offset``.  The encoding is the
-emulator's own (hardware uses another one); programs must not depend on the numeric value.
+so a .shared::cta address of the CTA of rank r (a shared symbol's address, cvta.to.shared of a generic pointer) is
+``(r << 24) | offset`` -- in a launch without clusters r = 0 and addresses are plain offsets, as before -- and
+``mapa`` returns ``(target rank << 24) | offset``.  Generic addresses of shared memory are
+``memory.SHARED_WIN + shared address``.  A .shared::cta access must carry the executing CTA's own rank.
 
 Faults (reported like every other emulator fault, at the accessing instruction):
 * a shared::cluster address whose rank is outside the cluster;
@@ -39,8 +41,8 @@ __all__ = ["RANK_SHIFT", "OFF_MASK", "encode", "geometry", "size", "special", "p
 
 
 def encode(rank: int, offset: int) -> int:
-    """The emulator's shared::cluster address of ``offset`` in the CTA of cluster rank ``rank``."""
-    return ((int(rank) + 1) << RANK_SHIFT) | int(offset)
+    """The shared::cluster address of ``offset`` in the CTA of cluster rank ``rank``."""
+    return (int(rank) << RANK_SHIFT) | int(offset)
 
 
 # ------------------------------------------------------------------------------------------------ geometry
@@ -110,35 +112,40 @@ def wave_order(grid: tuple, dims: tuple) -> list:
 
 # ------------------------------------------------------------------------------------------------ addresses
 def resolve(st, ins, sel: np.ndarray, a: np.ndarray, nbytes: int, write: bool, space: str):
-    """Target wave CTA and in-CTA offset (int64 arrays) of shared accesses by threads ``sel`` at shared::cluster
-    addresses ``a`` (``space`` 'shared' = .shared::cta: must be the executing CTA).  Faults on a rank outside the
-    cluster, a peer address used as .shared::cta, out-of-bounds offsets, and DSMEM lifetime violations."""
+    """Target wave CTA and in-CTA offset (int64 arrays) of shared accesses by threads ``sel`` at shared addresses
+    ``a`` (``space`` 'shared' = .shared::cta: must be the executing CTA; 'shared::cluster': any CTA of the
+    cluster).  Faults on a rank outside the cluster, a peer address used as .shared::cta, and DSMEM lifetime
+    violations (bounds of the offset: the caller)."""
     a64 = a.astype(np.int64)
     own = st.cta_of[sel]
     hi = a64 >> RANK_SHIFT
-    if not hi.any():
+    if st.smem_rank_bits is None and not hi.any():
         return own, a64
-    if space == "shared":
-        k = int(np.flatnonzero(hi)[0])
-        st.fault(ins, sel[k:], f"out-of-bounds .shared::cta {'store' if write else 'load'} at {int(a64[k]):#x}",
-                 f"this CTA has {st.smem_size} bytes of shared memory; the address looks like an emulator "
-                 f"shared::cluster address (rank field {int(hi[k]) - 1}, cluster.py), which a .shared::cta access "
-                 f"cannot use (PTX ISA 5.1.6): use ld/st/atom .shared::cluster or a generic address for DSMEM")
     n = size(st)
-    rank = np.where(hi > 0, hi - 1, rank_of(st, own))
-    bad = (rank >= n) | (a64 >> 32 != 0)
+    myrank = own % n
+    if space == "shared":
+        other = hi != myrank
+        if other.any():
+            k = int(np.flatnonzero(other)[0])
+            st.fault(ins, sel[k:], f".shared::cta {'store' if write else 'load'} at {int(a64[k]):#x}, outside the "
+                     f"executing CTA's shared memory window",
+                     f"the address names cluster rank {int(hi[k])} (bits 31..24, cluster.py), the executing CTA is rank "
+                     f"{int(myrank[k])} of {n} and has {st.smem_size} bytes of shared memory; a .shared::cta access "
+                     f"must stay in its own CTA (PTX ISA 5.1.6): use ld/st/atom .shared::cluster or a generic address "
+                     f"for another CTA's shared memory")
+        return own, a64 & OFF_MASK
+    bad = hi >= n
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
-        st.fault(ins, sel[k:], f"shared::cluster address {int(a64[k]):#x} names CTA rank {int(rank[k])}, outside the "
+        st.fault(ins, sel[k:], f"shared::cluster address {int(a64[k]):#x} names CTA rank {int(hi[k])}, outside the "
                  f"cluster of {n} CTA(s)",
                  "rule: DSMEM addresses must belong to a CTA of the executing CTA's cluster (PTX ISA 5.1.6, 9.7.9.21 "
                  "mapa: the target rank must be < %cluster_nctarank); check the rank passed to mapa")
-    tgt = (own // n) * n + rank
-    off = a64 & OFF_MASK
+    tgt = own - myrank + hi
     remote = tgt != own
     if remote.any():
         lifetime(st).access(st, ins, sel[remote], tgt[remote], "store" if write else "load")
-    return tgt, off
+    return tgt, a64 & OFF_MASK
 
 
 def resolve_one(st, ins, t: int, addr: int, what: str, allow_peer: bool = True, generic: bool = False) -> tuple:
@@ -151,15 +158,12 @@ def resolve_one(st, ins, t: int, addr: int, what: str, allow_peer: bool = True, 
                      "pass a shared memory address (cvta.shared / mapa)")
         a -= SHARED_WIN
     own = int(st.cta_of[t])
-    hi = a >> RANK_SHIFT
-    if hi == 0:
-        return own, a
     n = size(st)
-    rank = hi - 1
-    if rank >= n or a >> 32:
+    rank = a >> RANK_SHIFT
+    if rank >= n:
         st.fault(ins, t, f"{what}: shared::cluster address {a:#x} names CTA rank {rank}, outside the cluster of {n} "
                  f"CTA(s)", "rule: the target rank must be < %cluster_nctarank (PTX ISA 9.7.9.21 mapa)")
-    tgt = (own // n) * n + rank
+    tgt = own - own % n + rank
     if tgt != own and not allow_peer:
         st.fault(ins, t, f"{what}: address {a:#x} is in the shared memory of CTA rank {rank}, not the executing CTA",
                  "rule: this operand must be in the executing CTA's shared memory (.shared::cta window, PTX ISA "

@@ -63,6 +63,7 @@ class Wave:
                  params: bytes, dyn_smem: int, device=None, cluster=None):
         self.prog = prog
         self.cluster = cluster                            # device.cluster.ClusterLaunch or None (cluster.py)
+        self.smem_rank_bits = None                        # per thread: cluster rank << 24 (shared addresses), or None
         self.heap = heap
         self.device = device
         self.kernel = prog.kernel
@@ -81,6 +82,8 @@ class Wave:
         self.tid = (lt % block[0], (lt // block[0]) % block[1], lt // (block[0] * block[1]))
         gc = self.cta_ids[self.cta_of]
         self.ctaid = (gc % grid[0], (gc // grid[0]) % grid[1], gc // (grid[0] * grid[1]))
+        if cluster is not None and cluster.size > 1:
+            self.smem_rank_bits = (self.cta_of % cluster.size).astype(np.uint64) << np.uint64(_cluster.RANK_SHIFT)
         self.lane = (self.local_tid % 32).astype(np.uint32)
         self.warp = self.local_tid // 32                  # warp index within the CTA
         self.gwarp = t // 32                              # wave-global warp index

@@ -70,15 +70,15 @@ def build_mapa(ins: ir.Instr, ctx: Ctx):
             st.fault(ins, sel[k:], f"mapa: target CTA rank {int(b[k])} is outside the cluster of {n} CTA(s)",
                      "rule: b is the rank of a CTA of the executing cluster, < %cluster_nctarank (9.7.9.21)")
         hi = a >> cl.RANK_SHIFT
-        if ((a >> 32) != 0).any() or (hi > n).any():
-            k = int(np.flatnonzero(((a >> 32) != 0) | (hi > n))[0])
+        if (hi >= n).any():
+            k = int(np.flatnonzero(hi >= n)[0])
             st.fault(ins, sel[k:], f"mapa: {int(a[k]):#x} is not a shared memory address of this cluster")
         off = a & cl.OFF_MASK
         if (off >= st.smem_size).any():
             k = int(np.flatnonzero(off >= st.smem_size)[0])
             st.fault(ins, sel[k:], f"mapa: shared offset {int(off[k]):#x} is outside the {st.smem_size} bytes of "
                      "shared memory of each CTA", "map an address of a shared variable")
-        d = ((b + 1) << cl.RANK_SHIFT) | off
+        d = (b << cl.RANK_SHIFT) | off
         if generic:
             d = d + SHARED_WIN
         out = np.zeros(st.T, dt)
@@ -107,12 +107,12 @@ def build_getctarank(ins: ir.Instr, ctx: Ctx):
             a = a - SHARED_WIN
         hi = a >> cl.RANK_SHIFT
         n = cl.size(st)
-        if ((a >> 32) != 0).any() or (hi > n).any():
-            k = int(np.flatnonzero(((a >> 32) != 0) | (hi > n))[0])
-            st.fault(ins, sel[k:], f"getctarank: {int(a[k]):#x} is not a shared memory address of this cluster")
-        own = cl.rank_of(st, st.cta_of[sel])
+        if (hi >= n).any():
+            k = int(np.flatnonzero(hi >= n)[0])
+            st.fault(ins, sel[k:], f"getctarank: {int(a[k]):#x} is not a shared memory address of this cluster",
+                     f"its rank field (bits 31..24) is {int(hi[k])}, the cluster has {n} CTA(s)")
         out = np.zeros(st.T, np.uint32)
-        out[sel] = np.where(hi > 0, hi - 1, own).astype(np.uint32)
+        out[sel] = hi.astype(np.uint32)
         wr(st, out, m)
     return run
 

@@ -88,16 +88,16 @@ def shared_targets(st, ins, addrs, sel: np.ndarray, space: str, what: str):
     raw = a.astype(np.int64)
     ctas = st.cta_of[sel].astype(np.int64)
     hi = raw >> cl.RANK_SHIFT
-    if hi.any():
+    if hi.any() or st.smem_rank_bits is not None:     # bits 31..24: the cluster rank (0 is rank 0, not "own")
         n = cl.size(st)
-        bad = (hi > n) | (raw >> 32 != 0)
+        bad = hi >= n
         if bad.any():
             k = int(np.flatnonzero(bad)[0])
-            st.fault(ins, sel[k:], f"{what}: shared::cluster address {int(raw[k]):#x} names CTA rank {int(hi[k]) - 1}, "
+            st.fault(ins, sel[k:], f"{what}: shared::cluster address {int(raw[k]):#x} names CTA rank {int(hi[k])}, "
                      f"outside the cluster of {n} CTA(s)",
                      "rule: the target rank must be < %cluster_nctarank (PTX ISA 5.1.6, 9.7.9.21 mapa)")
-        ctas = np.where(hi > 0, cl.peer(st, ctas, hi - 1), ctas)
-    out = raw & cl.OFF_MASK if hi.any() else raw
+        ctas = ctas - ctas % n + hi
+    out = raw & cl.OFF_MASK
     lim = st.smem_size
     bad = (out < 0) | (out + 8 > lim)
     if bad.any():
