@@ -39,6 +39,10 @@
 //   launch. The epilogue adds its fp32 tile into ws (red.add.v4.f32), then the tile's serial fixup of
 //   blocks/splitk.cuh: the CTA that arrives last on the counter (atom.inc, acq_rel) reads the summed tile, writes c
 //   (fp16) and zeroes the tile; the counter wraps back to 0 on the last arrival. Memory ordering: splitk.cuh.
+//
+// 2-SM (opt-in, -DGEMM_PAIR=1; not with split-K): CTA pairs in (2,1,1) clusters run one tcgen05.mma.cta_group::2 of
+// M = 256 per K chunk over a 256 x BN tile; schedule and data split in nvfp4_gemm_pair.cuh. Same kernel parameters;
+// grid (2 * ceil(M/256), N/BN, L); the B tensor map's box is {128 B, BN/2 rows}.
 #include "blocks/common.cuh"
 #include "blocks/mbarrier.cuh"
 #include "blocks/tma.cuh"
@@ -56,6 +60,12 @@
 #endif
 #ifndef GEMM_SPLITS
 #define GEMM_SPLITS 1
+#endif
+#ifndef GEMM_PAIR
+#define GEMM_PAIR 0
+#endif
+#if GEMM_PAIR && GEMM_SPLITS > 1
+#error "GEMM_PAIR (2-SM) and GEMM_SPLITS (split-K) cannot be combined"
 #endif
 #if GEMM_SPLITS < 1
 #error "GEMM_SPLITS must be >= 1"
@@ -250,6 +260,10 @@ __device__ __forceinline__ void run(const TmaDesc* tm_a, const TmaDesc* tm_b, co
 
 }  // namespace gemm
 
+#if GEMM_PAIR
+#include "nvfp4_gemm_pair.cuh"
+#endif
+
 extern "C" __global__ void __launch_bounds__(gemm::NUM_THREADS, 1)
 nvfp4_gemm_tcgen05(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDesc tm_b,
                    const __grid_constant__ TmaDesc tm_sfa, const __grid_constant__ TmaDesc tm_sfb,
@@ -258,7 +272,9 @@ nvfp4_gemm_tcgen05(const __grid_constant__ TmaDesc tm_a, const __grid_constant__
                    , float* __restrict__ ws, u32* __restrict__ counters
 #endif
                    ) {
-#if GEMM_SPLITS > 1
+#if GEMM_PAIR
+  gemm::run_pair<GEMM_BN, GEMM_STAGES>(&tm_a, &tm_b, &tm_sfa, &tm_sfb, c, M, N, K);
+#elif GEMM_SPLITS > 1
   gemm::run<GEMM_BN, GEMM_STAGES>(&tm_a, &tm_b, &tm_sfa, &tm_sfb, c, M, N, K, ws, counters);
 #else
   gemm::run<GEMM_BN, GEMM_STAGES>(&tm_a, &tm_b, &tm_sfa, &tm_sfb, c, M, N, K);

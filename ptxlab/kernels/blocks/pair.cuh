@@ -73,5 +73,38 @@ __device__ __forceinline__ void commit(u32 bar) {
     asm volatile("tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.b64 [%0];" :: "r"(bar) : "memory");
 }
 
+// .shared::cluster address of the variable at shared::cta address `a` in the CTA of cluster rank `rank`
+// [PTX ISA 9.7.9.22 mapa].
+__device__ __forceinline__ u32 mapa(u32 a, u32 rank) {
+    u32 r;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(rank));
+    return r;
+}
+
+// TMA tile loads into this CTA's SMEM (dst: shared::cta address) whose complete_tx goes to the mbarrier at the
+// .shared::cluster address bar, which .cta_group::2 allows to be in the peer CTA [PTX ISA 9.7.9.25.5.2] (CUTLASS
+// SM100 2-SM loads signal the even CTA's barrier).
+__device__ __forceinline__ void tma_load_3d(u32 dst, const TmaDesc* tmap, u32 bar, int c0, int c1, int c2) {
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2"
+        " [%0], [%1, {%3, %4, %5}], [%2];"
+        :: "r"(dst), "l"(tmap_addr(tmap)), "r"(bar), "r"(c0), "r"(c1), "r"(c2) : "memory");
+}
+__device__ __forceinline__ void tma_load_2d(u32 dst, const TmaDesc* tmap, u32 bar, int c0, int c1) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2"
+        " [%0], [%1, {%3, %4}], [%2];"
+        :: "r"(dst), "l"(tmap_addr(tmap)), "r"(bar), "r"(c0), "r"(c1) : "memory");
+}
+// The same box to the same SMEM offset in every CTA of cta_mask; with .cta_group::2 each destination's complete_tx
+// goes to the barrier at bar's offset in the CTA of its pair with bar's rank parity [PTX ISA 9.7.9.25.5.2].
+__device__ __forceinline__ void tma_load_2d_multicast(u32 dst, const TmaDesc* tmap, u32 bar, int c0, int c1,
+                                                      unsigned short cta_mask) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+        ".cta_group::2 [%0], [%1, {%3, %4}], [%2], %5;"
+        :: "r"(dst), "l"(tmap_addr(tmap)), "r"(bar), "r"(c0), "r"(c1), "h"(cta_mask) : "memory");
+}
+
 }  // namespace pair
 }  // namespace ptxlab
