@@ -25,7 +25,7 @@ heuristic (one wave of at most `sms` CTAs) that nothing uses by default: its ben
 ``PTXLAB_GEMM_SPLITS=auto`` uses the same heuristic).
 
 2-SM (opt-in): ``nvfp4_gemm(dev, problem, variant="2sm")`` runs the ``-DGEMM_PAIR=1`` build (schedule:
-``ptxlab/kernels/nvfp4_gemm_pair.cuh``): CTA pairs in (2,1,1) clusters, one tcgen05.mma.cta_group::2 of M = 256 per
+``gemm::run_pair`` in the kernel file): CTA pairs in (2,1,1) clusters, one tcgen05.mma.cta_group::2 of M = 256 per
 K chunk, the B tile loaded once per pair (b map box {128 B, BN/2 rows}), grid (2 * ceil(M/256), N/BN, L). Bit-exact
 against the same tensor-core model as the default; unmeasured on a B200, so "1sm" stays the default.
 """
@@ -49,7 +49,7 @@ __all__ = ["KERNEL_FILE", "KERNEL_NAME", "BLOCKS_USED", "THREADS", "compile_gemm
            "choose_splits", "SplitKWorkspace", "B200_SMS", "BM", "BK_BYTES", "SF_BOX"]
 
 BLOCKS_USED = ("common.cuh", "mbarrier.cuh", "tma.cuh", "tmem.cuh", "scales.cuh", "mma.cuh", "epilogue.cuh",
-               "splitk.cuh")
+               "splitk.cuh", "pair.cuh")
 POISON = 0xFF
 
 
