@@ -324,12 +324,8 @@ __device__ __forceinline__ void run_pair(const TmaDesc* tm_a, const TmaDesc* tm_
     tma_prefetch_desc(tm_a); tma_prefetch_desc(tm_b); tma_prefetch_desc(tm_sfa); tma_prefetch_desc(tm_sfb);
   }
   __syncwarp();
-  if (warp == 1) { pair::tmem_alloc(smem_u32(&tmem_slot), T::NCOLS); pair::tmem_relinquish(); }
-  tmem_fence_before_sync();
-  pair::cluster_sync();                                        // both CTAs' barriers initialised, TMEM allocated
-  tmem_fence_after_sync();
-  u32 tmem;
-  asm volatile("ld.shared.b32 %0, [%1];" : "=r"(tmem) : "r"(smem_u32(&tmem_slot)) : "memory");
+  // warp 1 of each CTA allocates the pair's TMEM; the cluster barrier inside also publishes both CTAs' barriers
+  const u32 tmem = pair::tmem_alloc_cluster(smem_u32(&tmem_slot), T::NCOLS, 1u);
 
   if (warp == 0) {
     // ------------------------------------------------------------------ producer (both CTAs)
@@ -394,10 +390,7 @@ __device__ __forceinline__ void run_pair(const TmaDesc* tm_a, const TmaDesc* tm_
       epi::store_tile_f16<EPI_COLS>(tmem, T::D_COL + n0, c_tile + n0, m_tile * BM, M, N, EPI_COLS, l);
   }
 
-  tmem_fence_before_sync();
-  pair::cluster_sync();                                        // every TMEM / peer access of the pair is over
-  tmem_fence_after_sync();
-  if (warp == 1) pair::tmem_dealloc(tmem, T::NCOLS);
+  pair::tmem_dealloc_cluster(tmem, T::NCOLS, 1u);             // every TMEM / peer access of the pair is over
 }
 #endif  // GEMM_PAIR
 

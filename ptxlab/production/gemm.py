@@ -142,9 +142,9 @@ def _check_module(module: Any, bn: int, splits: int, pair: bool = False) -> None
     if mod_splits != splits or mod_bn != bn or mod_pair != pair:
         v, mv = "2sm" if pair else "1sm", "2sm" if mod_pair else "1sm"
         raise ValueError(f"nvfp4 GEMM: module {getattr(module, 'name', '?')!r} was built with GEMM_BN={mod_bn}, "
-                         f"GEMM_SPLITS={mod_splits}, variant {mv} but this call runs bn={bn}, splits={splits}, "
-                         f"variant {v}: pass module=compile_gemm({bn}, stages, wait_probes, splits={splits}, "
-                         f"variant={v!r}) or drop module=")
+                         f"GEMM_SPLITS={mod_splits} but this call runs bn={bn}, splits={splits} (module variant "
+                         f"{mv}, call variant {v}): pass module=compile_gemm({bn}, stages, wait_probes, splits={splits}"
+                         + (", variant='2sm'" if pair else "") + ") or drop module=")
 
 
 def blocks_report() -> Dict[str, List[str]]:

@@ -40,6 +40,28 @@ __device__ __forceinline__ void tmem_dealloc(u32 taddr, u32 ncols) {
     asm volatile("tcgen05.dealloc.cta_group::2.sync.aligned.b32 %0, %1;" :: "r"(taddr), "r"(ncols) : "memory");
 }
 
+// The whole pair's TMEM setup, called by ALL threads of BOTH CTAs: warp alloc_warp of each CTA allocates ncols
+// (collectively) and relinquishes the permit, then a cluster barrier (bracketed by the tcgen05 fences) makes the
+// address -- and every mbarrier.init before the call (with fence.mbarrier_init) -- visible to both CTAs; returns the
+// address (the same in both CTAs). Pair with tmem_dealloc_cluster at the end.
+__device__ __forceinline__ u32 tmem_alloc_cluster(u32 smem_slot, u32 ncols, u32 alloc_warp) {
+    if (warp_idx_sync() == alloc_warp) { tmem_alloc(smem_slot, ncols); tmem_relinquish(); }
+    asm volatile("tcgen05.fence::before_thread_sync;" ::: "memory");
+    cluster_sync();
+    asm volatile("tcgen05.fence::after_thread_sync;" ::: "memory");
+    u32 base;
+    asm volatile("ld.shared.b32 %0, [%1];" : "=r"(base) : "r"(smem_slot) : "memory");
+    return base;
+}
+// ALL threads of BOTH CTAs at the end: a cluster barrier (no TMEM or peer SMEM access of the pair is left, PTX
+// Table 47), then warp alloc_warp of each CTA frees the pair's allocation.
+__device__ __forceinline__ void tmem_dealloc_cluster(u32 base, u32 ncols, u32 alloc_warp) {
+    asm volatile("tcgen05.fence::before_thread_sync;" ::: "memory");
+    cluster_sync();
+    asm volatile("tcgen05.fence::after_thread_sync;" ::: "memory");
+    if (warp_idx_sync() == alloc_warp) tmem_dealloc(base, ncols);
+}
+
 // One thread: one 512-B SF block at the same SMEM offset in each CTA -> that CTA's TMEM (lanes 0..127 x4 replicas,
 // 4 columns) [PTX ISA 9.7.16.9.2].
 __device__ __forceinline__ void sf_copy_32x128b_warpx4(u32 taddr, u64 desc) {
