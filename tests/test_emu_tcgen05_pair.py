@@ -111,3 +111,22 @@ def test_cta_group_mismatch_in_ptx_is_caught(dev):
     with pytest.raises(EmuError) as e:
         dev.launch(bad, "k", grid=(2, 1, 1), block=(64, 1, 1), cluster=(2, 1, 1), args=[_out(dev, 2)])
     assert "[tcgen05:cta-group-mismatch]" in str(e.value) and "9.7.16.10.9" in str(e.value)
+
+
+def test_cute_2sm_partition_puts_half_of_a_b_and_c_in_each_cta(dev):
+    """The operand placement the emulator implements (ptx_docs/tcgen05_cta_pair.md) as CUTLASS computes it: CuTe's
+    partition_shape_A/B/C of its 2-SM atoms, compiled by NVRTC and evaluated on the emulator, give each CTA 128 of
+    the 256 A rows, N/2 B rows and a 128 x N accumulator (the tutorial 04 comment '((_256,_16),_1,_4)' for B is
+    stale)."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from cutlass_tutorial import build
+    from probes.tcgen05_pair_probes import cute_partition_shapes
+
+    mod = ptxlab.compile(cute_partition_shapes(), arch="sm_100a", name="cute_2sm_shapes.cu", options=build.OPTIONS,
+                         include_dirs=build.include_dirs())
+    out = _out(dev, 8)
+    dev.launch(mod, "k", grid=(1, 1, 1), block=(1, 1, 1), args=[out])
+    assert dev.to_host(out, np.int32)[:6].tolist() == [128, 128, 128, 256, 64, 64 * 256]

@@ -97,3 +97,27 @@ extern "C" __global__ void k(unsigned* out) {{
   if (!{int(odd_exits_first)}) pair::cluster_sync();
 }}
 """
+
+
+def cute_partition_shapes() -> str:
+    """CuTe computes the per-CTA operand shapes of its 2-SM MMA atoms (partition_shape_A/B/C): out = [A rows, B rows,
+    C rows, C cols] of SM100_MMA_F16BF16_2x1SM_SS 256x256 and [B rows, B elements over K = 256] of SM100_MMA_MXF4_2x1SM_SS 256x128
+    (block16). Compiled with tests/cutlass_tutorial/build.py's include path and options."""
+    return """
+#include <cute/tensor.hpp>
+#include <cute/atom/mma_traits_sm100.hpp>
+using namespace cute;
+using Mma16 = decltype(make_tiled_mma(SM100_MMA_F16BF16_2x1SM_SS<cutlass::half_t, cutlass::half_t, float, 256, 256,
+                                                                 UMMA::Major::K, UMMA::Major::K>{}));
+using MmaNv = decltype(make_tiled_mma(SM100_MMA_MXF4_2x1SM_SS<cutlass::float_e2m1_t, cutlass::float_e2m1_t, float,
+                                                              cutlass::float_ue4m3_t, 256, 128, 16,
+                                                              UMMA::Major::K, UMMA::Major::K>{}));
+extern "C" __global__ void k(int* out) {
+  auto sa = partition_shape_A(Mma16{}, make_shape(Int<256>{}, Int<64>{}));
+  auto sb = partition_shape_B(Mma16{}, make_shape(Int<256>{}, Int<64>{}));
+  auto sc = partition_shape_C(Mma16{}, make_shape(Int<256>{}, Int<256>{}));
+  out[0] = size<0,0>(sa); out[1] = size<0,0>(sb); out[2] = size<0,0>(sc); out[3] = size<0,1>(sc);
+  auto nb = partition_shape_B(MmaNv{}, make_shape(Int<128>{}, Int<256>{}));
+  out[4] = size<0,0>(nb); out[5] = size(nb);
+}
+"""
