@@ -334,9 +334,11 @@ class Wave:
         never = (~self.smem_written[idx] & (self.smem[idx] == POISON)).all(axis=1)
         if never.any():
             k = int(np.flatnonzero(never)[0])
-            cta = int(self.cta_of[sel[k]])
+            cta = int(flat[k]) // self.smem_stride      # the owning CTA (a cluster peer for a DSMEM load)
             self.fault(ins, sel[never], "initcheck: read of never-written shared memory",
-                       f"shared address {int(flat[k]) - cta * self.smem_stride:#x} ({nbytes} bytes) was not written by "
+                       f"shared address {int(flat[k]) - cta * self.smem_stride:#x}"
+                       f"{f' of cluster rank {_cluster.rank_of(self, cta)}' if self.cluster is not None else ''} "
+                       f"({nbytes} bytes) was not written by "
                        f"any store or asynchronous copy before this load; initialize it or add the missing "
                        f"barrier/wait")
 

@@ -128,6 +128,7 @@ extern "C" __global__ void cl_barrier_loop(const unsigned* in, unsigned* out, un
   asm volatile("barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
   for (unsigned it = 0; it < iters; ++it) {
     st_dsmem(mapa(sa(&slot[it & 1][t]), (r + 1) % n), acc);
+    if (it == 3) asm volatile("fence.acq_rel.cluster;" ::: "memory");
     if (it & 1) {
       asm volatile("barrier.cluster.arrive;\n\tbarrier.cluster.wait;" ::: "memory");
     } else {
@@ -243,5 +244,25 @@ extern "C" __global__ void cl_bulk_multicast(const unsigned char* g, const unsig
   }
   bar_wait(sa(&bar), 0);
   for (unsigned i = t; i < 4096; i += blockDim.x) out[cta * 4096 + i] = buf[i];
+  csync();
+}
+
+// ---- 9. the shared address encoding: bits 31..24 of a .shared::cta / shared::cluster address are the cluster rank
+//         (what CUTLASS's Sm100MmaPeerBitMask relies on); 8 words per thread
+extern "C" __global__ void cl_addr(unsigned* out) {
+  __shared__ unsigned a[64];
+  const unsigned t = threadIdx.x, r = sreg_rank(), n = sreg_nrank(), cta = cta_linear();
+  a[t % 64] = t;
+  const unsigned x = sa(&a[t % 64]), q = t % n;
+  const unsigned m = mapa(x, q), back = mapa(m, r);
+  unsigned rk;
+  asm volatile("getctarank.shared::cluster.u32 %0, %1;" : "=r"(rk) : "r"(x));
+  unsigned long long g, c;
+  asm volatile("mapa.u64 %0, %1, %2;" : "=l"(g) : "l"(&a[t % 64]), "r"(q));
+  asm volatile("cvta.to.shared::cluster.u64 %0, %1;" : "=l"(c) : "l"(g));
+  const unsigned cs = (unsigned)c;
+  unsigned* o = out + (cta * blockDim.x + t) * 8;
+  o[0] = x >> 24; o[1] = m >> 24; o[2] = (m & 0xFFFFFFu) == (x & 0xFFFFFFu); o[3] = rk;
+  o[4] = back >> 24; o[5] = back == x; o[6] = cs >> 24; o[7] = (cs & 0xFFFFFFu) == (x & 0xFFFFFFu);
   csync();
 }
