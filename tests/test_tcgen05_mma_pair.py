@@ -129,18 +129,55 @@ def test_f16_m256_pair_exact(rng: np.random.Generator) -> None:
         assert np.array_equal(res[v].d, _f32_bits(ref[128 * v: 128 * v + 128]))
 
 
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_f16_m128_pair_layout_b_exact(rng: np.random.Generator, accumulate: bool) -> None:
+    """M = 128 over the pair (Layout B): CTA v holds A rows 64v.., B rows (N/2)v..; D[64v + m][n] is at CTA v's lane
+    m + 64*(n >= N/2), column d + n % (N/2) (CUTLASS tmem_frg N_SM=2 M_MMA=64; CuTe cross-check in
+    tests/test_emu_tcgen05_pair.py)."""
+    M, N = 128, int(rng.choice([32, 64, 256]))
+    av = rng.integers(-8, 9, (M, 16)).astype(np.float64)
+    bv = rng.integers(-8, 9, (N, 16)).astype(np.float64)
+    cv = rng.integers(-64, 64, (M, N)).astype(np.float64)
+    smems, tms = [], []
+    for v in (0, 1):
+        smem = rng.integers(0, 256, 32768, dtype=np.uint8)
+        _kmajor_none(smem, 0x0000, av[64 * v: 64 * v + 64].astype(np.float16).view(np.uint8).reshape(64, 32),
+                     sbo=256, lbo=128)
+        _kmajor_none(smem, 0x4000, bv[(N // 2) * v: (N // 2) * (v + 1)].astype(np.float16).view(np.uint8)
+                     .reshape(N // 2, 32), sbo=256, lbo=128)
+        tm = np.full((128, 512), POISON_D, np.uint32)
+        mine = cv[64 * v: 64 * v + 64]
+        tm[0:64, 8:8 + N // 2] = _f32_bits(mine[:, :N // 2])
+        tm[64:128, 8:8 + N // 2] = _f32_bits(mine[:, N // 2:])
+        smems.append(smem)
+        tms.append(tm)
+    spec = spec_from_idesc("f16", (1 << 4) | ((N >> 3) << 17) | ((M >> 4) << 24), cta_group=2)
+    res = run_mma_pair(spec, smems, tms, d_taddr=(0, 8), a_desc=SmemDesc.encode(0, 128, 256, "NONE"),
+                       b_desc=SmemDesc.encode(0x4000, 128, 256, "NONE"), enable_input_d=accumulate)
+    ref = av @ bv.T + (cv if accumulate else 0)
+    for v in (0, 1):
+        r = ref[64 * v: 64 * v + 64]
+        assert np.array_equal(res[v].lanes, np.arange(128)) and np.array_equal(res[v].cols, 8 + np.arange(N // 2))
+        assert np.array_equal(res[v].d[:64], _f32_bits(r[:, :N // 2])), f"CTA {v}: lanes 0..63 (columns < N/2)"
+        assert np.array_equal(res[v].d[64:], _f32_bits(r[:, N // 2:])), f"CTA {v}: lanes 64..127 (columns >= N/2)"
+
+
 def test_pair_shape_rules() -> None:
     f16 = lambda M, N: (1 << 4) | ((N >> 3) << 17) | ((M >> 4) << 24)  # noqa: E731
     with pytest.raises(MmaError, match="multiple of 16"):
         spec_from_idesc("f16", f16(256, 24), cta_group=2).validate()
     with pytest.raises(MmaError):
         spec_from_idesc("f16", f16(64, 32), cta_group=2).validate()
-    spec = spec_from_idesc("f16", f16(128, 32), cta_group=2)
     z = [np.zeros(32768, np.uint8)] * 2
     t = [np.zeros((128, 512), np.uint32)] * 2
     d = SmemDesc.encode(0, 128, 256, "NONE")
-    with pytest.raises(MmaError, match="Layout B/C"):
-        run_mma_pair(spec, z, t, d_taddr=(0, 0), a_desc=d, b_desc=d, enable_input_d=False)
+    with pytest.raises(MmaError, match="ScaleFactorDuplicated2by2"):
+        nv = spec_from_idesc("mxf4nvf4", 0x00000480 | ((32 >> 3) << 17) | (1 << 27), block=16, cta_group=2)
+        run_mma_pair(nv, z, t, d_taddr=(0, 0), a_desc=d, b_desc=d, sfa_taddr=(0, 64), sfb_taddr=(0, 68),
+                     enable_input_d=False)
+    with pytest.raises(MmaError, match="Duplicated"):
+        run_mma_pair(spec_from_idesc("f16", f16(128, 32), cta_group=2), z, t, d_taddr=(0, 0), a_taddr=(0, 0),
+                     b_desc=d, enable_input_d=False)
     spec = spec_from_idesc("f16", f16(256, 32), cta_group=2)
     with pytest.raises(MmaError, match="disable-output-lane"):
         run_mma_pair(spec, z, t, d_taddr=(0, 0), a_desc=d, b_desc=d, enable_input_d=False,

@@ -17,8 +17,14 @@ M = 256) and is written down in ptx_docs/tcgen05_cta_pair.md:
 * block scaling: CTA v's TMEM holds scale_A of its own 128 rows and scale_B of all N columns, each in the
   cta_group::1 layout (4x1 data path, replicated in all four 32-lane quarters).
 
-Not modelled (MmaError): M = 128 with cta_group::2 (Layouts B / C: a 2x2 data path, figures 207-210 only),
-disable-output-lane bits (the 8-word vector's lane order over the pair is not stated), sparse A.
+M = 128 with cta_group::2 (Layout B, dense: a 2x2 data path; PTX figures 207-208 only) follows CUTLASS's
+``tmem_frg`` for N_SM = 2, M_MMA = 64 (atom ``(64,(N/2,2)):(1,(128 cols,64 lanes))``, cross-checked by evaluating
+CuTe's own fragment layout on the emulator, tests/test_emu_tcgen05_pair.py): CTA v holds A rows 64v .. 64v+63 and,
+as for M = 256, B rows (N/2)v ..; D[64v + m][n] lands in CTA v's lane m + 64*(n >= N/2), column d + n % (N/2).
+
+Not modelled (MmaError): block-scaled kinds with M = 128 (the 2x2 scale-factor layout, CUTLASS
+``ScaleFactorDuplicated2by2``), A from TMEM with M = 128 (CUTLASS ``TmemAllocMode::Duplicated``), disable-output-lane
+bits (the 8-word vector's lane order over the pair is not stated), sparse A (Layout C).
 """
 from __future__ import annotations
 
@@ -62,9 +68,6 @@ def run_mma_pair(
     spec.validate()
     if len(smems) != 2 or len(tmem_datas) != 2:
         raise MmaError("a CTA pair has two CTAs: pass (even, odd) SMEM and TMEM")
-    if spec.M != 256:
-        raise MmaError(f"M={spec.M} with cta_group::2 uses Layout B/C (a 2x2 data path, PTX 9.7.16.10.5.2-3) whose "
-                       "row/column placement is given by figures only; not modelled: use M=256 (Layout A)")
     if disable_output_lane is not None:
         dol = [int(x) & 0xFFFFFFFF for x in np.asarray(disable_output_lane).ravel()]
         if len(dol) != 8:
@@ -80,6 +83,11 @@ def run_mma_pair(
         b_parts.append(gather_smem_operand(smems[v], b_desc, half, spec.b_fmt, spec.kind, spec.b_major, on_read=cb))
     b = np.concatenate(b_parts, axis=0)
     assert b.shape[0] == N
+    if spec.M == 128:
+        return [_layout_b(spec, smems[v], tmem_datas[v], b, d_taddr=d_taddr, a_desc=a_desc, a_taddr=a_taddr,
+                          enable_input_d=enable_input_d, arith=arith,
+                          on_read=(lambda ad, _v=v: on_smem_read(_v, "A", ad)) if on_smem_read else None)
+                for v in (0, 1)]
     half_spec = dataclasses.replace(spec, M=spec.M // 2, cta_group=1)
     out = []
     for v in (0, 1):
@@ -88,3 +96,40 @@ def run_mma_pair(
                            a_taddr=a_taddr, sfa_taddr=sfa_taddr, sfb_taddr=sfb_taddr, enable_input_d=enable_input_d,
                            arith=arith, on_smem_read=cb, b_codes=b))
     return out
+
+
+def _layout_b(spec: MmaSpec, smem: U8, tmem_data: U32, b: npt.NDArray[Any], *, d_taddr: tuple[int, int],
+              a_desc: Optional[int], a_taddr: Optional[tuple[int, int]], enable_input_d: bool,
+              arith: Optional[Callable[..., U32]], on_read: Optional[Callable[[I64], None]]) -> MmaResult:
+    """One CTA's half of an M = 128 cta_group::2 MMA (Layout B): its 64 rows x N, stored as (128 lanes, N/2 cols)."""
+    from .tcgen05_mma import SCALED
+
+    if spec.kind in SCALED:
+        raise MmaError(f"kind::{spec.kind} with M=128 and cta_group::2 uses the 2x2 scale-factor layout (CUTLASS "
+                       "ScaleFactorDuplicated2by2, PTX figures only); not modelled: use M=256")
+    if a_desc is None:
+        raise MmaError("A from TMEM with M=128 and cta_group::2 (CUTLASS TmemAllocMode::Duplicated, PTX figures only) "
+                       "is not modelled: keep A in SMEM")
+    N, half = spec.N, spec.N // 2
+    if d_taddr[0] != 0:
+        raise MmaError(f"M=128 cta_group::2 D TMEM address must have lane 0 (Layout B), got lane {d_taddr[0]}")
+    lanes = np.arange(128, dtype=np.int64)
+    cols = d_taddr[1] + np.arange(half, dtype=np.int64)
+    if cols.max() >= tmem_data.shape[1]:
+        raise MmaError(f"D columns {d_taddr[1]}..{int(cols.max())} run past TMEM column 511")
+    a = gather_smem_operand(smem, a_desc, 64, spec.a_fmt, spec.kind, spec.a_major, on_read=on_read)
+    gl, gc = np.meshgrid(lanes, cols, indexing="ij")
+    reads: list[tuple[str, I64, I64]] = []
+    c = None
+    if enable_input_d:
+        reads.append(("accumulator D", gl.ravel(), gc.ravel()))
+        t = tmem_data[gl, gc].astype(np.uint32)            # (128, N/2): lane m + 64h, col j = D[m][h*N/2 + j]
+        c = np.concatenate([t[:64], t[64:]], axis=1)
+    if arith is None:
+        from ptxlab.mma_arith import mma as arith
+    d = np.asarray(arith(spec.kind, a, b, c=c, a_fmt=spec.a_fmt, b_fmt=spec.b_fmt, d_fmt=spec.d_fmt,
+                         negate_a=spec.negate_a, negate_b=spec.negate_b, saturate=spec.saturate), dtype=np.uint32)
+    if d.shape != (64, N):
+        raise MmaError(f"arithmetic returned shape {d.shape}, expected {(64, N)}")
+    d2 = np.concatenate([d[:, :half], d[:, half:]], axis=0)  # (128, N/2)
+    return MmaResult(d2, lanes, cols, np.ones(128, bool), reads)
