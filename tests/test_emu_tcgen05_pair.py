@@ -132,10 +132,11 @@ def test_cute_2sm_partition_puts_half_of_a_b_and_c_in_each_cta(dev):
     assert dev.to_host(out, np.int32)[:6].tolist() == [128, 128, 128, 256, 64, 64 * 256]
 
 
-@pytest.mark.parametrize("n", [32, 128])
-def test_layout_b_matches_cute_fragment(dev, rng, n):
-    """M = 128 over the pair: the TMEM cell where the emulator's pair MMA puts D[m][j] of a CTA's 64 rows equals the
-    address CuTe's own accumulator fragment (tmem_frg_2sm) gives that element, for every (m, j)."""
+@pytest.mark.parametrize("m_mma, n", [(128, 32), (128, 128), (256, 64)])
+def test_pair_accumulator_matches_cute_fragment(dev, m_mma, n):
+    """The TMEM cell where the emulator's pair MMA puts D[m][j] of a CTA's M/2 rows equals the address CuTe's own
+    accumulator fragment (tmem_frg_2sm) gives that element, for every (m, j): Layout B for M = 128 (64 rows over all
+    128 lanes, N/2 columns), Layout A for M = 256 (lane m, column j)."""
     import sys
     from pathlib import Path
 
@@ -145,39 +146,39 @@ def test_layout_b_matches_cute_fragment(dev, rng, n):
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from cutlass_tutorial import build
-    from probes.tcgen05_pair_probes import cute_layout_b_addresses
+    from probes.tcgen05_pair_probes import cute_accumulator_addresses
 
-    mod = ptxlab.compile(cute_layout_b_addresses(n), arch="sm_100a", name=f"cute_layout_b_{n}.cu",
+    rows = m_mma // 2
+    mod = ptxlab.compile(cute_accumulator_addresses(m_mma, n), arch="sm_100a", name=f"cute_acc_{m_mma}x{n}.cu",
                          options=build.OPTIONS, include_dirs=build.include_dirs())
-    out = _out(dev, 2 + 64 * n)
+    out = _out(dev, 2 + rows * n)
     dev.launch(mod, "k", grid=(1, 1, 1), block=(1, 1, 1), args=[out])
     got = dev.to_host(out, np.uint32)
-    assert got[:2].tolist() == [64, n]
-    cute = got[2:].reshape(64, n)
+    assert got[:2].tolist() == [rows, n]
+    cute = got[2:].reshape(rows, n)
     # emulator: D[m][j] = (m + 1) + 256 (j + 1) (unique, exact) from A = [m+1, 1, 0...], B = [1, 256 (j+1), 0...]
-    a = np.zeros((64, 16))
-    a[:, 0], a[:, 1] = np.arange(1, 65), 1
+    a = np.zeros((rows, 16))
+    a[:, 0], a[:, 1] = np.arange(1, rows + 1), 1
     b = np.zeros((n, 16))
     b[:, 0], b[:, 1] = 1, 256 * np.arange(1, n + 1)
     smems = []
     for v in (0, 1):
         smem = np.zeros(32768, np.uint8)
-        rows_b = b[(n // 2) * v: (n // 2) * (v + 1)]
-        for src, base in ((a, 0), (rows_b, 0x4000)):
+        for src, base in ((a, 0), (b[(n // 2) * v: (n // 2) * (v + 1)], 0x4000)):
             by = src.astype(np.float16).view(np.uint8).reshape(src.shape[0], 32)
             for r in range(by.shape[0]):
                 for kb in range(32):
                     smem[base + (r % 8) * 16 + (r // 8) * 256 + (kb % 16) + (kb // 16) * 128] = by[r, kb]
         smems.append(smem)
-    spec = spec_from_idesc("f16", (1 << 4) | ((n >> 3) << 17) | ((128 >> 4) << 24), cta_group=2)
+    spec = spec_from_idesc("f16", (1 << 4) | ((n >> 3) << 17) | ((m_mma >> 4) << 24), cta_group=2)
     res = run_mma_pair(spec, smems, [np.zeros((128, 512), np.uint32)] * 2, d_taddr=(0, 0),
                        a_desc=SmemDesc.encode(0, 128, 256, "NONE"), b_desc=SmemDesc.encode(0x4000, 128, 256, "NONE"),
                        enable_input_d=False)[0]
-    val = res.d.view(np.float32).astype(np.int64)          # (128 lanes, n/2 columns)
+    val = res.d.view(np.float32).astype(np.int64)
     where = {}
-    for lane in range(128):
-        for c in range(n // 2):
-            x = int(val[lane, c])
-            where[((x % 256) - 1, x // 256 - 1)] = (lane << 16) | int(res.cols[c])
-    emu = np.array([[where[(m, j)] for j in range(n)] for m in range(64)], np.uint32)
+    for li, lane in enumerate(res.lanes):
+        for ci, col in enumerate(res.cols):
+            x = int(val[li, ci])
+            where[((x % 256) - 1, x // 256 - 1)] = (int(lane) << 16) | int(col)
+    emu = np.array([[where[(m, j)] for j in range(n)] for m in range(rows)], np.uint32)
     assert np.array_equal(emu, cute)

@@ -123,20 +123,21 @@ extern "C" __global__ void k(int* out) {
 """
 
 
-def cute_layout_b_addresses(n: int = 64) -> str:
-    """CuTe's TMEM address of each accumulator element (m, n) of one CTA's half of SM100_MMA_F16BF16_2x1SM_SS
-    M=128 x N (its tmem_frg_2sm fragment): out[0..1] = per-CTA (rows, cols), out[2 + m*N + n] = lane << 16 | col."""
+def cute_accumulator_addresses(m_mma: int = 128, n: int = 64) -> str:
+    """CuTe's TMEM address of each accumulator element (m, j) of one CTA's half of SM100_MMA_F16BF16_2x1SM_SS
+    M x N (its tmem_frg_2sm fragment): out[0..1] = per-CTA (rows, cols), out[2 + m*N + j] = lane << 16 | col."""
+    rows = m_mma // 2
     return f"""
 #include <cute/tensor.hpp>
 #include <cute/atom/mma_traits_sm100.hpp>
 using namespace cute;
-using Mma = decltype(make_tiled_mma(SM100_MMA_F16BF16_2x1SM_SS<cutlass::half_t, cutlass::half_t, float, 128, {n},
+using Mma = decltype(make_tiled_mma(SM100_MMA_F16BF16_2x1SM_SS<cutlass::half_t, cutlass::half_t, float, {m_mma}, {n},
                                                                UMMA::Major::K, UMMA::Major::K>{{}}));
 extern "C" __global__ void k(unsigned* out) {{
-  auto shape_c = partition_shape_C(Mma{{}}, make_shape(Int<128>{{}}, Int<{n}>{{}}));
+  auto shape_c = partition_shape_C(Mma{{}}, make_shape(Int<{m_mma}>{{}}, Int<{n}>{{}}));
   auto acc = Mma::make_fragment_C(shape_c);
   out[0] = size<0,0>(shape_c); out[1] = size<0,1>(shape_c);
-  for (int m = 0; m < 64; ++m)
+  for (int m = 0; m < {rows}; ++m)
     for (int j = 0; j < {n}; ++j)
       out[2 + m * {n} + j] = raw_pointer_cast(acc.data() + acc.layout()(make_coord(make_coord(m, j), 0, 0)));
 }}
