@@ -56,3 +56,17 @@ def test_d4_broken_variant_from_env(d4, ctx, monkeypatch):
     monkeypatch.setenv(d4.ENV_BROKEN, "no_cluster")
     res = d4.run_d4(ctx, cases=[(64, 2, 1)])
     assert not res.passed and "[tcgen05:pair-no-cluster]" in _text(res)
+
+
+def test_d4_refuses_cleanly_without_sm100a(d4, tmp_path):
+    class _Hopper:
+        def arch_supported(self, arch: str) -> bool:
+            return arch.startswith("sm_90")
+
+        def describe(self) -> str:
+            return "the cuda device (NVIDIA H100, sm_90)"
+
+    ctx = StageContext(backend="cuda", dump_dir=tmp_path, debug=debug.current(), opener=lambda b: _Hopper())
+    res = d4.run_d4(ctx)
+    assert not res.passed and "needs an sm_100a GPU or --backend emu" in _text(res)
+    assert "needs an sm_100a GPU" in getattr(res, "refused", "")
