@@ -41,7 +41,8 @@ def _out(dev, nwords: int):
 
 @pytest.mark.parametrize("shift", [False, True])
 def test_cp_and_shift_reach_both_ctas(dev, rng, shift):
-    """cp.cta_group::2 copies each CTA's own SMEM (same descriptor) into its own TMEM; shift.cta_group::2 shifts both."""
+    """cp.cta_group::2 copies each CTA's own SMEM (same descriptor) into its own TMEM; shift.cta_group::2 shifts
+    both."""
     mod = _mod(cp_shift(shift))
     require(mod, ["UTCCP.T.S.2CTA", "UTCBAR.2CTA.MULTICAST", "UTCATOMSWS.2CTA"] + (["UTCSHIFT"] if shift else []))
     src = rng.integers(0, 2**32, (2, 128, 8), dtype=np.uint32)   # rank, row, word (row = 32 B)

@@ -38,7 +38,8 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("m,n,k,l,bn,stages", CASES, ids=[f"{c[0]}x{c[1]}x{c[2]}x{c[3]}_bn{c[4]}_s{c[5]}" for c in CASES])
+@pytest.mark.parametrize("m,n,k,l,bn,stages", CASES,
+                         ids=[f"{c[0]}x{c[1]}x{c[2]}x{c[3]}_bn{c[4]}_s{c[5]}" for c in CASES])
 def test_2sm_exact_vs_tensor_core_model(dev, m, n, k, l, bn, stages):
     seed = fresh_seed()
     p = gpumode.generate_gemm(m, n, k, l, seed)

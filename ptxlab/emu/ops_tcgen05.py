@@ -277,7 +277,7 @@ def _build_relinquish(ins: ir.Instr, ctx: Ctx):
         tm = _tmems(st)
         for idx in _warps(st, m):
             _group(st, ins, idx, cg)
-            if cg == 2:   # each CTA of the pair relinquishes its own permit (PTX 9.7.16.7.1 "the CTA of the executing thread")
+            if cg == 2:   # each CTA relinquishes its own permit (PTX 9.7.16.7.1: "the CTA of the executing thread")
                 pair_peer(st, ins, idx, int(st.cta_of[idx[0]]), need_alive=False)
             tm[int(st.cta_of[idx[0]])].relinquish(warp=int(st.warp[idx[0]]))
         return None
@@ -705,7 +705,8 @@ def _mma_issue(st: Any, ins: ir.Instr, t: int, spec: Any, ctas: tuple[int, ...],
         L, C = np.meshgrid(res.lanes[res.lane_mask], res.cols, indexing="ij")
         try:
             op = tm.begin_async_write("mma", L.ravel(), C.ravel(), ptx_line=ins.line,
-                                      issuer=f"thread {st.coords(t)[1]}" + (f" of block {st.coords(t)[0]}" if pair else ""),
+                                      issuer=f"thread {st.coords(t)[1]}"
+                                      + (f" of block {st.coords(t)[0]}" if pair else ""),
                                       wait_hint=_WAIT_MMA, loc=loc)
         except TmemError as e:
             _fault(st, ins, t, e)

@@ -98,7 +98,8 @@ def _bake_variant(body: str, variant: object) -> str:
     if len(_VARIANT_MARK.findall(body)) != 1:
         raise RuntimeError("gpumode_gemm_compat.py must contain exactly one 'GEMM_VARIANT = \"1sm\"' line for the "
                            "exporter")
-    line = f"GEMM_VARIANT = {value!r}  # GEMM variant baked by `lab.py export --variant {value}`; env {VARIANT_ENV} overrides"
+    line = (f"GEMM_VARIANT = {value!r}  # GEMM variant baked by `lab.py export --variant {value}`; "
+            f"env {VARIANT_ENV} overrides")
     return _VARIANT_MARK.sub(lambda _m: line, body, count=1)
 
 

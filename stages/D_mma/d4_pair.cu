@@ -26,7 +26,8 @@ using namespace ptxlab;
 
 enum : unsigned { SFB_BLOCKS = (NB + 127) / 128, D_COL = 0u, SFA_COL = NB, SFB_COL = NB + 4u,
                   NEED = NB + 4u + 4u * SFB_BLOCKS,
-                  TMEM_COLS = NEED <= 32u ? 32u : NEED <= 64u ? 64u : NEED <= 128u ? 128u : NEED <= 256u ? 256u : 512u };
+                  TMEM_COLS = NEED <= 32u ? 32u : NEED <= 64u ? 64u : NEED <= 128u ? 128u
+                            : NEED <= 256u ? 256u : 512u };
 
 // rows x 32 B (one K chunk of 64 e2m1) -> K-major SWIZZLE_NONE core matrices: row r, byte kb at
 // (r%8)*16 + (r/8)*256 (SBO) + kb%16 + (kb/16)*128 (LBO).

@@ -101,7 +101,8 @@ extern "C" __global__ void k(unsigned* out) {{
 
 def cute_partition_shapes() -> str:
     """CuTe computes the per-CTA operand shapes of its 2-SM MMA atoms (partition_shape_A/B/C): out = [A rows, B rows,
-    C rows, C cols] of SM100_MMA_F16BF16_2x1SM_SS 256x256 and [B rows, B elements over K = 256] of SM100_MMA_MXF4_2x1SM_SS 256x128
+    C rows, C cols] of SM100_MMA_F16BF16_2x1SM_SS 256x256 and [B rows, B elements over K = 256] of
+    SM100_MMA_MXF4_2x1SM_SS 256x128
     (block16). Compiled with tests/cutlass_tutorial/build.py's include path and options."""
     return """
 #include <cute/tensor.hpp>

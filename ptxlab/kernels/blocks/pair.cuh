@@ -7,7 +7,7 @@
 //   * A: CTA v holds rows 128v .. 128v+127 at a_desc; B: CTA v holds rows (N/2)v .. at b_desc (half of N each);
 //   * D: CTA v's TMEM lanes 0..127 hold rows 128v.. (N columns); scale_A of its own rows, scale_B of ALL N columns in
 //     each CTA's TMEM (tcgen05.cp.cta_group::2 copies each CTA's own SMEM into its own TMEM).
-//   * tcgen05.commit.cta_group::2 ... .multicast::cluster signals the barrier at the same offset in the CTAs of ctaMask.
+//   * tcgen05.commit.cta_group::2 ... .multicast::cluster signals the barrier at the same offset in the ctaMask CTAs.
 // Plain inline PTX, no CUTLASS. Include with include_dirs=[ptxlab.kernels.KERNELS_DIR].
 #pragma once
 #include "common.cuh"
