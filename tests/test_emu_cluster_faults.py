@@ -56,7 +56,7 @@ def test_access_after_owner_exited(dev, mod):
 
 
 def test_unordered_access_before_owner_exit(dev, mod):
-    with pytest.raises(EmuError, match=r"DSMEM (lifetime: CTA \(0, 0, 0\) \(cluster rank 0\) exited while this store|"
+    with pytest.raises(EmuError, match=r"DSMEM (lifetime: CTA \(0, 0, 0\) \(cluster rank 0\) exited while this access|"
                                        r"store to the shared memory of CTA \(0, 0, 0\).*already exited)") as ei:
         _dsmem(dev, mod, 3, n=2)
     assert "st.shared::cluster" in str(ei.value)
@@ -102,6 +102,7 @@ def test_cluster_barrier_loop_clean(dev, mod):
     (0, 0x13, r"ctaMask 0x0013 names CTA rank 4, outside the cluster of 4"),
     (1, 0x0, r"ctaMask 0x0000 names no destination CTA"),
     (2, 0x0, r"the mbarrier is in CTA rank 2 but dstMem in rank 1"),
+    (3, 0x0, r"shared::cluster.shared::cta: dstMem is in the executing CTA"),
 ])
 def test_async_copy_faults(dev, mod, mode, mask, pat):
     g = dev.to_device(np.arange(1024, dtype=np.uint8))
@@ -193,3 +194,37 @@ def test_proxy_check_per_cta_on_bulk_copy_to_peer(dev):
     dev.launch(mod, "k", grid=4, block=64, args=[np.uint32(1)], cluster=2)
     with pytest.raises(EmuError, match=r"\[proxy:fence-async\].*cp.async.bulk shared::cta -> shared::cluster source"):
         dev.launch(mod, "k", grid=4, block=64, args=[np.uint32(0)], cluster=2)
+
+
+EARLY = r"""
+extern "C" __global__ void k(unsigned *out) {
+  __shared__ unsigned buf[32];
+  unsigned r; asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  buf[threadIdx.x] = r;
+  unsigned *p = (unsigned*)__cluster_map_shared_rank(buf, r ^ 1);   // no cluster barrier before the access
+  out[blockIdx.x * 32 + threadIdx.x] = p[threadIdx.x];
+  asm volatile("barrier.cluster.arrive;\n\tbarrier.cluster.wait;" ::: "memory");
+}
+"""
+
+
+def test_access_before_peer_known_started(dev):
+    mod = ptxlab.compile(EARLY, arch="sm_90a", name="early.cu")
+    out = dev.empty(2 * 32 * 4)
+    with pytest.raises(EmuError, match=r"DSMEM load to the shared memory of CTA \([01], 0, 0\) \(cluster rank [01]\) before "
+                                       r"that CTA is known to have started"):
+        dev.launch(mod, "k", grid=2, block=32, args=[out], cluster=2)
+
+
+def test_implicit_one_cta_clusters(dev, mod):
+    """Without cluster= every CTA is its own cluster: barrier.cluster, mapa to rank 0 and DSMEM to itself work."""
+    out = dev.empty(8 * 64 * 4)
+    dev.memset(out, 0xFF)
+    dev.launch(mod, "cbar_faults", grid=8, block=64, args=[out, np.uint32(4)])
+    acc = np.arange(64, dtype=np.uint64)
+    for i in range(5):
+        acc = acc * 3 + i
+    np.testing.assert_array_equal(dev.to_host(out, np.uint32).reshape(8, 64), np.tile(acc.astype(np.uint32), (8, 1)))
+    dev.memset(out, 0xFF)
+    dev.launch(mod, "dsmem_faults", grid=3, block=64, args=[out, np.uint32(4)])
+    np.testing.assert_array_equal(dev.to_host(out, np.uint32)[:3 * 64].reshape(3, 64), np.tile(np.arange(64), (3, 1)))

@@ -6,6 +6,9 @@
 Memory-ordering (.relaxed/.acquire/.release/.acq_rel) and scope (.cta/.cluster/.gpu/.sys) qualifiers are accepted: the
 emulator performs every access immediately in program order, which satisfies all of them.
 
+``.shared::cluster`` and generic addresses may name a peer CTA's shared memory (cluster.py); the memory identity of a
+shared word is (owning CTA, offset), so threads of different CTAs of a cluster hitting one word serialize together.
+
 Several threads of one instruction hitting the same address are performed one after another in increasing wave thread
 order (a fixed legal serialization), each seeing the previous thread's result.  Unique addresses are one vectorized
 read-modify-write; integer add with collisions uses a segmented prefix sum; other colliding ops run one "round" per

@@ -229,27 +229,33 @@ def _submit(st, t: int, op, group: bool) -> None:
 
 
 # ------------------------------------------------------------------------------------------------ builders
+def _multicast(ins) -> bool:
+    """.multicast::cluster{::16b} (16-bit ctaMask); the ::32b form (sm_107f+) is refused."""
+    mc = [m for m in ins.mods if m.startswith("multicast::cluster")]
+    if any(m.endswith("::32b") for m in mc):
+        raise Unsupported(f".multicast::cluster::32b (32-bit ctaMask, sm_107f+) is not emulated ({ins.where()})")
+    return bool(mc)
+
+
+def _dst_targets(st, ins, addrs, sel, dst_space: str, what: str):
+    """Destination (CTA, offset) per thread: .shared::cta must be the executing CTA (9.7.9.25.4.1: "the destination
+    address has to be in the shared memory of the executing CTA"), .shared::cluster may name any CTA."""
+    if dst_space == "shared::cta":
+        return st.cta_of[sel].astype(np.int64), shared_addresses(st, ins, addrs, sel, "shared", what)
+    return shared_targets(st, ins, addrs, sel, "shared", what)
+
+
 def _multicast_targets(st, ins, t: int, mask_val: int, bar_rank: int, pair: bool) -> list:
     """[(dst CTA, mbarrier CTA)] of a .multicast::cluster copy by thread ``t`` with ``ctaMask`` (bit i = rank i)."""
     n = cl.size(st)
-    mask = int(mask_val) & 0xFFFF
-    if mask == 0:
-        st.fault(ins, t, ".multicast::cluster with ctaMask 0x0000 names no destination CTA",
-                 "the PTX ISA does not say what an empty mask does (9.7.9.25.4.1/9.7.9.25.5.2); the emulator refuses it")
-    if mask >> n:
-        st.fault(ins, t, f".multicast::cluster ctaMask {mask:#06x} names CTA rank {(mask >> n).bit_length() + n - 1}, "
-                 f"outside the cluster of {n} CTA(s)",
-                 "rule: each set bit of ctaMask is the %cluster_ctarank of a destination CTA (PTX ISA 9.7.9.25.5.2)")
-    cta = int(st.cta_of[t])
-    base = cta - cta % n
     out = []
-    for r in range(n):
-        if mask >> r & 1:
-            br = (r & ~1) | (bar_rank & 1) if pair else r
-            if br >= n:
-                st.fault(ins, t, f".cta_group::2 multicast: the mbarrier of destination rank {r} would be in rank {br}, "
-                         f"outside the cluster of {n}", "cta_group::2 needs CTA pairs (an even cluster size)")
-            out.append((base + r, base + br))
+    for d in cl.mask_ctas(st, ins, t, mask_val):
+        r = d % n
+        br = (r & ~1) | (bar_rank & 1) if pair else r
+        if br >= n:
+            st.fault(ins, t, f".cta_group::2 multicast: the mbarrier of destination rank {r} would be in rank {br}, "
+                     f"outside the cluster of {n}", "cta_group::2 needs CTA pairs (an even cluster size)")
+        out.append((d, d - r + br))
     return out
 
 
@@ -283,7 +289,7 @@ def build_tensor(ins: ir.Instr, ctx: Ctx):
         raise Unsupported(f"cp.async.bulk.tensor.{dim}: expected [tensorMap, {{{rank} coordinates}}] ({ins.where()})")
     rd_tm = ctx.address(ir.Addr(tm_op.base, tm_op.offset))
     rd_coords = [ctx.read(x, "s32") for x in tm_op.vec.items]
-    multicast = ins.has("multicast::cluster")
+    multicast = _multicast(ins)
     pair = ins.has("cta_group::2")
     rest = ins.args[2:] if store else ins.args[3:]
     rd_mask = ctx.read(rest[0], "u16") if multicast else None
@@ -318,7 +324,7 @@ def build_tensor(ins: ir.Instr, ctx: Ctx):
 
     def run_load(st, m):
         sel = _sel(st, m)
-        dctas, dsts = shared_targets(st, ins, rd_dst(st), sel, "shared", "TMA destination")
+        dctas, dsts = _dst_targets(st, ins, rd_dst(st), sel, dst_space, "TMA destination")
         bctas, bars = shared_targets(st, ins, rd_bar(st), sel, "shared", "TMA mbarrier")
         tms = _per_thread(st, rd_tm)
         cs = [_per_thread(st, r, np.int32) for r in rd_coords]
@@ -365,13 +371,13 @@ def build_bulk(ins: ir.Instr, ctx: Ctx):
         if not ins.has("mbarrier::complete_tx::bytes"):
             raise Unsupported(f"cp.async.bulk global->shared needs .mbarrier::complete_tx::bytes ({ins.where()})")
         rd_bar = ctx.address(ins.args[3])
-        multicast = ins.has("multicast::cluster")
+        multicast = _multicast(ins)
         pair = ins.has("cta_group::2")
         rd_mask = ctx.read(ins.args[4], "u16") if multicast else None
 
         def run_g2s(st, m):
             sel = _sel(st, m)
-            dctas, dsts = shared_targets(st, ins, rd_dst(st), sel, "shared", "cp.async.bulk destination")
+            dctas, dsts = _dst_targets(st, ins, rd_dst(st), sel, dst_space, "cp.async.bulk destination")
             bctas, bars = shared_targets(st, ins, rd_bar(st), sel, "shared", "cp.async.bulk mbarrier")
             srcs, sizes = _per_thread(st, rd_src), _per_thread(st, rd_size, np.uint32)
             masks = _per_thread(st, rd_mask, np.uint16) if rd_mask else None
@@ -446,11 +452,16 @@ def _build_s2cluster(ins, ctx, rd_dst, rd_src, rd_size):
         sizes = _per_thread(st, rd_size, np.uint32)
         for i, t in enumerate(sel):
             cta = int(st.cta_of[t])
+            if int(dctas[i]) == cta:
+                st.fault(ins, int(t), "cp.async.bulk.shared::cluster.shared::cta: dstMem is in the executing CTA",
+                         "rule: \"the destination has to be in the shared memory of a different CTA within the "
+                         "cluster\" (PTX ISA 9.7.9.25.4.1); use a plain copy for the executing CTA's own SMEM")
             if int(bctas[i]) != int(dctas[i]):
                 st.fault(ins, int(t), f"cp.async.bulk.shared::cluster.shared::cta: the mbarrier is in CTA rank "
                          f"{int(cl.rank_of(st, bctas[i]))} but dstMem in rank {int(cl.rank_of(st, dctas[i]))}",
-                         "rule: complete_tx is signalled on the mbarrier in the destination CTA (PTX ISA "
-                         "9.7.9.25.4.1); mapa both addresses to the same rank")
+                         "the PTX ISA (9.7.9.25.4.1) does not say that complete_tx may reach a barrier outside the "
+                         "destination CTA; the emulator refuses it (ptx_docs/clusters.md): mapa both addresses to "
+                         "the same rank")
             try:
                 n = check_bulk_copy(int(dsts[i]), int(srcs[i]), int(sizes[t]), direction="shared::cta->shared::cluster")
             except EmuError as exc:

@@ -457,10 +457,56 @@ def _ad_ref(ins):
     return res
 
 
+# ------------------------------------------------------------------------------------------------ 10. remote tx
+RT_SHAPES = [(4, 2), (8, 4)]
+
+
+def _rt_in(rng):
+    d = {}
+    for i, (g, n) in enumerate(RT_SHAPES):
+        d[f"in{i}"] = u32(rng, g * 32, 0)
+        d[f"tx{i}"] = rng.integers(1, 4096, g).astype(np.uint32)
+    return d
+
+
+def _rt_run(dev, mod, ins):
+    outs = {}
+    for i, (g, n) in enumerate(RT_SHAPES):
+        o = out_buf(dev, g * 32 * 4)
+        dev.launch(mod, "cl_remote_tx", grid=g, block=64, args=[dev.to_device(ins[f"in{i}"]),
+                                                                  dev.to_device(ins[f"tx{i}"]), o], cluster=n)
+        outs[f"rt{i}"] = dev.to_host(o, np.uint32).reshape(g, 32)
+    return outs
+
+
+def _rt_ref(ins):
+    res = {}
+    for i, (g, n) in enumerate(RT_SHAPES):
+        inp = ins[f"in{i}"].reshape(g, 32)
+        res[f"rt{i}"] = np.stack([inp[c - c % n + (c % n + n - 1) % n] for c in range(g)])
+    return res
+
+
+FIXED_GRID = (4, 4, 2)
+
+
+def _fixed_run(dev, mod, ins):
+    block = int(ins["block"][0])
+    o = out_buf(dev, _ncta(FIXED_GRID) * block * 16 * 4)
+    dev.launch(mod, "cl_sregs_fixed", grid=FIXED_GRID, block=block, args=[o])     # no cluster=: __cluster_dims__
+    return {"s0": dev.to_host(o, np.uint32).reshape(-1, 16)}
+
+
 ENTRIES = [
     Entry("cluster_sregs", CL, lambda rng: {"block": rng.integers(33, 97, len(SREG_SHAPES)).astype(np.uint32)},
           _sreg_run, _sreg_ref,
           note="every cluster special register over 1-D/2-D/3-D cluster shapes (2..8 CTAs), ragged blocks"),
+    Entry("cluster_compile_time", CL, lambda rng: {"block": rng.integers(32, 97, 1).astype(np.uint32)}, _fixed_run,
+          lambda ins: {"s0": _sreg_rows(FIXED_GRID, (2, 2, 1), int(ins["block"][0]))},
+          note="__cluster_dims__(2, 2, 1) (.reqnctapercluster/.explicitcluster) launched without cluster=: the shape "
+               "and %is_explicit_cluster come from the kernel"),
+    Entry("remote_mbarrier_tx", CL, _rt_in, _rt_run, _rt_ref,
+          note="mbarrier.expect_tx / complete_tx .shared::cluster and a remote arrive on a peer's barrier"),
     Entry("cluster_nonportable16", CL, lambda rng: {"block": rng.integers(32, 65, 1).astype(np.uint32)},
           lambda dev, mod, ins: _sreg_run(dev, mod, ins, NP_SHAPES, True),
           lambda ins: _sreg_ref(ins, NP_SHAPES),
@@ -485,3 +531,27 @@ ENTRIES = [
     Entry("bulk_multicast", CL, _bm_in, _bm_run, _bm_ref,
           note="non-tensor cp.async.bulk .multicast::cluster to 2 and 4 CTAs, random sizes/offsets/ctaMasks"),
 ]
+
+# the instructions each kernel is meant to exercise (checked against its PTX by tests/test_corpus.py)
+PTX_FEATURES = {
+    "cluster_sregs": ("cl_sregs", ["%cluster_ctaid.z", "%cluster_nctaid.y", "%clusterid.x", "%nclusterid.z",
+                                   "%cluster_ctarank", "%cluster_nctarank", "%is_explicit_cluster"]),
+    "dsmem_ring": ("cl_ring", ["mapa.shared::cluster.u32", "mapa.u64", "ld.shared::cluster.u32",
+                               "st.shared::cluster.u32", "getctarank.shared::cluster", "isspacep.shared::cluster",
+                               "barrier.cluster.arrive.release.aligned", "barrier.cluster.wait.acquire.aligned"]),
+    "remote_mbarrier": ("cl_prodcons", ["mbarrier.arrive.release.cluster.shared::cluster.b64",
+                                        "fence.mbarrier_init.release.cluster", "barrier.cluster.arrive.relaxed"]),
+    "cluster_barrier_loop": ("cl_barrier_loop", ["barrier.cluster.arrive;", "barrier.cluster.wait;",
+                                                 "barrier.cluster.arrive.aligned", "fence.acq_rel.cluster"]),
+    "bulk_smem_to_peer": ("cl_bulk_peer", ["cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes"]),
+    "peer_atomics": ("cl_atomics", ["atom.shared::cluster.add.u32", "red.shared::cluster.add.u32",
+                                    "red.relaxed.cluster.shared::cluster.xor.b32", "red.shared::cluster.max.u32",
+                                    "red.shared::cluster.add.f32", "atom.min.u32"]),
+    "tma_multicast": ("cl_tma_multicast", ["cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::"
+                                           "complete_tx::bytes.multicast::cluster"]),
+    "bulk_multicast": ("cl_bulk_multicast", ["cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"
+                                             ".multicast::cluster"]),
+    "shared_address_encoding": ("cl_addr", ["cvta.to.shared::cluster.u64", "getctarank.shared::cluster"]),
+    "remote_mbarrier_tx": ("cl_remote_tx", ["mbarrier.expect_tx.relaxed.cluster.shared::cluster.b64",
+                                            "mbarrier.complete_tx.relaxed.cluster.shared::cluster.b64"]),
+}

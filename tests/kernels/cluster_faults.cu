@@ -99,7 +99,7 @@ extern "C" __global__ void cbar_faults(unsigned* out, unsigned mode) {
 }
 
 // mode 0: multicast ctaMask names rank 4 of a 4-CTA cluster; 1: ctaMask 0; 2: bulk to a peer with the mbarrier in
-// another CTA than the destination
+// another CTA than the destination; 3: bulk copy "to a peer" whose destination is the executing CTA
 extern "C" __global__ void async_faults(const unsigned char* g, unsigned mode, unsigned short mask) {
   __shared__ __align__(128) unsigned char buf[1024];
   __shared__ __align__(8) unsigned long long bar;
@@ -113,9 +113,11 @@ extern "C" __global__ void async_faults(const unsigned char* g, unsigned mode, u
     if (mode < 2)
       asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
                    " [%0], [%1], 256, [%2], %3;" :: "r"(sa(buf)), "l"(g), "r"(sa(&bar)), "h"(mask) : "memory");
-    else
+    else {
+      const unsigned d = mode == 2 ? 1 : 0, m = mode == 2 ? 2 % n : 0;    // mode 3: "to a peer" that is itself
       asm volatile("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%0], [%1], 256, [%2];"
-                   :: "r"(mapa(sa(buf), 1)), "r"(sa(buf)), "r"(mapa(sa(&bar), 2 % n)) : "memory");
+                   :: "r"(mapa(sa(buf), d)), "r"(sa(buf)), "r"(mapa(sa(&bar), m)) : "memory");
+    }
   }
   csync();
 }

@@ -46,7 +46,7 @@ __device__ __forceinline__ void remote_arrive(unsigned cluster_addr) {
 #define SREG(name, v) asm volatile("mov.u32 %0, %%" name ";" : "=r"(v))
 
 // ---- 1. every cluster special register (plus ctaid) per thread: 16 words
-extern "C" __global__ void cl_sregs(unsigned* out) {
+__device__ __forceinline__ void write_sregs(unsigned* out) {
   unsigned v[16];
   SREG("cluster_ctaid.x", v[0]); SREG("cluster_ctaid.y", v[1]); SREG("cluster_ctaid.z", v[2]);
   SREG("cluster_nctaid.x", v[3]); SREG("cluster_nctaid.y", v[4]); SREG("cluster_nctaid.z", v[5]);
@@ -60,6 +60,9 @@ extern "C" __global__ void cl_sregs(unsigned* out) {
   unsigned* o = out + (cta_linear() * blockDim.x + threadIdx.x) * 16;
   for (int i = 0; i < 16; ++i) o[i] = v[i];
 }
+extern "C" __global__ void cl_sregs(unsigned* out) { write_sregs(out); }
+// compile-time cluster shape (.reqnctapercluster 2, 2, 1; .explicitcluster): launched without cluster=
+extern "C" __global__ void __cluster_dims__(2, 2, 1) cl_sregs_fixed(unsigned* out) { write_sregs(out); }
 
 // ---- 2. DSMEM ring: pull (ld.shared::cluster, generic ld through mapa.u64), push (st.shared::cluster),
 //         getctarank / isspacep; 128 threads, 6 words per thread
@@ -264,5 +267,33 @@ extern "C" __global__ void cl_addr(unsigned* out) {
   unsigned* o = out + (cta * blockDim.x + t) * 8;
   o[0] = x >> 24; o[1] = m >> 24; o[2] = (m & 0xFFFFFFu) == (x & 0xFFFFFFu); o[3] = rk;
   o[4] = back >> 24; o[5] = back == x; o[6] = cs >> 24; o[7] = (cs & 0xFFFFFFu) == (x & 0xFFFFFFu);
+  csync();
+}
+
+// ---- 10. expect_tx / complete_tx / arrive on a peer's mbarrier (.shared::cluster): rank r's warp 0 stores 32 words
+//          into peer (r+1)'s buffer, announces tx bytes, completes them and arrives; the peer waits and reads
+extern "C" __global__ void cl_remote_tx(const unsigned* in, const unsigned* tx, unsigned* out) {
+  __shared__ unsigned buf[32];
+  __shared__ __align__(8) unsigned long long bar;
+  const unsigned t = threadIdx.x, r = sreg_rank(), n = sreg_nrank(), cta = cta_linear();
+  if (t == 0) { bar_init(sa(&bar), 1); fence_bar_init(); }
+  buf[t % 32] = 0xA5A5A5A5u;
+  csync();
+  const unsigned p = (r + 1) % n, pbar = mapa(sa(&bar), p);
+  if (t < 32) {
+    if (t == 0)
+      asm volatile("mbarrier.expect_tx.relaxed.cluster.shared::cluster.b64 [%0], %1;" :: "r"(pbar), "r"(tx[cta])
+                   : "memory");
+    __syncwarp();
+    st_dsmem(mapa(sa(&buf[t]), p), in[cta * 32 + t]);
+    __syncwarp();
+    if (t == 0) {
+      asm volatile("mbarrier.complete_tx.relaxed.cluster.shared::cluster.b64 [%0], %1;" :: "r"(pbar), "r"(tx[cta])
+                   : "memory");
+      remote_arrive(pbar);
+    }
+  }
+  bar_wait(sa(&bar), 0);
+  if (t < 32) out[cta * 32 + t] = buf[t];
   csync();
 }

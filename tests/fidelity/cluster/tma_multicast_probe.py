@@ -1,6 +1,13 @@
 #!/usr/bin/env python3
-"""H100 probe: which forms of 2-D TMA .multicast::cluster run (each variant in its own subprocess, since a fault kills
-the CUDA context).  PYTHONPATH=. python3 tests/fidelity/cluster/tma_multicast_probe.py [variant]"""
+"""H100 probe: which forms of 2-D TMA loads run in a cluster launch, with and without .multicast::cluster (each variant in
+its own subprocess, since a fault kills the CUDA context).
+
+    PYTHONPATH=. python3 tests/fidelity/cluster/tma_multicast_probe.py              # all VARIANTS
+    PYTHONPATH=. python3 tests/fidelity/cluster/tma_multicast_probe.py corpus [kinds]   # the corpus entry's configs
+
+Result on the H100 (2026-11-24, ptx_docs/tma.md): every variant runs except a dim-0 start of 4-byte elements that is
+not a multiple of 16 bytes (x = 1, 2, -3: CUDA_ERROR_ILLEGAL_INSTRUCTION, multicast or plain, swizzle none or 128B).
+"""
 from __future__ import annotations
 
 import subprocess
@@ -83,18 +90,14 @@ def one(name: str) -> None:
     mod = ptxlab.compile(SRC, arch="sm_90a", name="probe.cu")
     g = dev.to_device(np.arange(64 * 64, dtype=np.uint32))
     inner = 16 if sw == "none" else 32
-    tm = dev.tensor_map(g, dtype=np.uint32, global_shape=[64, 64], global_strides=[256], box=[inner, 512 // (inner * 4)],
+    tm = dev.tensor_map(g, dtype=np.uint32, global_shape=[64, 64], global_strides=[256],
+                        box=[inner, 512 // (inner * 4)],
                         swizzle=sw)
     out = dev.empty(2 * 2048)
-    for r in (0, 1):
-        pass
-    m = {None: 0, "other": 0}.get(mask, mask)
-    # self: each CTA's own bit; other: the other CTA's bit -- passed per launch as one value, so use rank-0's view
-    if mask is None:
-        m = 0x1
-    if mask == "other":
-        m = 0x2
-    dev.launch(mod, "probe", grid=2, block=64, args=[tm, np.uint32(m), np.uint32(form), np.int32(dx), np.int32(dy), out], cluster=2)
+    # one mask for both CTAs: "self" = rank 0's bit (both send to rank 0), "other" = rank 1's bit
+    m = {None: 0x1, "other": 0x2}.get(mask, mask)
+    dev.launch(mod, "probe", grid=2, block=64,
+               args=[tm, np.uint32(m), np.uint32(form), np.int32(dx), np.int32(dy), out], cluster=2)
     o = dev.to_host(out, np.uint8).reshape(2, 2048)
     print(name, "status", list(o[:, 2047]), "bytes landed", [int((o[c, :1024] != 0xA5).sum()) for c in range(2)])
 
