@@ -43,6 +43,8 @@ def test_d4_pair_mma_exact(d4, ctx):
     ("no_multicast", ["block (1, 0, 0)", "wait on mbarrier", "pending arrivals 1/1"]),
     ("no_cluster", ["[tcgen05:pair-no-cluster]", "9.7.16.5.1"]),
     ("b_not_split", ["only columns >= N/2 = 32 are wrong", "stage B rows (N/2)v.. in CTA v"]),
+    ("peer_no_proxy_fence", ["[proxy:fence-async]",
+                             "in the peer CTA's shared memory (block (1, 0, 0), %cluster_ctarank 1)"]),
 ])
 def test_d4_broken_variants_are_caught(d4, ctx, broken, needles):
     res = d4.run_d4(ctx, cases=[(64, 2, 1)], broken=broken)

@@ -444,6 +444,14 @@ def _build_fence(ins: ir.Instr, ctx: Ctx):
 
 
 # ------------------------------------------------------------------------------------------------ cp / shift
+def _whose(st: Any, t: int, cta: int) -> str:
+    """'' for the issuing thread's own CTA, else which peer CTA's SMEM/TMEM an operation of thread t touches."""
+    if cta == int(st.cta_of[t]):
+        return ""
+    first = int(cta) * int(st.tpc)
+    return f" in the peer CTA's shared memory (block {st.coords(first)[0]}, %cluster_ctarank {st.cluster_rank(cta)})"
+
+
 def _issue_ctas(st: Any, ins: ir.Instr, t: int, cg: Optional[int]) -> tuple[int, ...]:
     """The CTAs a single-thread op of thread t works on: its own, or (.cta_group::2) its own and its peer's,
     even CTA first (Table 46: the peer must be active)."""
@@ -494,7 +502,7 @@ def _build_cp(ins: ir.Instr, ctx: Ctx):
             st.fault(ins, t, f"tcgen05.cp source reaches shared byte {int(addr.max())}, beyond the CTA's "
                              f"{smem.size} B", f"descriptor {d:#018x}: check start address / SBO / LBO")
         if st.proxy is not None:   # the source is read by the async proxy: it must be fenced (proxy.py)
-            st.proxy.check_read(st, ins, int(t), cta, f"tcgen05.cp.{shape} source", addrs=addr)
+            st.proxy.check_read(st, ins, int(t), cta, f"tcgen05.cp.{shape} source{_whose(st, t, cta)}", addrs=addr)
         words = cp_row_words(smem[addr])  # (rows, ncols)
         lanes = lane0 + cmap.lanes  # (rows, copies)
         cols = col0 + np.arange(cmap.ncols)
@@ -675,7 +683,8 @@ def _mma_issue(st: Any, ins: ir.Instr, t: int, spec: Any, ctas: tuple[int, ...],
 
     tms, s = _tmems(st), _state(st)
     if st.proxy is not None:   # A/B operands are read by the async proxy: they must be fenced (proxy.py)
-        chk = (lambda v, what, addr: st.proxy.check_read(st, ins, t, ctas[v], f"tcgen05.mma operand {what}",
+        chk = (lambda v, what, addr: st.proxy.check_read(st, ins, t, ctas[v],
+                                                        f"tcgen05.mma operand {what}{_whose(st, t, ctas[v])}",
                                                         addrs=addr))
         kw["on_smem_read"] = chk if len(ctas) == 2 else (lambda what, addr: chk(0, what, addr))
     try:

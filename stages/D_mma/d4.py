@@ -30,6 +30,7 @@ BROKEN = {
     "no_multicast": (4, True),      # commit without .multicast::cluster: the odd CTA's barrier never completes
     "no_cluster": (0, False),       # launched without a cluster: no CTA pair exists
     "b_not_split": (6, True),       # both CTAs stage B rows 0..N/2-1 (B is split over the pair by N)
+    "peer_no_proxy_fence": (7, True),  # the odd CTA skips fence.proxy.async before the cluster barrier
 }
 #: (N, cluster size, pairs): one pair in a 2-CTA cluster; two pairs in one 4-CTA cluster with N = 256
 D4_CASES: Tuple[Tuple[int, int, int], ...] = ((64, 2, 1), (256, 4, 2))

@@ -8,7 +8,8 @@
 // both CTAs waits on its own barrier and reads back its CTA's D rows: d[(256p + 128v + lane) * NB + n] (fp32 bits).
 // BROKEN (0 = correct; the driver's names): 1 odd_issuer (the odd CTA issues), 2 alloc_cta_group1 (alloc with
 // .cta_group::1, the rest ::2), 3 peer_no_alloc (only the even CTA's warp allocates), 4 no_multicast (commit to the
-// issuer's own barrier only), 6 b_not_split (both CTAs stage B rows 0..NB/2-1). 5 no_cluster is a host-side launch
+// issuer's own barrier only), 6 b_not_split (both CTAs stage B rows 0..NB/2-1), 7 peer_no_proxy_fence (the odd CTA
+// skips fence.proxy.async: the even CTA's cp/mma reads its generic stores). 5 no_cluster is a host-side launch
 // without a cluster.
 #include "blocks/mma.cuh"
 #include "blocks/tmem.cuh"
@@ -68,7 +69,11 @@ d4_pair(const unsigned char* a, const unsigned char* b, const unsigned* sfa_blk,
 #endif
   sSFA[threadIdx.x] = sfa_blk[(row0 / 128u) * 128u + threadIdx.x];
   for (unsigned i = threadIdx.x; i < 128u * SFB_BLOCKS; i += 128u) sSFB[i] = sfb_blk[i];
-  fence_proxy_async_smem();        // generic SMEM stores -> read by tcgen05.cp/mma (async proxy)
+#if BROKEN == 7
+  if (v == 0) fence_proxy_async_smem();   // only the even CTA fences its generic stores
+#else
+  fence_proxy_async_smem();        // generic SMEM stores -> read by tcgen05.cp/mma (async proxy), in BOTH CTAs
+#endif
   tmem_fence_before_sync();
   pair::cluster_sync();            // both CTAs staged + barrier initialised before the even CTA issues
   tmem_fence_after_sync();
