@@ -121,8 +121,8 @@ def test_gemv_benchmark_reports_progress(monkeypatch, capsys) -> None:
 def test_gemm_benchmark_reports_progress(monkeypatch, capsys) -> None:
     bench = _load("emu_gemm_tests")
 
-    def fake_gemm(dev, p, stages=None, report=None):
-        report.update(bn=128, stages=2, grid=(1, 1, 1))
+    def fake_gemm(dev, p, stages=None, report=None, **_variant):
+        report.update(variant="1sm", bn=128, stages=2, grid=(1, 1, 1))
         return gpumode.reference_gemm(p)
 
     small = sorted(range(len(gpumode.GEMM_TESTS)), key=lambda i: bench.work(gpumode.GEMM_TESTS[i]))[:2]

@@ -162,7 +162,7 @@ def test_export_variant_flag(tmp_path):
 
 def test_custom_kernel_2sm_on_emulator(monkeypatch):
     """custom_kernel with PTXLAB_GEMM_VARIANT=2sm on CPU tensors runs the pair build on the emulator."""
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="no torch: the optional extra .[torch] is not installed")
     monkeypatch.setenv(compat.VARIANT_ENV, "2sm")
     p = gpumode.generate_gemm(128, 256, 512, 1, fresh_seed())
     data = gpumode.to_torch(p)
