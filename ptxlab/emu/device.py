@@ -21,8 +21,13 @@ class EmuDevice(Device):
 
     name = "emu"
 
-    def __init__(self, budget: int | None = None, initcheck: bool | None = None):
+    def __init__(self, budget: int | None = None, initcheck: bool | None = None, timing: Any = None,
+                 timing_sample: str | None = None):
         super().__init__()
+        # timing model (ptxlab/timing): timing="b200"|"h100"|"h200" predicts each launch into self.last_timing
+        self.timing = timing if timing is not None else (os.environ.get("PTXLAB_TIMING") or None)
+        self.timing_sample = timing_sample or os.environ.get("PTXLAB_TIMING_SAMPLE") or None
+        self.last_timing = None
         # optional report of reads of never-written shared memory (compute-sanitizer initcheck analogue)
         self.initcheck = bool(int(os.environ.get("PTXLAB_EMU_INITCHECK", "0"))) if initcheck is None else initcheck
         load_families()
@@ -101,6 +106,12 @@ class EmuDevice(Device):
             pass  # dynamic shared memory requested but the kernel declares no extern .shared: allowed, unused
         t0 = time.perf_counter()
         kw = {} if self.budget is None else {"budget": self.budget}
+        if self.timing:
+            from ..timing.predict import timed_launch
+            self.last_timing = timed_launch(self, module, prog, grid, block, bytes(params), int(shared_bytes),
+                                            self.timing, self.timing_sample, **kw)
+            self.last_stats = {"thread_instrs": None, "seconds": time.perf_counter() - t0, "kernel": kernel}
+            return
         stats = run_kernel(prog, self.heap, tuple(grid), tuple(block), bytes(params), int(shared_bytes),
                            device=self, **kw)
         stats["seconds"] = time.perf_counter() - t0

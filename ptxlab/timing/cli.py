@@ -1,0 +1,135 @@
+"""``python lab.py time ...``: predict a kernel's time on a GPU and show where it goes.
+
+    lab.py time --problem nvfp4_gemv --shape 7168,16384,1 [--gpu b200] [--trace out.json] [--png out.png]
+    lab.py time --problem nvfp4_gemv_tcgen05 --shape 7168,16384,1
+    lab.py time --problem nvfp4_gemm --shape 128,7168,16384,1
+    lab.py time --stage E2                    # every launch of a lab stage (on the emulator)
+    lab.py time my_script.py [args ...]       # every launch a user's script makes on open_device("emu")
+
+Stages and scripts are timed through the environment: PTXLAB_TIMING=<gpu> makes every ``open_device("emu")``
+predict its launches (ptxlab.timing.predict.HISTORY keeps them).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import runpy
+import sys
+from typing import List
+
+from rich.console import Console
+
+PROBLEMS = ("nvfp4_gemv", "nvfp4_gemv_tcgen05", "nvfp4_gemm")
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="lab.py time", description=__doc__.split("\n\n")[0])
+    ap.add_argument("script", nargs="?", help="a Python script that launches kernels on open_device('emu')")
+    ap.add_argument("script_args", nargs=argparse.REMAINDER)
+    ap.add_argument("--gpu", default="b200", help="h100 | h200 | b200 (default b200)")
+    ap.add_argument("--problem", choices=PROBLEMS)
+    ap.add_argument("--shape", help="M,K,L for a GEMV, M,N,K,L for the GEMM")
+    ap.add_argument("--config", help="CUDA-core GEMV config, e.g. 4,2,2 or flat,16,2,1,2 (default: the tuned one)")
+    ap.add_argument("--stage", help="time every launch of this lab stage")
+    ap.add_argument("--sample", default=None, help="'all' emulates every CTA (default: the busiest SM's CTAs)")
+    ap.add_argument("--trace", help="write a Chrome-trace / Perfetto JSON of the (last) launch here")
+    ap.add_argument("--png", help="write a PNG timeline of one CTA of the (last) launch here")
+    ap.add_argument("--sensitivity", action="store_true",
+                    help="re-predict with each unsourced parameter halved / doubled (problem mode)")
+    ap.add_argument("--seed", type=int, default=1)
+    return ap
+
+
+def _parse_config(s):
+    if not s:
+        return None
+    parts = s.split(",")
+    return tuple(p if not p.lstrip("-").isdigit() else int(p) for p in parts)
+
+
+def run_problem(problem: str, shape, gpu, config=None, sample=None, seed: int = 1):
+    """Predict one production kernel launch at a gpu-mode shape; returns the Timing."""
+    import ptxlab
+    from ptxlab import gpumode
+
+    dev = ptxlab.open_device("emu", timing=gpu, timing_sample=sample)
+    if problem == "nvfp4_gemv":
+        from ptxlab.production.gemv import run_gemv
+        m, k, l = shape
+        run_gemv(gpumode.generate_gemv(m, k, l, seed), device=dev, config=config)
+    elif problem == "nvfp4_gemv_tcgen05":
+        from ptxlab.production.gemv_tcgen05 import run_gemv_tcgen05
+        m, k, l = shape
+        run_gemv_tcgen05(gpumode.generate_gemv(m, k, l, seed), device=dev)
+    else:
+        from ptxlab.production.gemm import nvfp4_gemm
+        m, n, k, l = shape
+        nvfp4_gemm(dev, gpumode.generate_gemm(m, n, k, l, seed))
+    return dev.last_timing
+
+
+def sensitivity(problem, shape, gpu, config=None, sample=None) -> list:
+    """[(param, us at x0.5, us at x2)] for the parameters of ``gpu`` that have no source."""
+    from . import params as P
+    base = P.get(gpu)
+    out = []
+    names = [k for k, v in base.sources.items() if "NO SOURCE" in v]
+    for name in names:
+        val = getattr(base, name)
+        if not isinstance(val, (int, float)) or isinstance(val, bool):
+            continue
+        res = []
+        for f in (0.5, 2.0):
+            P.TABLES[base.name] = base.with_(**{name: type(val)(val * f)})
+            try:
+                res.append(run_problem(problem, shape, base.name, config, sample).us)
+            finally:
+                P.TABLES[base.name] = base
+        out.append((name, res[0], res[1]))
+    return out
+
+
+def main(argv: List[str]) -> int:
+    args = _parser().parse_args(argv)
+    from . import predict, report, trace_export
+
+    console = Console(width=None if sys.stdout.isatty() else 140, highlight=False)
+    timings = []
+    sens = None
+    if args.problem:
+        if not args.shape:
+            console.print("--problem needs --shape")
+            return 2
+        shape = tuple(int(x) for x in args.shape.split(","))
+        timings.append(run_problem(args.problem, shape, args.gpu, _parse_config(args.config), args.sample,
+                                   args.seed))
+        if args.sensitivity:
+            sens = sensitivity(args.problem, shape, args.gpu, _parse_config(args.config), args.sample)
+    elif args.stage or args.script:
+        os.environ["PTXLAB_TIMING"] = args.gpu
+        if args.sample:
+            os.environ["PTXLAB_TIMING_SAMPLE"] = args.sample
+        predict.HISTORY.clear()
+        if args.stage:
+            from ptxlab.lab.cli import main as lab_main
+            lab_main(["run", "--stage", args.stage, "--backend", "emu"])
+        else:
+            sys.argv = [args.script] + list(args.script_args)
+            runpy.run_path(args.script, run_name="__main__")
+        timings = list(predict.HISTORY)
+    else:
+        _parser().print_help()
+        return 2
+    if not timings:
+        console.print("no kernel launch was timed (did the script use open_device('emu')?)")
+        return 1
+    for t in timings:
+        report.print_table(t, console, sens if t is timings[-1] else None)
+    last = timings[-1]
+    if args.trace:
+        trace_export.write_chrome_trace(last, args.trace)
+        console.print(f"timeline: {args.trace} (open it at https://ui.perfetto.dev)")
+    if args.png:
+        trace_export.write_png(last, args.png)
+        console.print(f"timeline picture: {args.png}")
+    return 0

@@ -1,0 +1,188 @@
+"""Hardware parameter tables of the timing model: one per GPU, every value with its source.
+
+Sources are one of
+* ``H100 measured here``: a microbenchmark of ``benchmarks/validate_timing.py --micro`` run on the lent H100
+  (command, date and raw numbers in NOTES.md, section "Timing model");
+* ``NVIDIA docs``: a datasheet, architecture whitepaper or the CUDA C++ Programming Guide (named);
+* a public microbenchmark publication (named, with its arXiv number);
+* ``NO SOURCE``: an assumption, stated as such; ``python lab.py time ... --sensitivity`` reports how much the
+  prediction moves when each such value is halved / doubled.
+
+Units: bandwidths in bytes/s, latencies in ns or SM cycles (named), rates per SM per cycle.
+The H200 table takes the H100's SM-side values (same GH100 SM, NVIDIA docs) and its memory system from its own
+datasheet only: it is the out-of-sample test of how a table carries to a GPU the model was not calibrated on.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+
+H100_MEASURED = "H100 measured here (benchmarks/validate_timing.py --micro, NOTES.md 'Timing model', 2026-11-24)"
+HOPPER_WP = "NVIDIA H100 Tensor Core GPU Architecture whitepaper (GH100, SXM5)"
+CUDA_GUIDE = "CUDA C++ Programming Guide, compute capabilities table (cc 9.0 / 10.0)"
+H100_DS = "NVIDIA H100 datasheet (SXM5: 3.35 TB/s HBM3)"
+H200_DS = "NVIDIA H200 datasheet (SXM: 4.8 TB/s HBM3e, 141 GB)"
+B200_DS = "NVIDIA HGX B200 / DGX B200 datasheet (8 TB/s HBM3e per GPU; dense FP4 9 PFLOPS per GPU)"
+HOPPER_UB = "Luo et al., Dissecting the NVIDIA Hopper Architecture through Microbenchmarking, arXiv:2501.12084"
+BW_UB = "Jarmusch & Chandrasekaran, Microbenchmarking NVIDIA's Blackwell Architecture (B200), arXiv:2512.02189"
+BW_SA = "SemiAnalysis, Dissecting Nvidia Blackwell - Tensor Cores, PTX Instructions (B200 microbenchmarks)"
+PTX_ISA = "PTX ISA 9.7.16 (tcgen05.mma shapes: M 128, K 64 for kind::mxf4nvf4, K 16 for kind::f16)"
+NO_SOURCE = "NO SOURCE (assumption; see the sensitivity report)"
+
+
+@dataclass(frozen=True)
+class GpuParams:
+    name: str
+    sms: int
+    clock_ghz: float                 # SM clock under load
+    dram_bw: float                   # achievable DRAM bandwidth, bytes/s
+    dram_latency_ns: float           # load-to-use latency of a DRAM miss (idle)
+    l2_bw: float                     # L2 hit bandwidth, bytes/s (whole GPU)
+    l2_latency_ns: float
+    l2_bytes: int
+    sm_l1_bytes_clk: float           # per-SM L1/LSU throughput for global accesses (bytes per cycle)
+    sm_dram_bytes_clk: float         # per-SM cap on L2->SM fill bandwidth (bytes per cycle)
+    smem_bytes_clk: float            # shared memory bandwidth per SM (bytes/cycle = 32 banks x 4 B)
+    smem_latency_clk: float
+    issue_per_smsp: float            # warp-instructions issued per cycle per SM sub-partition
+    smsps: int
+    fp32_lanes: int                  # FP32 FMA lanes per SM
+    int_lanes: int                   # integer ALU lanes per SM
+    sfu_lanes: int                   # MUFU lanes per SM
+    alu_latency_clk: float           # dependent-issue latency of a simple ALU / FMA instruction
+    sfu_latency_clk: float
+    shfl_latency_clk: float
+    cvt_latency_clk: float
+    launch_us: float                 # fixed cost of one launch as back-to-back CUDA-event timing sees it
+    cta_launch_ns: float             # cost of starting one CTA on an SM (block scheduler)
+    bar_latency_clk: float           # bar.sync release to next issue
+    mbar_latency_clk: float          # mbarrier phase completion to the waiting warp's next issue
+    tma_issue_clk: float             # TMA unit occupancy per tensor / bulk copy issued
+    tma_latency_ns: float            # extra latency of a TMA copy beyond the memory latency
+    tc_flops_clk: dict               # tensor-core FLOP per cycle per SM, per tcgen05 kind
+    tmem_ld_bytes_clk: float         # tcgen05.ld bandwidth per SM
+    tmem_ld_latency_clk: float
+    max_threads_sm: int = 2048
+    max_ctas_sm: int = 32
+    regs_sm: int = 65536
+    smem_sm: int = 233472            # shared memory per SM usable by CTAs (228 KiB)
+    smem_per_cta_reserved: int = 1024
+    tmem_cols: int = 512
+    sources: dict = field(default_factory=dict, compare=False)
+
+    def cycles(self, ns: float) -> float:
+        return ns * self.clock_ghz
+
+    def with_(self, **kw) -> "GpuParams":
+        return replace(self, **kw)
+
+
+def _check(p: GpuParams) -> GpuParams:
+    missing = [f.name for f in fields(p) if f.name not in ("name", "sources") and f.name not in p.sources]
+    if missing:
+        raise AssertionError(f"timing params {p.name}: no source for {missing}")
+    return p
+
+
+# ------------------------------------------------------------------------------------------------ H100 (SXM5)
+# Values marked H100_MEASURED come from the microbenchmarks in benchmarks/validate_timing.py --micro (NOTES.md).
+H100 = _check(GpuParams(
+    name="h100", sms=132, clock_ghz=1.755,
+    dram_bw=3.02e12, dram_latency_ns=700.0, l2_bw=7.0e12, l2_latency_ns=300.0, l2_bytes=50 * 2**20,
+    sm_l1_bytes_clk=64.0, sm_dram_bytes_clk=64.0, smem_bytes_clk=128.0, smem_latency_clk=30.0,
+    issue_per_smsp=1.0, smsps=4, fp32_lanes=128, int_lanes=64, sfu_lanes=16,
+    alu_latency_clk=4.5, sfu_latency_clk=18.0, shfl_latency_clk=24.0, cvt_latency_clk=8.0,
+    launch_us=4.0, cta_launch_ns=300.0, bar_latency_clk=24.0, mbar_latency_clk=40.0,
+    tma_issue_clk=16.0, tma_latency_ns=150.0,
+    tc_flops_clk={"f16": 4096.0, "mxf4nvf4": 16384.0, "mxf4": 16384.0, "mxf8f6f4": 8192.0, "f8f6f4": 8192.0,
+                  "tf32": 2048.0, "i8": 8192.0, "cp": 0.0},
+    tmem_ld_bytes_clk=0.0, tmem_ld_latency_clk=0.0,
+    sources={
+        "sms": HOPPER_WP, "clock_ghz": H100_MEASURED + " (FMA-rate probe / 128 lanes / 132 SMs)",
+        "dram_bw": H100_MEASURED + " (1 GiB device copy)", "dram_latency_ns": H100_MEASURED + " (pointer chase)",
+        "l2_bw": H100_MEASURED + " (L2-resident re-read)", "l2_latency_ns": H100_MEASURED + " (pointer chase 4 MiB)",
+        "l2_bytes": HOPPER_WP, "sm_l1_bytes_clk": H100_MEASURED + " (one-SM streaming read)",
+        "sm_dram_bytes_clk": H100_MEASURED + " (one-SM streaming read)", "smem_bytes_clk": HOPPER_WP +
+        " (32 banks x 4 B/clk); checked by the smem probe", "smem_latency_clk": HOPPER_UB,
+        "issue_per_smsp": HOPPER_WP, "smsps": HOPPER_WP, "fp32_lanes": HOPPER_WP, "int_lanes": HOPPER_WP,
+        "sfu_lanes": HOPPER_WP, "alu_latency_clk": H100_MEASURED + " (dependent FMA chain)",
+        "sfu_latency_clk": HOPPER_UB, "shfl_latency_clk": HOPPER_UB, "cvt_latency_clk": HOPPER_UB,
+        "launch_us": H100_MEASURED + " (empty kernel, back-to-back event timing)",
+        "cta_launch_ns": H100_MEASURED + " (empty kernel with many CTAs)", "bar_latency_clk": HOPPER_UB,
+        "mbar_latency_clk": HOPPER_UB, "tma_issue_clk": HOPPER_UB, "tma_latency_ns": HOPPER_UB,
+        "tc_flops_clk": "not used on the H100 (no tcgen05); listed for the table's shape",
+        "tmem_ld_bytes_clk": "no TMEM on the H100", "tmem_ld_latency_clk": "no TMEM on the H100",
+        "max_threads_sm": CUDA_GUIDE, "max_ctas_sm": CUDA_GUIDE, "regs_sm": CUDA_GUIDE, "smem_sm": CUDA_GUIDE,
+        "smem_per_cta_reserved": CUDA_GUIDE, "tmem_cols": "no TMEM on the H100",
+    }))
+
+# ------------------------------------------------------------------------------------------------ H200 (SXM)
+# Same GH100 die and SM as the H100 SXM5 (NVIDIA docs): SM-side values are the H100's. Memory: the datasheet's
+# 4.8 TB/s scaled by the H100's measured achievable/datasheet ratio (3.02/3.35) -- no H200 measurement is used.
+_H200_SCALE = "H200 datasheet bandwidth x the H100's measured achievable/datasheet ratio (no H200 measurement)"
+H200 = _check(replace(
+    H100, name="h200", dram_bw=4.8e12 * (3.02 / 3.35), l2_bytes=50 * 2**20,
+    sources={**H100.sources, "dram_bw": H200_DS + "; " + _H200_SCALE, "l2_bytes": H200_DS,
+             "sms": H200_DS + " (GH100, 132 SMs as the H100 SXM5)",
+             "clock_ghz": H200_DS + " (same boost clock as H100 SXM5) -> the H100's measured clock",
+             "dram_latency_ns": "HBM3e: assumed equal to the H100's measured HBM3 latency (" + NO_SOURCE + ")"}))
+
+# ------------------------------------------------------------------------------------------------ B200
+_B200_CLK = 1.965   # GHz
+B200 = _check(GpuParams(
+    name="b200", sms=148, clock_ghz=_B200_CLK,
+    dram_bw=8.0e12 * (3.02 / 3.35), dram_latency_ns=700.0, l2_bw=7.0e12 * 148 / 132 * _B200_CLK / 1.755,
+    l2_latency_ns=300.0, l2_bytes=126 * 2**20,
+    sm_l1_bytes_clk=64.0, sm_dram_bytes_clk=64.0, smem_bytes_clk=128.0, smem_latency_clk=30.0,
+    issue_per_smsp=1.0, smsps=4, fp32_lanes=128, int_lanes=64, sfu_lanes=16,
+    alu_latency_clk=4.5, sfu_latency_clk=18.0, shfl_latency_clk=24.0, cvt_latency_clk=8.0,
+    launch_us=4.0, cta_launch_ns=300.0, bar_latency_clk=24.0, mbar_latency_clk=40.0,
+    tma_issue_clk=16.0, tma_latency_ns=150.0,
+    # dense FP4 9 PFLOPS / (148 SMs x 1.965 GHz) = 30.9 kFLOP/clk/SM -> 32768 (the power of two the shapes give:
+    # 128x256x64 mxf4nvf4 = 4.19 MFLOP in 128 cycles); FP8/FP6 half, FP16/BF16 a quarter (datasheet ratios)
+    tc_flops_clk={"mxf4nvf4": 32768.0, "mxf4": 32768.0, "mxf8f6f4": 16384.0, "f8f6f4": 16384.0, "f16": 8192.0,
+                  "tf32": 4096.0, "i8": 16384.0, "cp": 0.0},
+    tmem_ld_bytes_clk=512.0, tmem_ld_latency_clk=30.0,
+    max_threads_sm=2048, max_ctas_sm=32, regs_sm=65536, smem_sm=233472, tmem_cols=512,
+    sources={
+        "sms": BW_UB + " (148 SMs) and " + B200_DS,
+        "clock_ghz": BW_UB + " (boost 1.965 GHz as reported by the device)",
+        "dram_bw": B200_DS + " x the H100's measured achievable/datasheet ratio (assumed to carry over)",
+        "dram_latency_ns": "assumed equal to the H100's measured value: " + NO_SOURCE,
+        "l2_bw": "H100 measured L2 bandwidth scaled by SM count and clock: " + NO_SOURCE,
+        "l2_latency_ns": "assumed equal to the H100's: " + NO_SOURCE, "l2_bytes": BW_UB + " (126 MB L2)",
+        "sm_l1_bytes_clk": "assumed equal to the H100's (same L1 design per " + BW_UB + "): " + NO_SOURCE,
+        "sm_dram_bytes_clk": "assumed equal to the H100's: " + NO_SOURCE,
+        "smem_bytes_clk": BW_SA + " (SMEM-bound SS MMA at ~128 B/cycle)", "smem_latency_clk": BW_UB,
+        "issue_per_smsp": CUDA_GUIDE + " (4 schedulers, 1 warp-instr/clk)", "smsps": CUDA_GUIDE,
+        "fp32_lanes": CUDA_GUIDE + " (cc 10.0: 128 FP32 lanes/SM)", "int_lanes": CUDA_GUIDE,
+        "sfu_lanes": CUDA_GUIDE, "alu_latency_clk": "assumed equal to the H100's measured value: " + NO_SOURCE,
+        "sfu_latency_clk": "assumed equal to the H100's: " + NO_SOURCE,
+        "shfl_latency_clk": "assumed equal to the H100's: " + NO_SOURCE,
+        "cvt_latency_clk": "assumed equal to the H100's: " + NO_SOURCE,
+        "launch_us": "assumed equal to the H100's measured value: " + NO_SOURCE,
+        "cta_launch_ns": "assumed equal to the H100's measured value: " + NO_SOURCE,
+        "bar_latency_clk": "assumed equal to the H100's: " + NO_SOURCE,
+        "mbar_latency_clk": "assumed equal to the H100's: " + NO_SOURCE,
+        "tma_issue_clk": "assumed equal to the H100's: " + NO_SOURCE,
+        "tma_latency_ns": "assumed equal to the H100's: " + NO_SOURCE,
+        "tc_flops_clk": B200_DS + " / SM count / clock; kind ratios from the datasheet; " + PTX_ISA,
+        "tmem_ld_bytes_clk": "16 TB/s TMEM read per SM quoted for tcgen05.ld in " + BW_UB +
+                             " is not reproducible; 512 B/clk (128 lanes x 32 bit) assumed: " + NO_SOURCE,
+        "tmem_ld_latency_clk": "assumed (" + NO_SOURCE + ")",
+        "max_threads_sm": CUDA_GUIDE, "max_ctas_sm": CUDA_GUIDE, "regs_sm": CUDA_GUIDE, "smem_sm": CUDA_GUIDE,
+        "smem_per_cta_reserved": CUDA_GUIDE, "tmem_cols": "PTX ISA 9.7.16.2 (512 columns x 128 lanes)",
+    }))
+
+TABLES = {"h100": H100, "h200": H200, "b200": B200}
+
+# parameters whose B200 value has no source: the sensitivity report varies these
+UNSOURCED_B200 = [k for k, v in B200.sources.items() if "NO SOURCE" in v]
+
+
+def get(name) -> GpuParams:
+    if isinstance(name, GpuParams):
+        return name
+    key = str(name).strip().lower()
+    if key not in TABLES:
+        raise ValueError(f"timing: unknown GPU {name!r}; use one of {', '.join(TABLES)}")
+    return TABLES[key]
