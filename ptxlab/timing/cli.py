@@ -4,7 +4,7 @@
     lab.py time --problem nvfp4_gemv_tcgen05 --shape 7168,16384,1
     lab.py time --problem nvfp4_gemm --shape 128,7168,16384,1
     lab.py time --stage E2                    # every launch of a lab stage (on the emulator)
-    lab.py time my_script.py [args ...]       # every launch a user's script makes on open_device("emu")
+    lab.py time [options] my_script.py [args ...]   # every launch a script makes on open_device("emu")
 
 Stages and scripts are timed through the environment: PTXLAB_TIMING=<gpu> makes every ``open_device("emu")``
 predict its launches (ptxlab.timing.predict.HISTORY keeps them).
@@ -106,16 +106,26 @@ def main(argv: List[str]) -> int:
         if args.sensitivity:
             sens = sensitivity(args.problem, shape, args.gpu, _parse_config(args.config), args.sample)
     elif args.stage or args.script:
+        saved = {k: os.environ.get(k) for k in ("PTXLAB_TIMING", "PTXLAB_TIMING_SAMPLE")}
+        saved_argv = sys.argv
         os.environ["PTXLAB_TIMING"] = args.gpu
         if args.sample:
             os.environ["PTXLAB_TIMING_SAMPLE"] = args.sample
         predict.HISTORY.clear()
-        if args.stage:
-            from ptxlab.lab.cli import main as lab_main
-            lab_main(["run", "--stage", args.stage, "--backend", "emu"])
-        else:
-            sys.argv = [args.script] + list(args.script_args)
-            runpy.run_path(args.script, run_name="__main__")
+        try:
+            if args.stage:
+                from ptxlab.lab.cli import main as lab_main
+                lab_main(["run", "--stage", args.stage, "--backend", "emu"])
+            else:
+                sys.argv = [args.script] + list(args.script_args)
+                runpy.run_path(args.script, run_name="__main__")
+        finally:
+            sys.argv = saved_argv
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
         timings = list(predict.HISTORY)
     else:
         _parser().print_help()

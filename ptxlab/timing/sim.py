@@ -55,7 +55,7 @@ class Server:
 
 class WarpState:
     __slots__ = ("key", "stream", "pos", "t", "ready", "smsp", "cta", "blocked", "block_t", "block_why", "done",
-                 "issued", "waits", "last_pc", "start", "hseq")
+                 "issued", "waits", "last_pc", "start", "hseq", "block_pc")
 
     def __init__(self, key, stream, smsp, t):
         self.key = key
@@ -194,13 +194,14 @@ class SmSim:
         t = max(t, w.block_t)
         w.waits[w.block_why] += t - w.block_t
         self._summary[w.key[1]]["waits"][w.block_why] += t - w.block_t
-        self.ev(w, w.block_why, w.block_t, t, "wait")
+        self.ev(w, w.block_why, w.block_t, t, "wait", w.block_pc)
         w.blocked = None
         w.t = t
         self.push(t, w)
 
-    def block(self, w: WarpState, key, why: str):
+    def block(self, w: WarpState, key, why: str, pc: int = -1):
         w.blocked = key
+        w.block_pc = pc
         w.block_t = w.t
         w.block_why = why
         self.waiters[key].append(w)
@@ -364,7 +365,7 @@ class SmSim:
                     if wait:
                         done = self.key_done.get(key)
                         if done is None:
-                            self.block(w, key, f"bar.sync {key[2]}")
+                            self.block(w, key, f"bar.sync {key[2]}", pc)
                             blocked = True
                         elif done > w.t:
                             w.waits[f"bar.sync {key[2]}"] += done - w.t
@@ -379,7 +380,7 @@ class SmSim:
                         continue
                     done = self.key_done.get(d)
                     if done is None:
-                        self.block(w, d, why)
+                        self.block(w, d, why, pc)
                         blocked = True
                     elif done > w.t:
                         w.waits[why] += done - w.t
@@ -395,7 +396,8 @@ class SmSim:
     def bar_name(self, bar_id, pc) -> str:
         name = self.bar_names.get(bar_id)
         if name is None:
-            name = f"mbarrier wait (PTX line {self.info.line[pc]})"
+            addr = self.trace.bar_addr.get(bar_id)
+            name = f"mbarrier 0x{addr:x} wait" if addr is not None else f"mbarrier wait (PTX line {self.info.line[pc]})"
             self.bar_names[bar_id] = name
         return name
 

@@ -73,6 +73,7 @@ class Trace:
         self.thread_instrs = 0
         self.emu_seconds = 0.0
         self.tmem_cols: dict[int, int] = {}          # cta -> max TMEM columns allocated
+        self.bar_addr: dict[int, int] = {}           # id(mbarrier object) -> its shared::cta address
 
     def new_contrib(self, key: tuple) -> int:
         self.contribs.append(Contribution(key))
@@ -522,6 +523,7 @@ def _wrap(i: int, e, ctx, rec: Recorder):
                 if bar is None or bar.phase == 0:
                     continue
                 rec.keep.append(bar)
+                trace.bar_addr[id(bar)] = bar.addr
                 items[int(w)].append((MB_WAIT, (id(bar), bar.phase - 1)))
         elif kind == MMA and extra is not None:
             for w, x in extra.items():
