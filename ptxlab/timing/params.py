@@ -36,6 +36,7 @@ class GpuParams:
     clock_ghz: float                 # SM clock under load
     dram_bw: float                   # achievable DRAM bandwidth, bytes/s
     dram_latency_ns: float           # load-to-use latency of a DRAM miss (idle)
+    burst_window_ns: float           # how far one SM's DRAM/L2 use may run ahead of its average share (sim.py)
     l2_bw: float                     # L2 hit bandwidth, bytes/s (whole GPU)
     l2_latency_ns: float
     l2_bytes: int
@@ -87,7 +88,7 @@ def _check(p: GpuParams) -> GpuParams:
 # Values marked H100_MEASURED come from the microbenchmarks in benchmarks/validate_timing.py --micro (NOTES.md).
 H100 = _check(GpuParams(
     name="h100", sms=132, clock_ghz=1.755,
-    dram_bw=3.02e12, dram_latency_ns=700.0, l2_bw=7.0e12, l2_latency_ns=300.0, l2_bytes=50 * 2**20,
+    dram_bw=3.02e12, dram_latency_ns=700.0, burst_window_ns=2000.0, l2_bw=7.0e12, l2_latency_ns=300.0, l2_bytes=50 * 2**20,
     sm_l1_bytes_clk=64.0, sm_dram_bytes_clk=64.0, smem_bytes_clk=128.0, smem_latency_clk=30.0,
     issue_per_smsp=1.0, smsps=4, fp32_lanes=128, int_lanes=64, sfu_lanes=16,
     alu_latency_clk=4.5, sfu_latency_clk=18.0, shfl_latency_clk=24.0, cvt_latency_clk=8.0,
@@ -98,7 +99,8 @@ H100 = _check(GpuParams(
     tmem_ld_bytes_clk=0.0, tmem_ld_latency_clk=0.0,
     sources={
         "sms": HOPPER_WP, "clock_ghz": H100_MEASURED + " (FMA-rate probe / 128 lanes / 132 SMs)",
-        "dram_bw": H100_MEASURED + " (1 GiB device copy)", "dram_latency_ns": H100_MEASURED + " (pointer chase)",
+        "dram_bw": H100_MEASURED + " (1 GiB device copy)",
+        "burst_window_ns": "model parameter (SMs' demand is not synchronised); " + NO_SOURCE, "dram_latency_ns": H100_MEASURED + " (pointer chase)",
         "l2_bw": H100_MEASURED + " (L2-resident re-read)", "l2_latency_ns": H100_MEASURED + " (pointer chase 4 MiB)",
         "l2_bytes": HOPPER_WP, "sm_l1_bytes_clk": H100_MEASURED + " (one-SM streaming read)",
         "sm_dram_bytes_clk": H100_MEASURED + " (one-SM streaming read)", "smem_bytes_clk": HOPPER_WP +
@@ -130,7 +132,7 @@ H200 = _check(replace(
 _B200_CLK = 1.965   # GHz
 B200 = _check(GpuParams(
     name="b200", sms=148, clock_ghz=_B200_CLK,
-    dram_bw=8.0e12 * (3.02 / 3.35), dram_latency_ns=700.0, l2_bw=7.0e12 * 148 / 132 * _B200_CLK / 1.755,
+    dram_bw=8.0e12 * (3.02 / 3.35), dram_latency_ns=700.0, burst_window_ns=2000.0, l2_bw=7.0e12 * 148 / 132 * _B200_CLK / 1.755,
     l2_latency_ns=300.0, l2_bytes=126 * 2**20,
     sm_l1_bytes_clk=64.0, sm_dram_bytes_clk=64.0, smem_bytes_clk=128.0, smem_latency_clk=30.0,
     issue_per_smsp=1.0, smsps=4, fp32_lanes=128, int_lanes=64, sfu_lanes=16,
@@ -148,6 +150,7 @@ B200 = _check(GpuParams(
         "clock_ghz": BW_UB + " (boost 1.965 GHz as reported by the device)",
         "dram_bw": B200_DS + " x the H100's measured achievable/datasheet ratio (assumed to carry over)",
         "dram_latency_ns": "assumed equal to the H100's measured value: " + NO_SOURCE,
+        "burst_window_ns": "model parameter, as for the H100: " + NO_SOURCE,
         "l2_bw": "H100 measured L2 bandwidth scaled by SM count and clock: " + NO_SOURCE,
         "l2_latency_ns": "assumed equal to the H100's: " + NO_SOURCE, "l2_bytes": BW_UB + " (126 MB L2)",
         "sm_l1_bytes_clk": "assumed equal to the H100's (same L1 design per " + BW_UB + "): " + NO_SOURCE,

@@ -64,7 +64,9 @@ def timed_launch(dev, module, prog, grid, block, params: bytes, dyn_smem: int, g
     threads = block[0] * block[1] * block[2]
     regs = 0
     try:
-        res = module.resources().get(prog.kernel) if hasattr(module, "resources") else None
+        rs = getattr(module, "resources", None)
+        rs = rs() if callable(rs) else rs
+        res = rs.get(prog.kernel) if rs else None
         regs = int(res.registers) if res is not None else 0
     except Exception:   # PTX given as text: no ptxas log
         regs = 0

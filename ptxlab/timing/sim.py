@@ -30,8 +30,9 @@ from typing import Optional
 
 from .trace import (ASYNC, BAR, GLD, GST, LOCAL, MB_CONTRIB, MB_WAIT, MMA, PLAIN, SMEM, TMEM_LD, ProgramInfo, Trace)
 
-PIPE_OF = {"fma": "fma", "alu": "alu", "sfu": "sfu", "shfl": "alu", "cvt": "alu", "mem": "lsu", "sync": "alu",
-           "branch": "alu"}
+PIPE_OF = {"fma": "fma", "imad": "fmah", "alu": "alu", "sfu": "sfu", "shfl": "alu", "cvt": "alu", "mem": "lsu",
+           "sync": "alu", "branch": "alu"}
+PIPES = ("fmah", "fmal", "alu", "sfu", "lsu")
 
 
 @dataclass
@@ -51,6 +52,29 @@ class Server:
         self.busy += dur
         self.amount += amount
         return start, self.free
+
+
+@dataclass
+class SharedServer:
+    """This SM's share of a GPU-wide resource (DRAM, L2): ``rate`` = bandwidth / busy SMs on average, but the other
+    SMs' demand is not synchronised with this one's, so a burst may run ahead of the average by up to ``window``
+    cycles of service (credit saved while this SM was idle); beyond that it waits for its share."""
+    rate: float
+    window: float
+    free: float = 0.0
+    busy: float = 0.0
+    amount: float = 0.0
+
+    def serve(self, t: float, amount: float) -> float:
+        """Returns the time the share allows ``amount`` bytes requested at ``t`` to have been served."""
+        if amount <= 0:
+            return t
+        v = max(self.free, t - self.window)
+        dur = amount / self.rate
+        self.free = v + dur
+        self.busy += dur
+        self.amount += amount
+        return max(self.free, t)
 
 
 class WarpState:
@@ -88,8 +112,11 @@ class SimResult:
 
 
 def _pipe_cost(p, pipe: str) -> float:
-    lanes_per_smsp = {"fma": p.fp32_lanes, "alu": p.int_lanes, "sfu": p.sfu_lanes}.get(pipe, 128) / p.smsps
-    return max(1.0, 32.0 / lanes_per_smsp)
+    """Cycles a pipe of one sub-partition is busy per warp-instruction: 32 / its lanes.  FP32 lanes are split over
+    two pipes (FMA-heavy, which also runs IMAD/IDP, and FMA-lite), as on GH100/GB100 (whitepapers)."""
+    lanes = {"fmah": p.fp32_lanes / 2, "fmal": p.fp32_lanes / 2, "alu": p.int_lanes, "sfu": p.sfu_lanes}
+    per_smsp = lanes.get(pipe, 128) / p.smsps
+    return max(1.0, 32.0 / per_smsp)
 
 
 class SmSim:
@@ -99,8 +126,9 @@ class SmSim:
         self.occ = max(1, occupancy)
         clk = p.clock_ghz * 1e9
         share = max(1, busy_sms)
-        self.dram = Server(p.dram_bw / clk / share)
-        self.l2 = Server(p.l2_bw / clk / share)
+        win = p.cycles(p.burst_window_ns)
+        self.dram = SharedServer(p.dram_bw / clk / share, win)
+        self.l2 = SharedServer(p.l2_bw / clk / share, win)
         self.fill = Server(p.sm_dram_bytes_clk)
         self.l1 = Server(p.sm_l1_bytes_clk)
         self.smem = Server(p.smem_bytes_clk)
@@ -110,13 +138,14 @@ class SmSim:
         self.dram_lat = p.cycles(p.dram_latency_ns)
         self.l2_lat = p.cycles(p.l2_latency_ns)
         self.tma_lat = p.cycles(p.tma_latency_ns)
-        self.lat = {"alu": p.alu_latency_clk, "fma": p.alu_latency_clk, "sfu": p.sfu_latency_clk,
+        self.lat = {"alu": p.alu_latency_clk, "fma": p.alu_latency_clk, "imad": p.alu_latency_clk,
+                    "free": 0.0, "sfu": p.sfu_latency_clk,
                     "shfl": p.shfl_latency_clk, "cvt": p.cvt_latency_clk, "sync": p.alu_latency_clk,
                     "mem": 30.0, "branch": 0.0}
-        self.cost = {pipe: _pipe_cost(p, pipe) for pipe in ("fma", "alu", "sfu", "lsu")}
+        self.cost = {pipe: _pipe_cost(p, pipe) for pipe in PIPES}
         self.cost["lsu"] = 1.0
         self.dispatch = [0.0] * p.smsps
-        self.pipes = [dict.fromkeys(("fma", "alu", "sfu", "lsu"), 0.0) for _ in range(p.smsps)]
+        self.pipes = [dict.fromkeys(PIPES, 0.0) for _ in range(p.smsps)]
         self.issue_busy = [0.0] * p.smsps
         self.heap: list = []
         self.seq = 0
@@ -164,11 +193,9 @@ class SmSim:
         h = (sectors - dram_sectors) * 32
         done = l1_end
         if d:
-            _, e = self.dram.serve(t, d)
-            done = max(done, e + self.dram_lat)
+            done = max(done, self.dram.serve(t, d) + self.dram_lat)
         if h:
-            _, e = self.l2.serve(t, h)
-            done = max(done, e + self.l2_lat)
+            done = max(done, self.l2.serve(t, h) + self.l2_lat)
         _, fe = self.fill.serve(t, d + h)
         return max(done, fe + (self.dram_lat if d else self.l2_lat))
 
@@ -313,9 +340,17 @@ class SmSim:
                 w.waits[why] += tdep - t
                 ws["waits"][why] += tdep - t
                 t = tdep
+            if cls == "free" and kind == PLAIN:
+                w.pos += 1
+                w.last_pc = pc
+                for r in writes_of[pc]:
+                    rd[r] = t
+                continue
             pipe = PIPE_OF.get(cls, "alu")
             s = w.smsp
             pf = self.pipes[s]
+            if pipe == "fma":
+                pipe = "fmah" if pf["fmah"] < pf["fmal"] else "fmal"
             ti = max(t, self.dispatch[s], pf[pipe])
             if ti > t:
                 w.waits["issue contention"] += ti - t
@@ -432,18 +467,16 @@ class SmSim:
             start, e = self.tma.serve(ti, p.tma_issue_clk)
             done = e
             if a.dram_bytes:
-                _, de = self.dram.serve(e, a.dram_bytes)
-                done = max(done, de + self.dram_lat)
+                done = max(done, self.dram.serve(e, a.dram_bytes) + self.dram_lat)
             if a.l2_bytes:
-                _, le = self.l2.serve(e, a.l2_bytes)
-                done = max(done, le + self.l2_lat)
+                done = max(done, self.l2.serve(e, a.l2_bytes) + self.l2_lat)
             _, fe = self.fill.serve(e, a.dram_bytes + a.l2_bytes)
             done = max(done, fe + (self.dram_lat if a.dram_bytes else self.l2_lat)) + self.tma_lat
             self.ev(w, f"TMA load {a.dram_bytes + a.l2_bytes} B", start, done, "tma", pc, track="TMA unit",
                     args={"bytes": a.dram_bytes + a.l2_bytes})
         elif a.kind in ("tma_store", "bulk_store"):
             start, e = self.tma.serve(ti, p.tma_issue_clk)
-            _, de = self.dram.serve(e, a.dram_bytes)
+            de = self.dram.serve(e, a.dram_bytes)
             self.fill.serve(e, a.dram_bytes)
             done = de + self.tma_lat
             self.ev(w, f"TMA store {a.dram_bytes} B", start, done, "tma", pc, track="TMA unit")

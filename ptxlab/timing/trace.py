@@ -83,23 +83,35 @@ class Trace:
 
 
 # ------------------------------------------------------------------------------------------------ instruction classes
+_INT_TYPES = {"s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64", "b8", "b16", "b32", "b64"}
+
+
 def instr_class(ins: ir.Instr) -> str:
-    """Coarse issue/latency class of an instruction (params.py gives each class a latency and a pipe)."""
+    """Coarse issue/latency class of a PTX instruction (params.py gives each class a latency, sim.py a pipe).
+
+    PTX is not SASS: register moves and integer widenings mostly vanish in register allocation ("free": no issue
+    slot), integer multiplies / dot products run on the FMA-heavy pipe (IMAD/IDP), FP32 arithmetic on either FMA
+    pipe, logic/shift/add/compare/permute on the integer ALU pipe."""
     op, mods = ins.opcode, ins.mods
-    if op in ("ld", "ldu", "st", "red", "atom", "prefetch", "cp"):
+    if op in ("ld", "ldu", "st", "red", "atom", "prefetch", "cp", "cp.async", "ldmatrix", "stmatrix"):
         return "mem"
-    if op in ("fma", "mad") and any(t in mods for t in ("f32", "f64", "f16", "bf16", "f16x2", "bf16x2")):
+    if op == "mov" or op == "cvta" or (op == "cvt" and all(m in _INT_TYPES or m in ("rn", "rz", "rm", "rp")
+                                                          for m in mods) and not any(m.startswith("f") for m in mods)):
+        return "free"
+    fp = any(t in mods for t in ("f32", "f64", "f16", "bf16", "f16x2", "bf16x2", "ftz", "rn"))
+    if op in ("fma", "mad", "add", "sub", "mul", "min", "max", "neg", "abs") and fp:
         return "fma"
-    if op in ("add", "sub", "mul", "min", "max", "neg", "abs") and any(t.startswith(("f", "bf")) for t in mods):
-        return "fma"
-    if op in ("ex2", "lg2", "rcp", "rsqrt", "sqrt", "sin", "cos", "tanh", "div") and "f32" in mods or \
-            op in ("ex2", "lg2", "rcp", "rsqrt", "sqrt", "sin", "cos", "tanh"):
+    if op in ("mul", "mad", "mul24", "mad24", "dp4a", "dp2a", "madc"):
+        return "imad"
+    if op in ("ex2", "lg2", "rcp", "rsqrt", "sqrt", "sin", "cos", "tanh"):
+        return "sfu"
+    if op == "div" and fp:
         return "sfu"
     if op in ("shfl", "redux", "vote", "match", "activemask"):
         return "shfl"
-    if op in ("cvt", "cvta") and op == "cvt":
+    if op == "cvt":
         return "cvt"
-    if op in ("mbarrier", "bar", "barrier", "fence", "membar", "tcgen05", "cp.async", "elect", "nanosleep",
+    if op in ("mbarrier", "bar", "barrier", "fence", "membar", "tcgen05", "elect", "nanosleep",
               "griddepcontrol", "setmaxnreg"):
         return "sync"
     return "alu"
