@@ -57,8 +57,10 @@ class GpuParams:
     cta_launch_ns: float             # cost of starting one CTA on an SM (block scheduler)
     bar_latency_clk: float           # bar.sync release to next issue
     mbar_latency_clk: float          # mbarrier phase completion to the waiting warp's next issue
+    mbar_arrive_clk: float           # mbarrier.arrive issue to its effect on the barrier (a shared-memory atomic)
     tma_issue_clk: float             # TMA unit occupancy per tensor / bulk copy issued
     tma_latency_ns: float            # extra latency of a TMA copy beyond the memory latency
+    tma_bytes_clk: float             # bytes per cycle one SM's TMA / bulk-copy unit lands in shared memory
     tc_flops_clk: dict               # tensor-core FLOP per cycle per SM, per tcgen05 kind
     tmem_ld_bytes_clk: float         # tcgen05.ld bandwidth per SM
     tmem_ld_latency_clk: float
@@ -85,32 +87,50 @@ def _check(p: GpuParams) -> GpuParams:
 
 
 # ------------------------------------------------------------------------------------------------ H100 (SXM5)
-# Values marked H100_MEASURED come from the microbenchmarks in benchmarks/validate_timing.py --micro (NOTES.md).
+# Values marked H100_MEASURED come from benchmarks/validate_timing.py --gpu-side --micro on the lent H100 80GB HBM3
+# (2026-11-24; raw numbers in benchmarks/data/timing_measured_h100_20261124.json "micro" and NOTES.md).
 H100 = _check(GpuParams(
-    name="h100", sms=132, clock_ghz=1.755,
-    dram_bw=3.02e12, dram_latency_ns=700.0, burst_window_ns=2000.0, l2_bw=7.0e12, l2_latency_ns=300.0, l2_bytes=50 * 2**20,
-    sm_l1_bytes_clk=64.0, sm_dram_bytes_clk=64.0, smem_bytes_clk=128.0, smem_latency_clk=30.0,
+    name="h100", sms=132, clock_ghz=1.979,
+    dram_bw=3.01e12, dram_latency_ns=347.0, burst_window_ns=2000.0,
+    l2_bw=7.53e12, l2_latency_ns=143.0, l2_bytes=50 * 2**20,
+    sm_l1_bytes_clk=123.4, sm_dram_bytes_clk=73.3, smem_bytes_clk=123.4, smem_latency_clk=30.0,
     issue_per_smsp=1.0, smsps=4, fp32_lanes=128, int_lanes=64, sfu_lanes=16,
-    alu_latency_clk=4.5, sfu_latency_clk=18.0, shfl_latency_clk=24.0, cvt_latency_clk=8.0,
-    launch_us=4.0, cta_launch_ns=300.0, bar_latency_clk=24.0, mbar_latency_clk=40.0,
-    tma_issue_clk=16.0, tma_latency_ns=150.0,
+    alu_latency_clk=4.13, sfu_latency_clk=18.0, shfl_latency_clk=24.0, cvt_latency_clk=8.0,
+    launch_us=3.78, cta_launch_ns=213.0, bar_latency_clk=24.7, mbar_latency_clk=24.0, mbar_arrive_clk=33.0,
+    tma_issue_clk=8.0, tma_latency_ns=30.0, tma_bytes_clk=103.0,
     tc_flops_clk={"f16": 4096.0, "mxf4nvf4": 16384.0, "mxf4": 16384.0, "mxf8f6f4": 8192.0, "f8f6f4": 8192.0,
                   "tf32": 2048.0, "i8": 8192.0, "cp": 0.0},
     tmem_ld_bytes_clk=0.0, tmem_ld_latency_clk=0.0,
     sources={
-        "sms": HOPPER_WP, "clock_ghz": H100_MEASURED + " (FMA-rate probe / 128 lanes / 132 SMs)",
-        "dram_bw": H100_MEASURED + " (1 GiB device copy)",
-        "burst_window_ns": "model parameter (SMs' demand is not synchronised); " + NO_SOURCE, "dram_latency_ns": H100_MEASURED + " (pointer chase)",
-        "l2_bw": H100_MEASURED + " (L2-resident re-read)", "l2_latency_ns": H100_MEASURED + " (pointer chase 4 MiB)",
-        "l2_bytes": HOPPER_WP, "sm_l1_bytes_clk": H100_MEASURED + " (one-SM streaming read)",
-        "sm_dram_bytes_clk": H100_MEASURED + " (one-SM streaming read)", "smem_bytes_clk": HOPPER_WP +
-        " (32 banks x 4 B/clk); checked by the smem probe", "smem_latency_clk": HOPPER_UB,
-        "issue_per_smsp": HOPPER_WP, "smsps": HOPPER_WP, "fp32_lanes": HOPPER_WP, "int_lanes": HOPPER_WP,
-        "sfu_lanes": HOPPER_WP, "alu_latency_clk": H100_MEASURED + " (dependent FMA chain)",
+        "sms": HOPPER_WP, "clock_ghz": H100_MEASURED + " (clock64 / globaltimer under an all-SM FMA load: 1.9794)",
+        "dram_bw": H100_MEASURED + " (1 GiB device-to-device copy, read + written bytes: 3010 GB/s)",
+        "dram_latency_ns": H100_MEASURED + " (pointer chase, 1 GiB random 128-B lines: 686 cycles = 347 ns)",
+        "burst_window_ns": "model parameter (SMs' demand is not synchronised); " + NO_SOURCE,
+        "l2_bw": H100_MEASURED + " (8 MiB re-read by all SMs, 10 vs 2 passes: 7530 GB/s)",
+        "l2_latency_ns": H100_MEASURED + " (pointer chase, 4 MiB resident: 283 cycles = 143 ns)",
+        "l2_bytes": HOPPER_WP,
+        "sm_l1_bytes_clk": H100_MEASURED + " (the shared-memory probe's 123.4 B/clk: L1 and SMEM are one SRAM/LSU "
+                                           "path per the whitepaper)",
+        "sm_dram_bytes_clk": H100_MEASURED + " (one CTA of 1024 threads streaming 16 MiB: 73.3 B/clk)",
+        "smem_bytes_clk": H100_MEASURED + " (conflict-free 16-B shared loads, 8 CTAs/SM: 123.4 B/clk of 128)",
+        "smem_latency_clk": HOPPER_UB + " (about 30 cycles)",
+        "issue_per_smsp": HOPPER_WP, "smsps": HOPPER_WP,
+        "fp32_lanes": HOPPER_WP + "; measured 124.7 FMA/clk/SM (" + H100_MEASURED + ")",
+        "int_lanes": HOPPER_WP + " / " + CUDA_GUIDE + " (64 integer ops/clk/SM)", "sfu_lanes": CUDA_GUIDE,
+        "alu_latency_clk": H100_MEASURED + " (dependent FMA chain: 4.13 cycles)",
         "sfu_latency_clk": HOPPER_UB, "shfl_latency_clk": HOPPER_UB, "cvt_latency_clk": HOPPER_UB,
-        "launch_us": H100_MEASURED + " (empty kernel, back-to-back event timing)",
-        "cta_launch_ns": H100_MEASURED + " (empty kernel with many CTAs)", "bar_latency_clk": HOPPER_UB,
-        "mbar_latency_clk": HOPPER_UB, "tma_issue_clk": HOPPER_UB, "tma_latency_ns": HOPPER_UB,
+        "launch_us": H100_MEASURED + " (empty kernel, 1 CTA, back-to-back CUDA events: 3.78 us)",
+        "cta_launch_ns": H100_MEASURED + " (empty kernel, 64 x 1024-thread CTAs per SM vs 1 CTA: 213 ns per round)",
+        "bar_latency_clk": H100_MEASURED + " (__syncthreads loop, 256 threads: 28.8 cycles per iteration, minus one "
+                                           "dependent ALU step of the loop)",
+        "mbar_latency_clk": H100_MEASURED + " (bulk-copy round trip from L2, 1 KiB: 325 cycles = L2 latency 283 + "
+                                            "1 KiB / 103 B/clk + this wake-up)",
+        "mbar_arrive_clk": H100_MEASURED + " (mbarrier ping-pong between two warps: 61 cycles per hand-off = arrive + "
+                                           "wake-up + the loop's issue)",
+        "tma_issue_clk": "TMA unit occupancy per copy: not measured here, " + NO_SOURCE,
+        "tma_latency_ns": H100_MEASURED + " (bulk-copy round trips: 24 cycles over the L2 latency from L2, 94 over the "
+                                          "DRAM latency from DRAM; mean 59 cycles = 30 ns)",
+        "tma_bytes_clk": H100_MEASURED + " (bulk-copy round trip from L2, 8 KiB - 1 KiB: 7 KiB in 70 cycles)",
         "tc_flops_clk": "not used on the H100 (no tcgen05); listed for the table's shape",
         "tmem_ld_bytes_clk": "no TMEM on the H100", "tmem_ld_latency_clk": "no TMEM on the H100",
         "max_threads_sm": CUDA_GUIDE, "max_ctas_sm": CUDA_GUIDE, "regs_sm": CUDA_GUIDE, "smem_sm": CUDA_GUIDE,
@@ -119,10 +139,10 @@ H100 = _check(GpuParams(
 
 # ------------------------------------------------------------------------------------------------ H200 (SXM)
 # Same GH100 die and SM as the H100 SXM5 (NVIDIA docs): SM-side values are the H100's. Memory: the datasheet's
-# 4.8 TB/s scaled by the H100's measured achievable/datasheet ratio (3.02/3.35) -- no H200 measurement is used.
+# 4.8 TB/s scaled by the H100's measured achievable/datasheet ratio (3.01/3.35) -- no H200 measurement is used.
 _H200_SCALE = "H200 datasheet bandwidth x the H100's measured achievable/datasheet ratio (no H200 measurement)"
 H200 = _check(replace(
-    H100, name="h200", dram_bw=4.8e12 * (3.02 / 3.35), l2_bytes=50 * 2**20,
+    H100, name="h200", dram_bw=4.8e12 * (3.01 / 3.35), l2_bytes=50 * 2**20,
     sources={**H100.sources, "dram_bw": H200_DS + "; " + _H200_SCALE, "l2_bytes": H200_DS,
              "sms": H200_DS + " (GH100, 132 SMs as the H100 SXM5)",
              "clock_ghz": H200_DS + " (same boost clock as H100 SXM5) -> the H100's measured clock",
@@ -132,13 +152,16 @@ H200 = _check(replace(
 _B200_CLK = 1.965   # GHz
 B200 = _check(GpuParams(
     name="b200", sms=148, clock_ghz=_B200_CLK,
-    dram_bw=8.0e12 * (3.02 / 3.35), dram_latency_ns=700.0, burst_window_ns=2000.0, l2_bw=7.0e12 * 148 / 132 * _B200_CLK / 1.755,
-    l2_latency_ns=300.0, l2_bytes=126 * 2**20,
-    sm_l1_bytes_clk=64.0, sm_dram_bytes_clk=64.0, smem_bytes_clk=128.0, smem_latency_clk=30.0,
+    dram_bw=8.0e12 * (3.01 / 3.35), dram_latency_ns=H100.dram_latency_ns, burst_window_ns=2000.0,
+    l2_bw=H100.l2_bw * 148 / 132 * _B200_CLK / H100.clock_ghz,
+    l2_latency_ns=H100.l2_latency_ns, l2_bytes=126 * 2**20,
+    sm_l1_bytes_clk=H100.sm_l1_bytes_clk, sm_dram_bytes_clk=H100.sm_dram_bytes_clk, smem_bytes_clk=128.0,
+    smem_latency_clk=30.0,
     issue_per_smsp=1.0, smsps=4, fp32_lanes=128, int_lanes=64, sfu_lanes=16,
-    alu_latency_clk=4.5, sfu_latency_clk=18.0, shfl_latency_clk=24.0, cvt_latency_clk=8.0,
-    launch_us=4.0, cta_launch_ns=300.0, bar_latency_clk=24.0, mbar_latency_clk=40.0,
-    tma_issue_clk=16.0, tma_latency_ns=150.0,
+    alu_latency_clk=H100.alu_latency_clk, sfu_latency_clk=18.0, shfl_latency_clk=24.0, cvt_latency_clk=8.0,
+    launch_us=H100.launch_us, cta_launch_ns=H100.cta_launch_ns, bar_latency_clk=H100.bar_latency_clk,
+    mbar_latency_clk=H100.mbar_latency_clk, mbar_arrive_clk=H100.mbar_arrive_clk,
+    tma_issue_clk=H100.tma_issue_clk, tma_latency_ns=H100.tma_latency_ns, tma_bytes_clk=H100.tma_bytes_clk,
     # dense FP4 9 PFLOPS / (148 SMs x 1.965 GHz) = 30.9 kFLOP/clk/SM -> 32768 (the power of two the shapes give:
     # 128x256x64 mxf4nvf4 = 4.19 MFLOP in 128 cycles); FP8/FP6 half, FP16/BF16 a quarter (datasheet ratios)
     tc_flops_clk={"mxf4nvf4": 32768.0, "mxf4": 32768.0, "mxf8f6f4": 16384.0, "f8f6f4": 16384.0, "f16": 8192.0,
@@ -166,6 +189,8 @@ B200 = _check(GpuParams(
         "cta_launch_ns": "assumed equal to the H100's measured value: " + NO_SOURCE,
         "bar_latency_clk": "assumed equal to the H100's: " + NO_SOURCE,
         "mbar_latency_clk": "assumed equal to the H100's: " + NO_SOURCE,
+        "mbar_arrive_clk": "assumed equal to the H100's: " + NO_SOURCE,
+        "tma_bytes_clk": "assumed equal to the H100's: " + NO_SOURCE,
         "tma_issue_clk": "assumed equal to the H100's: " + NO_SOURCE,
         "tma_latency_ns": "assumed equal to the H100's: " + NO_SOURCE,
         "tc_flops_clk": B200_DS + " / SM count / clock; kind ratios from the datasheet; " + PTX_ISA,

@@ -130,6 +130,7 @@ class SmSim:
         self.dram = SharedServer(p.dram_bw / clk / share, win)
         self.l2 = SharedServer(p.l2_bw / clk / share, win)
         self.fill = Server(p.sm_dram_bytes_clk)
+        self.tma_fill = Server(p.tma_bytes_clk)
         self.l1 = Server(p.sm_l1_bytes_clk)
         self.smem = Server(p.smem_bytes_clk)
         self.tma = Server(1.0)
@@ -296,7 +297,8 @@ class SmSim:
             for k in stuck:
                 for w in self.waiters.pop(k):
                     w.waits["unresolved wait"] += end - w.block_t
-        res = {"dram": self.dram.busy, "l2": self.l2.busy, "fill": self.fill.busy, "l1": self.l1.busy,
+        res = {"dram": self.dram.busy, "l2": self.l2.busy, "fill": max(self.fill.busy, self.tma_fill.busy),
+               "l1": self.l1.busy,
                "smem": self.smem.busy, "tma": self.tma.busy, "tensor": self.tc.busy, "tmem": self.tmem.busy,
                "issue": max(self.issue_busy)}
         amounts = {"dram_bytes": self.dram.amount, "l2_bytes": self.l2.amount, "smem_bytes": self.smem.amount,
@@ -408,7 +410,7 @@ class SmSim:
                             self.ev(w, f"bar.sync {key[2]}", w.t, done, "wait", pc)
                             w.t = done
                 elif k == MB_CONTRIB:
-                    self.contribute(d, ti)
+                    self.contribute(d, ti + p.mbar_arrive_clk)
                 elif k == MB_WAIT:
                     why = self.bar_name(d[0], pc)
                     if d not in self.key_left:
@@ -470,7 +472,7 @@ class SmSim:
                 done = max(done, self.dram.serve(e, a.dram_bytes) + self.dram_lat)
             if a.l2_bytes:
                 done = max(done, self.l2.serve(e, a.l2_bytes) + self.l2_lat)
-            _, fe = self.fill.serve(e, a.dram_bytes + a.l2_bytes)
+            _, fe = self.tma_fill.serve(e, a.dram_bytes + a.l2_bytes)
             done = max(done, fe + (self.dram_lat if a.dram_bytes else self.l2_lat)) + self.tma_lat
             self.ev(w, f"TMA load {a.dram_bytes + a.l2_bytes} B", start, done, "tma", pc, track="TMA unit",
                     args={"bytes": a.dram_bytes + a.l2_bytes})
