@@ -35,7 +35,7 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--trace", help="write a Chrome-trace / Perfetto JSON of the (last) launch here")
     ap.add_argument("--png", help="write a PNG timeline of one CTA of the (last) launch here")
     ap.add_argument("--sensitivity", action="store_true",
-                    help="re-predict with each unsourced parameter halved / doubled (problem mode)")
+                    help="replay the trace with each unsourced parameter halved / doubled")
     ap.add_argument("--seed", type=int, default=1)
     return ap
 
@@ -48,15 +48,31 @@ def _parse_config(s):
 
 
 def run_problem(problem: str, shape, gpu, config=None, sample=None, seed: int = 1):
-    """Predict one production kernel launch at a gpu-mode shape; returns the Timing."""
+    """Predict one production kernel launch at a gpu-mode shape; returns the Timing.
+
+    The CUDA-core GEMV is compiled for the GPU's architecture (sm_100a on a B200: cvt e2m1x2 decode; sm_90a else)
+    and its persistent (flat) grid is sized for the GPU's SM count, as the gpu-mode adapter does on that GPU."""
+    import numpy as np
+
     import ptxlab
     from ptxlab import gpumode
 
+    from . import params as P
+    p = P.get(gpu)
     dev = ptxlab.open_device("emu", timing=gpu, timing_sample=sample)
     if problem == "nvfp4_gemv":
-        from ptxlab.production.gemv import run_gemv
+        from ptxlab.production import gemv as G
+        from ptxlab.production.gpumode_compat import launch_plan, pick_config
         m, k, l = shape
-        run_gemv(gpumode.generate_gemv(m, k, l, seed), device=dev, config=config)
+        arch = "sm_100a" if p.name == "b200" else "sm_90a"
+        cfg = tuple(config) if config else tuple(pick_config(m, k, l, arch))
+        prob = gpumode.generate_gemv(m, k, l, seed)
+        mod = G.compile_gemv(arch, cfg)
+        bufs = [dev.to_device(G.physical(x)) for x in (prob.a, prob.b, prob.sfa, prob.sfb)]
+        c = dev.empty(l * m * 2)
+        grid, block, smem = launch_plan(m, k, l, cfg, sms=p.sms)
+        dev.launch(mod, G.KERNEL_NAME, grid=grid, block=block, shared_bytes=smem,
+                   args=[*bufs, c, np.int32(m), np.int32(k), np.int32(l)])
     elif problem == "nvfp4_gemv_tcgen05":
         from ptxlab.production.gemv_tcgen05 import run_gemv_tcgen05
         m, k, l = shape
@@ -68,25 +84,23 @@ def run_problem(problem: str, shape, gpu, config=None, sample=None, seed: int = 
     return dev.last_timing
 
 
-def sensitivity(problem, shape, gpu, config=None, sample=None) -> list:
-    """[(param, us at x0.5, us at x2)] for the parameters of ``gpu`` that have no source."""
+def sensitivity(t, gpu=None) -> list:
+    """[(param, us at x0.5, us at x2)] for the parameters of the prediction's GPU table that have no source: the
+    recorded trace is replayed with each such value halved and doubled (predict.resimulate)."""
     from . import params as P
-    base = P.get(gpu)
+    from .predict import resimulate
+    base = P.get(gpu or t.gpu)
     out = []
-    names = [k for k, v in base.sources.items() if "NO SOURCE" in v]
-    for name in names:
-        val = getattr(base, name)
-        if not isinstance(val, (int, float)) or isinstance(val, bool):
+    for name, src in base.sources.items():
+        if "NO SOURCE" not in src:
             continue
-        res = []
-        for f in (0.5, 2.0):
-            P.TABLES[base.name] = base.with_(**{name: type(val)(val * f)})
-            try:
-                res.append(run_problem(problem, shape, base.name, config, sample).us)
-            finally:
-                P.TABLES[base.name] = base
-        out.append((name, res[0], res[1]))
-    return out
+        val = getattr(base, name)
+        if not isinstance(val, (int, float)) or isinstance(val, bool) or not val:
+            continue
+        lo = resimulate(t, base.with_(**{name: type(val)(val * 0.5)})).us
+        hi = resimulate(t, base.with_(**{name: type(val)(val * 2.0)})).us
+        out.append((name, lo, hi))
+    return sorted(out, key=lambda x: -abs(x[2] - x[1]))
 
 
 def main(argv: List[str]) -> int:
@@ -104,7 +118,7 @@ def main(argv: List[str]) -> int:
         timings.append(run_problem(args.problem, shape, args.gpu, _parse_config(args.config), args.sample,
                                    args.seed))
         if args.sensitivity:
-            sens = sensitivity(args.problem, shape, args.gpu, _parse_config(args.config), args.sample)
+            sens = sensitivity(timings[-1], args.gpu)
     elif args.stage or args.script:
         saved = {k: os.environ.get(k) for k in ("PTXLAB_TIMING", "PTXLAB_TIMING_SAMPLE")}
         saved_argv = sys.argv
@@ -133,6 +147,8 @@ def main(argv: List[str]) -> int:
     if not timings:
         console.print("no kernel launch was timed (did the script use open_device('emu')?)")
         return 1
+    if args.sensitivity and sens is None:
+        sens = sensitivity(timings[-1], args.gpu)
     for t in timings:
         report.print_table(t, console, sens if t is timings[-1] else None)
     last = timings[-1]

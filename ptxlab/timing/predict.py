@@ -50,6 +50,7 @@ class Timing:
     registers: int = 0
     smem_bytes: int = 0
     tmem_cols: int = 0
+    _replay: tuple = field(repr=False, default=(), compare=False)
 
     def __str__(self) -> str:
         return (f"{self.kernel} on {self.gpu}: {self.us:.2f} us predicted (bound: {self.bound}; "
@@ -107,10 +108,20 @@ def timed_launch(dev, module, prog, grid, block, params: bytes, dyn_smem: int, g
             if recorded:
                 _note_tmem(trace, st)
     emu_s = time.perf_counter() - t0
+    out = simulate(trace, prog, p, threads, regs, smem, sampled, emu_s)
+    HISTORY.append(out)
+    del HISTORY[:-64]
+    return out
+
+
+def simulate(trace: Trace, prog, p, threads: int, regs: int, smem: int, sampled: str, emu_s: float = 0.0) -> Timing:
+    """Replay a recorded trace with parameter table ``p`` (the trace does not depend on the parameters, except
+    through which CTAs the busiest SM runs, i.e. the SM count)."""
+    total = trace.grid[0] * trace.grid[1] * trace.grid[2]
+    busy_sms = min(p.sms, total)
     tmem = max(trace.tmem_cols.values(), default=0)
-    if tmem:
-        occ0 = occupancy(p, threads, regs, smem, tmem)
-        occ = occ0["ctas_per_sm"]
+    occ0 = occupancy(p, threads, regs, smem, tmem)
+    occ = occ0["ctas_per_sm"]
     t1 = time.perf_counter()
     sim = SmSim(trace, ProgramInfo(prog), p, occ, busy_sms)
     r = sim.run()
@@ -124,13 +135,21 @@ def timed_launch(dev, module, prog, grid, block, params: bytes, dyn_smem: int, g
     bound = _bound(util, p, r)
     achieved = _achieved(p, r, busy_sms, span)
     out = Timing(gpu=p.name, kernel=prog.kernel, us=us, sim_us=sim_us, launch_us=p.launch_us, bound=bound,
-                  utilization=util, achieved=achieved, occupancy=occ0, grid=grid, block=block, ctas=total,
-                  ctas_per_sm=occ, busy_sms=busy_sms, waves=total / float(p.sms * occ), sampled=sampled,
-                  warps=r.warps, events=r.events, cta_spans=r.cta_spans, clock_ghz=p.clock_ghz,
-                  emu_seconds=emu_s, sim_seconds=sim_s, registers=regs, smem_bytes=smem, tmem_cols=tmem)
-    HISTORY.append(out)
-    del HISTORY[:-64]
+                 utilization=util, achieved=achieved, occupancy=occ0, grid=trace.grid, block=trace.block, ctas=total,
+                 ctas_per_sm=occ, busy_sms=busy_sms, waves=total / float(p.sms * occ), sampled=sampled,
+                 warps=r.warps, events=r.events, cta_spans=r.cta_spans, clock_ghz=p.clock_ghz,
+                 emu_seconds=emu_s, sim_seconds=sim_s, registers=regs, smem_bytes=smem, tmem_cols=tmem)
+    out._replay = (trace, prog, threads, regs, smem, sampled)
     return out
+
+
+def resimulate(t: Timing, p) -> Timing:
+    """The same launch's trace replayed with another parameter table of the same SM count (sensitivity studies)."""
+    trace, prog, threads, regs, smem, sampled = t._replay
+    p = _params.get(p)
+    if p.sms != _params.get(t.gpu).sms and p.name != t.gpu:
+        raise ValueError("resimulate: the sampled CTAs depend on the SM count; re-run the launch instead")
+    return simulate(trace, prog, p, threads, regs, smem, sampled)
 
 
 def _note_tmem(trace: Trace, st) -> None:

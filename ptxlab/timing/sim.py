@@ -442,7 +442,7 @@ class SmSim:
         kind, M, N, K = d
         p = self.p
         if kind == "cp":
-            nbytes = 128 * 32   # 128 lanes x 256 bits per tcgen05.cp .128x256b
+            nbytes = M              # bytes of the copy (trace.tcgen05_cp_bytes)
             dur = nbytes / p.smem_bytes_clk
             flops = 0
         else:
@@ -456,8 +456,8 @@ class SmSim:
         self.tc.busy += dur
         self.tc.amount += flops
         self.tc_last[w.cta] = self.tc.free
-        self.ev(w, f"tcgen05.{'cp' if kind == 'cp' else 'mma'} {kind} {M}x{N}x{K}", start, self.tc.free, "tensor",
-                pc, track="tensor pipe")
+        label = f"tcgen05.cp {M} B" if kind == "cp" else f"tcgen05.mma {kind} {M}x{N}x{K}"
+        self.ev(w, label, start, self.tc.free, "tensor", pc, track="tensor pipe")
 
     def async_op(self, w, ti, aid, pc):
         a = self.trace.asyncs[aid]

@@ -441,6 +441,7 @@ def _wrap(i: int, e, ctx, rec: Recorder):
     elif op == "tcgen05" and mods and mods[0] == "cp":
         kind = MMA
         mma_kind, mma_block, idesc_rd = "cp", None, None
+        cp_nbytes = tcgen05_cp_bytes(ins)
     elif op == "tcgen05" and mods and mods[0] == "commit":
         kind = MB_CONTRIB   # its arrive happens in the async op; this records the issue
     elif op == "tcgen05" and mods and mods[0] == "ld":
@@ -483,7 +484,8 @@ def _wrap(i: int, e, ctx, rec: Recorder):
         before = rec.mbar_snapshot(ctas) if kind in (MB_CONTRIB,) else None
         extra = None
         if kind == MMA:
-            extra = _mma_size(st, m, warps, mma_kind, mma_block, idesc_rd)
+            extra = _mma_size(st, m, warps, mma_kind, mma_block, idesc_rd,
+                              cp_nbytes if mma_kind == "cp" else 0)
         rc = fn(st, m)
         keys = rec.keys
         items = {int(w): [] for w in warps}
@@ -575,15 +577,24 @@ def _attach_async(rec: Recorder, warps, i: int):
     rec.cur_async = []
 
 
-def _mma_size(st, m, warps, kind, block, idesc_rd) -> dict:
+def tcgen05_cp_bytes(ins: ir.Instr) -> int:
+    """Bytes one tcgen05.cp moves from shared memory to TMEM: rows x bits of its .shape, x4 / x2 for .warpx4 / .warpx2
+    (PTX ISA 9.7.16.8.6: shapes 128x256b, 4x256b, 128x128b, 64x128b.warpx2::*, 32x128b.warpx4)."""
+    shape = next((m for m in ins.mods if "x" in m and m[0].isdigit() and m.endswith("b")), "128x256b")
+    rows, bits = shape[:-1].split("x")
+    mult = 4 if any(m.startswith("warpx4") for m in ins.mods) else 2 if any(m.startswith("warpx2")
+                                                                              for m in ins.mods) else 1
+    return int(rows) * int(bits) // 8 * mult
+
+
+def _mma_size(st, m, warps, kind, block, idesc_rd, cp_bytes: int = 0) -> dict:
     """{warp: (kind, M, N, K)} for the issuing threads of a tcgen05.mma / tcgen05.cp."""
     out = {}
     sel = np.flatnonzero(st.status != machine.EXITED) if m is None else np.flatnonzero(m)
     for t in sel:
         w = int(st.gwarp[int(t)])
         if kind == "cp":
-            out.setdefault(w, [])
-            out[w] = ("cp", 128, 256, 0)   # bytes moved are set from the shape in sim (128 lanes x 256 bits)
+            out[w] = ("cp", cp_bytes, 0, 0)
             continue
         from ..emu.tcgen05_mma import KIND_K, spec_from_idesc
         v = idesc_rd(st)
