@@ -150,3 +150,29 @@ def test_cli_time_script(tmp_path, capsys):
     assert (tmp_path / "o.json").exists()
     import os
     assert "PTXLAB_TIMING" not in os.environ
+
+
+def test_mma_bound_gemm_runs_at_the_tensor_core_rate():
+    """The production tcgen05 GEMM (one 128x256 tile, K = 4096: 64 x tcgen05.mma 128x256x64 mxf4nvf4) replayed with
+    memory made free: the tensor pipe bounds it, at 2*M*N*K / rate per MMA; with the real table it is slower."""
+    from ptxlab import gpumode
+    from ptxlab.production.gemm import nvfp4_gemm
+    from ptxlab.timing.predict import resimulate
+
+    dev = _dev("b200")
+    k = 4096
+    nvfp4_gemm(dev, gpumode.generate_gemm(128, 256, k, 1, int(np.random.default_rng().integers(1 << 30))))
+    t = dev.last_timing
+    fast = P.B200.with_(dram_bw=1e15, l2_bw=1e15, sm_dram_bytes_clk=1e6, tma_bytes_clk=1e6, dram_latency_ns=1.0,
+                        l2_latency_ns=1.0, tma_latency_ns=0.0, tma_issue_clk=1.0)
+    tf = resimulate(t, fast)
+    assert tf.bound == "tensor core", tf.utilization
+    clk = P.B200.clock_ghz * 1e3
+    per_mma = 2 * 128 * 256 * 64 / P.B200.tc_flops_clk["mxf4nvf4"]          # 128 cycles
+    mma_cycles = (k // 64) * per_mma
+    busy = tf.utilization["tensor"] * tf.sim_us * clk                       # MMAs + tcgen05.cp of the scales
+    assert mma_cycles <= busy <= 1.5 * mma_cycles, (busy, mma_cycles)
+    assert tf.sim_us * clk <= 1.6 * busy                                     # + prologue / epilogue only
+    half = resimulate(t, fast.with_(tc_flops_clk={**fast.tc_flops_clk, "mxf4nvf4": 16384.0}))
+    assert half.sim_us - tf.sim_us > 0.9 * mma_cycles / clk                 # every MMA twice as long
+    assert t.us > tf.us
