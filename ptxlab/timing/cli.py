@@ -95,10 +95,14 @@ def sensitivity(t, gpu=None) -> list:
         if "NO SOURCE" not in src:
             continue
         val = getattr(base, name)
-        if not isinstance(val, (int, float)) or isinstance(val, bool) or not val:
+        if isinstance(val, dict):       # a rate per kind: scale every kind
+            scaled = [{k: v * f for k, v in val.items()} for f in (0.5, 2.0)]
+        elif isinstance(val, (int, float)) and not isinstance(val, bool) and val:
+            scaled = [type(val)(val * f) for f in (0.5, 2.0)]
+        else:
             continue
-        lo = resimulate(t, base.with_(**{name: type(val)(val * 0.5)})).us
-        hi = resimulate(t, base.with_(**{name: type(val)(val * 2.0)})).us
+        lo = resimulate(t, base.with_(**{name: scaled[0]})).us
+        hi = resimulate(t, base.with_(**{name: scaled[1]})).us
         out.append((name, lo, hi))
     return sorted(out, key=lambda x: -abs(x[2] - x[1]))
 

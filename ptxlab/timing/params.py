@@ -25,6 +25,7 @@ B200_DS = "NVIDIA HGX B200 / DGX B200 datasheet (8 TB/s HBM3e per GPU; dense FP4
 HOPPER_UB = "Luo et al., Dissecting the NVIDIA Hopper Architecture through Microbenchmarking, arXiv:2501.12084"
 BW_UB = "Jarmusch & Chandrasekaran, Microbenchmarking NVIDIA's Blackwell Architecture (B200), arXiv:2512.02189"
 BW_SA = "SemiAnalysis, Dissecting Nvidia Blackwell - Tensor Cores, PTX Instructions (B200 microbenchmarks)"
+CNC_B200 = "Chips and Cheese, Nvidia's B200: Keeping the CUDA Juggernaut Rolling (148 SMs, 126 MB L2, ~150 ns L2)"
 PTX_ISA = "PTX ISA 9.7.16 (tcgen05.mma shapes: M 128, K 64 for kind::mxf4nvf4, K 16 for kind::f16)"
 NO_SOURCE = "NO SOURCE (assumption; see the sensitivity report)"
 
@@ -113,12 +114,13 @@ H100 = _check(GpuParams(
                                            "path per the whitepaper)",
         "sm_dram_bytes_clk": H100_MEASURED + " (one CTA of 1024 threads streaming 16 MiB: 73.3 B/clk)",
         "smem_bytes_clk": H100_MEASURED + " (conflict-free 16-B shared loads, 8 CTAs/SM: 123.4 B/clk of 128)",
-        "smem_latency_clk": HOPPER_UB + " (about 30 cycles)",
+        "smem_latency_clk": "about 30 cycles, not measured here: " + NO_SOURCE,
         "issue_per_smsp": HOPPER_WP, "smsps": HOPPER_WP,
         "fp32_lanes": HOPPER_WP + "; measured 124.7 FMA/clk/SM (" + H100_MEASURED + ")",
         "int_lanes": HOPPER_WP + " / " + CUDA_GUIDE + " (64 integer ops/clk/SM)", "sfu_lanes": CUDA_GUIDE,
         "alu_latency_clk": H100_MEASURED + " (dependent FMA chain: 4.13 cycles)",
-        "sfu_latency_clk": HOPPER_UB, "shfl_latency_clk": HOPPER_UB, "cvt_latency_clk": HOPPER_UB,
+        "sfu_latency_clk": "not measured here: " + NO_SOURCE, "shfl_latency_clk": "not measured here: " + NO_SOURCE,
+        "cvt_latency_clk": "not measured here: " + NO_SOURCE,
         "launch_us": H100_MEASURED + " (empty kernel, 1 CTA, back-to-back CUDA events: 3.78 us)",
         "cta_launch_ns": H100_MEASURED + " (empty kernel, 64 x 1024-thread CTAs per SM vs 1 CTA: 213 ns per round)",
         "bar_latency_clk": H100_MEASURED + " (__syncthreads loop, 256 threads: 28.8 cycles per iteration, minus one "
@@ -149,12 +151,12 @@ H200 = _check(replace(
              "dram_latency_ns": "HBM3e: assumed equal to the H100's measured HBM3 latency (" + NO_SOURCE + ")"}))
 
 # ------------------------------------------------------------------------------------------------ B200
-_B200_CLK = 1.965   # GHz
+_B200_CLK = 1.979   # GHz: "clock speeds similar to the H100 SXM5" (CNC_B200) -> the H100's measured clock
 B200 = _check(GpuParams(
     name="b200", sms=148, clock_ghz=_B200_CLK,
     dram_bw=8.0e12 * (3.01 / 3.35), dram_latency_ns=H100.dram_latency_ns, burst_window_ns=2000.0,
     l2_bw=H100.l2_bw * 148 / 132 * _B200_CLK / H100.clock_ghz,
-    l2_latency_ns=H100.l2_latency_ns, l2_bytes=126 * 2**20,
+    l2_latency_ns=150.0, l2_bytes=126 * 2**20,
     sm_l1_bytes_clk=H100.sm_l1_bytes_clk, sm_dram_bytes_clk=H100.sm_dram_bytes_clk, smem_bytes_clk=128.0,
     smem_latency_clk=30.0,
     issue_per_smsp=1.0, smsps=4, fp32_lanes=128, int_lanes=64, sfu_lanes=16,
@@ -162,23 +164,25 @@ B200 = _check(GpuParams(
     launch_us=H100.launch_us, cta_launch_ns=H100.cta_launch_ns, bar_latency_clk=H100.bar_latency_clk,
     mbar_latency_clk=H100.mbar_latency_clk, mbar_arrive_clk=H100.mbar_arrive_clk,
     tma_issue_clk=H100.tma_issue_clk, tma_latency_ns=H100.tma_latency_ns, tma_bytes_clk=H100.tma_bytes_clk,
-    # dense FP4 9 PFLOPS / (148 SMs x 1.965 GHz) = 30.9 kFLOP/clk/SM -> 32768 (the power of two the shapes give:
-    # 128x256x64 mxf4nvf4 = 4.19 MFLOP in 128 cycles); FP8/FP6 half, FP16/BF16 a quarter (datasheet ratios)
+    # dense FP4 9 PFLOPS (datasheet) = 148 SMs x 32768 FLOP/clk x 1.86 GHz: 32768 FLOP/clk/SM assumes the datasheet
+    # peak is quoted at a 1.86 GHz tensor clock (if it were at 1.979 GHz: 30.7 k); one 128x256x64 mxf4nvf4 MMA =
+    # 4.19 MFLOP = 128 cycles. FP8/FP6 half, FP16/BF16 a quarter (datasheet ratios)
     tc_flops_clk={"mxf4nvf4": 32768.0, "mxf4": 32768.0, "mxf8f6f4": 16384.0, "f8f6f4": 16384.0, "f16": 8192.0,
                   "tf32": 4096.0, "i8": 16384.0, "cp": 0.0},
     tmem_ld_bytes_clk=512.0, tmem_ld_latency_clk=30.0,
     max_threads_sm=2048, max_ctas_sm=32, regs_sm=65536, smem_sm=233472, tmem_cols=512,
     sources={
-        "sms": BW_UB + " (148 SMs) and " + B200_DS,
-        "clock_ghz": BW_UB + " (boost 1.965 GHz as reported by the device)",
+        "sms": CNC_B200 + "; " + BW_UB,
+        "clock_ghz": CNC_B200 + " (clocks similar to the H100 SXM5) -> the H100's measured 1.979 GHz",
         "dram_bw": B200_DS + " x the H100's measured achievable/datasheet ratio (assumed to carry over)",
         "dram_latency_ns": "assumed equal to the H100's measured value: " + NO_SOURCE,
         "burst_window_ns": "model parameter, as for the H100: " + NO_SOURCE,
         "l2_bw": "H100 measured L2 bandwidth scaled by SM count and clock: " + NO_SOURCE,
-        "l2_latency_ns": "assumed equal to the H100's: " + NO_SOURCE, "l2_bytes": BW_UB + " (126 MB L2)",
-        "sm_l1_bytes_clk": "assumed equal to the H100's (same L1 design per " + BW_UB + "): " + NO_SOURCE,
+        "l2_latency_ns": CNC_B200 + " (~150 ns within a die's L2 partition; more across dies)",
+        "l2_bytes": CNC_B200,
+        "sm_l1_bytes_clk": "assumed equal to the H100's (L1/shared pool unchanged per " + CNC_B200 + "): " + NO_SOURCE,
         "sm_dram_bytes_clk": "assumed equal to the H100's: " + NO_SOURCE,
-        "smem_bytes_clk": BW_SA + " (SMEM-bound SS MMA at ~128 B/cycle)", "smem_latency_clk": BW_UB,
+        "smem_bytes_clk": BW_SA + " (SMEM-bound SS MMA at ~128 B/cycle)", "smem_latency_clk": "assumed equal to the H100's: " + NO_SOURCE,
         "issue_per_smsp": CUDA_GUIDE + " (4 schedulers, 1 warp-instr/clk)", "smsps": CUDA_GUIDE,
         "fp32_lanes": CUDA_GUIDE + " (cc 10.0: 128 FP32 lanes/SM)", "int_lanes": CUDA_GUIDE,
         "sfu_lanes": CUDA_GUIDE, "alu_latency_clk": "assumed equal to the H100's measured value: " + NO_SOURCE,
@@ -193,9 +197,9 @@ B200 = _check(GpuParams(
         "tma_bytes_clk": "assumed equal to the H100's: " + NO_SOURCE,
         "tma_issue_clk": "assumed equal to the H100's: " + NO_SOURCE,
         "tma_latency_ns": "assumed equal to the H100's: " + NO_SOURCE,
-        "tc_flops_clk": B200_DS + " / SM count / clock; kind ratios from the datasheet; " + PTX_ISA,
-        "tmem_ld_bytes_clk": "16 TB/s TMEM read per SM quoted for tcgen05.ld in " + BW_UB +
-                             " is not reproducible; 512 B/clk (128 lanes x 32 bit) assumed: " + NO_SOURCE,
+        "tc_flops_clk": B200_DS + " / 148 SMs / 1.86 GHz (the tensor clock is an assumption: " + NO_SOURCE +
+                        "); kind ratios from the datasheet; " + PTX_ISA,
+        "tmem_ld_bytes_clk": "512 B/clk per SM (128 lanes x 32 bit per cycle) assumed: " + NO_SOURCE,
         "tmem_ld_latency_clk": "assumed (" + NO_SOURCE + ")",
         "max_threads_sm": CUDA_GUIDE, "max_ctas_sm": CUDA_GUIDE, "regs_sm": CUDA_GUIDE, "smem_sm": CUDA_GUIDE,
         "smem_per_cta_reserved": CUDA_GUIDE, "tmem_cols": "PTX ISA 9.7.16.2 (512 columns x 128 lanes)",
