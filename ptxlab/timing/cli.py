@@ -31,7 +31,9 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--shape", help="M,K,L for a GEMV, M,N,K,L for the GEMM")
     ap.add_argument("--config", help="CUDA-core GEMV config, e.g. 4,2,2 or flat,16,2,1,2 (default: the tuned one)")
     ap.add_argument("--stage", help="time every launch of this lab stage")
-    ap.add_argument("--sample", default=None, help="'all' emulates every CTA (default: the busiest SM's CTAs)")
+    ap.add_argument("--sample", default=None,
+                    help="'all' emulates every CTA (default for --stage / scripts: their checks need every output), "
+                         "'auto' only the busiest SM's CTAs (default for --problem: timing only)")
     ap.add_argument("--trace", help="write a Chrome-trace / Perfetto JSON of the (last) launch here")
     ap.add_argument("--png", help="write a PNG timeline of one CTA of the (last) launch here")
     ap.add_argument("--sensitivity", action="store_true",
@@ -127,8 +129,8 @@ def main(argv: List[str]) -> int:
         saved = {k: os.environ.get(k) for k in ("PTXLAB_TIMING", "PTXLAB_TIMING_SAMPLE")}
         saved_argv = sys.argv
         os.environ["PTXLAB_TIMING"] = args.gpu
-        if args.sample:
-            os.environ["PTXLAB_TIMING_SAMPLE"] = args.sample
+        # stages and scripts check their results: emulate every CTA unless told otherwise
+        os.environ["PTXLAB_TIMING_SAMPLE"] = args.sample or "all"
         predict.HISTORY.clear()
         try:
             if args.stage:
