@@ -176,3 +176,15 @@ def test_mma_bound_gemm_runs_at_the_tensor_core_rate():
     half = resimulate(t, fast.with_(tc_flops_clk={**fast.tc_flops_clk, "mxf4nvf4": 16384.0}))
     assert half.sim_us - tf.sim_us > 0.9 * mma_cycles / clk                 # every MMA twice as long
     assert t.us > tf.us
+
+
+def test_cli_time_problem_with_sensitivity(tmp_path, capsys):
+    from ptxlab.lab.cli import main
+
+    rc = main(["time", "--problem", "nvfp4_gemv", "--shape", "512,4096,2", "--gpu", "b200", "--sensitivity",
+               "--png", str(tmp_path / "g.png")])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "nvfp4_gemv_cudacore — PREDICTED on B200" in out
+    assert "sensitivity" in out and "launch_us" in out and "x0.5" in out
+    assert (tmp_path / "g.png").read_bytes()[:4] == b"\x89PNG"
