@@ -153,15 +153,15 @@ def resimulate(t: Timing, p) -> Timing:
 
 
 def _note_tmem(trace: Trace, st) -> None:
+    """TMEM columns each recorded CTA allocated (the last tcgen05.alloc's nCols, or what is still allocated)."""
     tm = st.side.get("tmem")
     if not tm:
         return
     for c, t in enumerate(tm):
-        cols = getattr(t, "peak_cols", None) or getattr(t, "max_cols", None)
-        if cols is None:
-            allocs = getattr(t, "allocs", None) or getattr(t, "_allocs", None)
-            cols = sum(n for _, n in allocs.items()) if isinstance(allocs, dict) else 0
-        trace.tmem_cols[int(st.cta_ids[c])] = max(trace.tmem_cols.get(int(st.cta_ids[c]), 0), int(cols or 0))
+        live = sum(int(getattr(a, "ncols", 0)) for a in getattr(t, "allocs", []) or [])
+        cols = max(int(getattr(t, "last_alloc_ncols", 0) or 0), live)
+        g = int(st.cta_ids[c])
+        trace.tmem_cols[g] = max(trace.tmem_cols.get(g, 0), cols)
 
 
 NAMES = {"dram": "DRAM", "l2": "L2", "fill": "L2->SM fill", "l1": "L1/LSU", "smem": "shared memory",

@@ -45,7 +45,7 @@ def tables(t, sensitivity: Optional[list] = None) -> list:
     cyc = t.clock_ghz * 1e3
     for wi, s in sorted(t.warps.items()):
         waits = sorted(s["waits"].items(), key=lambda kv: -kv[1])[:3]
-        wt.add_row(str(wi), f"{s['issued']:.0f}", "; ".join(f"{k} {v / cyc:.2f}" for k, v in waits if v > 0))
+        wt.add_row(f"{wi}" + (f" ({s['role']})" if s.get("role") else ""), f"{s['issued']:.0f}", "; ".join(f"{k} {v / cyc:.2f}" for k, v in waits if v > 0))
     out = [head, res, ach, wt]
     if sensitivity:
         st = Table(title="sensitivity to parameters without a source (value x0.5 / x2 -> predicted µs)")

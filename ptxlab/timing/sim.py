@@ -311,6 +311,7 @@ class SmSim:
         out = {}
         for wi, s in sorted(self._summary.items()):
             out[wi] = {"issued": s["issued"] / max(1, len(s["warps"])), "warps": len(s["warps"]),
+                       "role": ", ".join(sorted(s["roles"])),
                        "waits": {k: v / max(1, len(s["warps"])) for k, v in s["waits"].items()}}
         return out
 
@@ -324,7 +325,7 @@ class SmSim:
         summ = self._summary
         ws = summ.get(w.key[1])
         if ws is None:
-            ws = summ[w.key[1]] = {"issued": 0, "waits": defaultdict(float), "warps": set()}
+            ws = summ[w.key[1]] = {"issued": 0, "waits": defaultdict(float), "warps": set(), "roles": set()}
         ws["warps"].add(w.key)
         while w.pos < n:
             pc, kind, data = stream[w.pos]
@@ -389,12 +390,18 @@ class SmSim:
                 elif k == LOCAL:
                     ready = ti + 30.0
                 elif k == TMEM_LD:
+                    ws["roles"].add("epilogue")
                     _, e = self.tmem.serve(ti, d)
                     ready = e + p.tmem_ld_latency_clk
                     self.ev(w, "tcgen05.ld", ti, ready, "tmem", pc)
                 elif k == MMA:
+                    ws["roles"].add("MMA issuer")
                     self.mma(w, ti, d, pc)
                 elif k == ASYNC:
+                    kind_a = self.trace.asyncs[d].kind
+                    ws["roles"].add("TMA producer" if kind_a in ("tma", "bulk") else
+                                    "TMA store" if kind_a in ("tma_store", "bulk_store") else
+                                    "MMA issuer" if kind_a == "commit" else kind_a)
                     self.async_op(w, ti, d, pc)
                 elif k == BAR:
                     cid, key, wait = d
