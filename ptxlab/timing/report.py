@@ -25,7 +25,8 @@ def tables(t, sensitivity: Optional[list] = None) -> list:
                               f"{t.tmem_cols} TMEM columns")
     head.add_row("waves", f"{t.waves:.2f} ({t.busy_sms} SMs busy)")
     head.add_row("emulation", f"{t.sampled}; emulate {t.emu_seconds:.2f} s, simulate {t.sim_seconds:.2f} s")
-    res = Table(title="resources: busy fraction of the busiest SM's span, achieved vs peak (GPU-wide)")
+    res = Table(title="resources: busy fraction of the busiest SM's span (DRAM / L2: of its average share; over "
+                      "100 % = it ran ahead of that share while other SMs idled)")
     res.add_column("resource")
     res.add_column("busy %", justify="right")
     for k, v in sorted(t.utilization.items(), key=lambda kv: -kv[1]):
