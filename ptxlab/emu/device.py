@@ -22,7 +22,8 @@ class EmuDevice(Device):
     name = "emu"
 
     def __init__(self, budget: int | None = None, initcheck: bool | None = None, stall_seconds: float | None = None,
-                 strict: bool | None = None):
+                 strict: bool | None = None, timing: Any = None,
+                 timing_sample: str | None = None):
         super().__init__()
         # watchdog (watchdog.py): budget = thread-instructions per launch (PTXLAB_EMU_BUDGET), stall_seconds = wall
         # clock without forward progress per launch (PTXLAB_EMU_STALL_S, default 45 s, 0 = off)
@@ -31,6 +32,10 @@ class EmuDevice(Device):
         self.strict = strict
         self.emu_warnings: list = []
         self._annotate_text = None     # set during a launch: adds CUDA lines to warnings (lineinfo.py)
+        # timing model (ptxlab/timing): timing="b200"|"h100"|"h200" predicts each launch into self.last_timing
+        self.timing = timing if timing is not None else (os.environ.get("PTXLAB_TIMING") or None)
+        self.timing_sample = timing_sample or os.environ.get("PTXLAB_TIMING_SAMPLE") or None
+        self.last_timing = None
         # optional report of reads of never-written shared memory (compute-sanitizer initcheck analogue)
         self.initcheck = bool(int(os.environ.get("PTXLAB_EMU_INITCHECK", "0"))) if initcheck is None else initcheck
         load_families()
@@ -126,6 +131,15 @@ class EmuDevice(Device):
             kw["cluster"] = cluster
         if self.stall_seconds is not None:
             kw["stall_s"] = self.stall_seconds
+        if self.timing:
+            if cluster is not None:
+                raise LaunchError(f"launch of {kernel}: the timing model (timing={self.timing!r}) does not model "
+                                  "thread-block clusters yet; launch without timing= to emulate it")
+            from ..timing.predict import timed_launch
+            self.last_timing = timed_launch(self, module, prog, grid, block, bytes(params), int(shared_bytes),
+                                            self.timing, self.timing_sample, budget=kw.get("budget"))
+            self.last_stats = {"thread_instrs": None, "seconds": time.perf_counter() - t0, "kernel": kernel}
+            return
         stats = run_kernel(prog, self.heap, tuple(grid), tuple(block), bytes(params), int(shared_bytes),
                            device=self, **kw)
         stats["seconds"] = time.perf_counter() - t0

@@ -218,6 +218,8 @@ SUBCOMMANDS: Dict[str, Subcommand] = {
         Subcommand("desc", "UMMA/TMA descriptor tools (ptxlab.desc.cli)", "ptxlab.desc.cli:main"),
         Subcommand("export", "write a single-file gpu-mode submission (ptxlab.production.export)",
                    "ptxlab.production.export:main"),
+        Subcommand("time", "predict a kernel's time (b200/h100/h200) with a timeline (ptxlab.timing)",
+                   "ptxlab.timing.cli:main"),
         Subcommand("diff", "compare stage dumps: lane x column heat map (ptxlab.lab.diff)", "ptxlab.lab.diff:main"),
         Subcommand("status", "which stages passed where, on which source hash", "ptxlab.lab.status:main"),
         Subcommand("graduate", "record a stage that passed on its current source", "ptxlab.lab.graduate:main"),

@@ -1,0 +1,167 @@
+"""``python lab.py time ...``: predict a kernel's time on a GPU and show where it goes.
+
+    lab.py time --problem nvfp4_gemv --shape 7168,16384,1 [--gpu b200] [--trace out.json] [--png out.png]
+    lab.py time --problem nvfp4_gemv_tcgen05 --shape 7168,16384,1
+    lab.py time --problem nvfp4_gemm --shape 128,7168,16384,1
+    lab.py time --stage E2                    # every launch of a lab stage (on the emulator)
+    lab.py time [options] my_script.py [args ...]   # every launch a script makes on open_device("emu")
+
+Stages and scripts are timed through the environment: PTXLAB_TIMING=<gpu> makes every ``open_device("emu")``
+predict its launches (ptxlab.timing.predict.HISTORY keeps them).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import runpy
+import sys
+from typing import List
+
+from rich.console import Console
+
+PROBLEMS = ("nvfp4_gemv", "nvfp4_gemv_tcgen05", "nvfp4_gemm")
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="lab.py time", description=__doc__.split("\n\n")[0])
+    ap.add_argument("script", nargs="?", help="a Python script that launches kernels on open_device('emu')")
+    ap.add_argument("script_args", nargs=argparse.REMAINDER)
+    ap.add_argument("--gpu", default="b200", help="h100 | h200 | b200 (default b200)")
+    ap.add_argument("--problem", choices=PROBLEMS)
+    ap.add_argument("--shape", help="M,K,L for a GEMV, M,N,K,L for the GEMM")
+    ap.add_argument("--config", help="CUDA-core GEMV config, e.g. 4,2,2 or flat,16,2,1,2 (default: the tuned one)")
+    ap.add_argument("--stage", help="time every launch of this lab stage")
+    ap.add_argument("--sample", default=None,
+                    help="'all' emulates every CTA (default for --stage / scripts: their checks need every output), "
+                         "'auto' only the busiest SM's CTAs (default for --problem: timing only)")
+    ap.add_argument("--trace", help="write a Chrome-trace / Perfetto JSON of the (last) launch here")
+    ap.add_argument("--png", help="write a PNG timeline of one CTA of the (last) launch here")
+    ap.add_argument("--sensitivity", action="store_true",
+                    help="replay the trace with each unsourced parameter halved / doubled")
+    ap.add_argument("--seed", type=int, default=1)
+    return ap
+
+
+def _parse_config(s):
+    if not s:
+        return None
+    parts = s.split(",")
+    return tuple(p if not p.lstrip("-").isdigit() else int(p) for p in parts)
+
+
+def run_problem(problem: str, shape, gpu, config=None, sample=None, seed: int = 1):
+    """Predict one production kernel launch at a gpu-mode shape; returns the Timing.
+
+    The CUDA-core GEMV is compiled for the GPU's architecture (sm_100a on a B200: cvt e2m1x2 decode; sm_90a else)
+    and its persistent (flat) grid is sized for the GPU's SM count, as the gpu-mode adapter does on that GPU."""
+    import numpy as np
+
+    import ptxlab
+    from ptxlab import gpumode
+
+    from . import params as P
+    p = P.get(gpu)
+    dev = ptxlab.open_device("emu", timing=gpu, timing_sample=sample)
+    if problem == "nvfp4_gemv":
+        from ptxlab.production import gemv as G
+        from ptxlab.production.submission_gemv import launch_plan, pick_config
+        m, k, l = shape
+        arch = "sm_100a" if p.name == "b200" else "sm_90a"
+        cfg = tuple(config) if config else tuple(pick_config(m, k, l, arch))
+        prob = gpumode.generate_gemv(m, k, l, seed)
+        mod = G.compile_gemv(arch, cfg)
+        bufs = [dev.to_device(G.physical(x)) for x in (prob.a, prob.b, prob.sfa, prob.sfb)]
+        c = dev.empty(l * m * 2)
+        grid, block, smem = launch_plan(m, k, l, cfg, sms=p.sms)
+        dev.launch(mod, G.KERNEL_NAME, grid=grid, block=block, shared_bytes=smem,
+                   args=[*bufs, c, np.int32(m), np.int32(k), np.int32(l)])
+    elif problem == "nvfp4_gemv_tcgen05":
+        from ptxlab.production.gemv_tcgen05 import run_gemv_tcgen05
+        m, k, l = shape
+        run_gemv_tcgen05(gpumode.generate_gemv(m, k, l, seed), device=dev)
+    else:
+        from ptxlab.production.gemm import nvfp4_gemm
+        m, n, k, l = shape
+        nvfp4_gemm(dev, gpumode.generate_gemm(m, n, k, l, seed))
+    return dev.last_timing
+
+
+def sensitivity(t, gpu=None) -> list:
+    """[(param, us at x0.5, us at x2)] for the parameters of the prediction's GPU table that have no source: the
+    recorded trace is replayed with each such value halved and doubled (predict.resimulate)."""
+    from . import params as P
+    from .predict import resimulate
+    base = P.get(gpu or t.gpu)
+    out = []
+    for name, src in base.sources.items():
+        if "NO SOURCE" not in src:
+            continue
+        val = getattr(base, name)
+        if isinstance(val, dict):       # a rate per kind: scale every kind
+            scaled = [{k: v * f for k, v in val.items()} for f in (0.5, 2.0)]
+        elif isinstance(val, (int, float)) and not isinstance(val, bool) and val:
+            scaled = [type(val)(val * f) for f in (0.5, 2.0)]
+        else:
+            continue
+        lo = resimulate(t, base.with_(**{name: scaled[0]})).us
+        hi = resimulate(t, base.with_(**{name: scaled[1]})).us
+        out.append((name, lo, hi))
+    return sorted(out, key=lambda x: -abs(x[2] - x[1]))
+
+
+def main(argv: List[str]) -> int:
+    args = _parser().parse_args(argv)
+    from . import predict, report, trace_export
+
+    console = Console(width=None if sys.stdout.isatty() else 140, highlight=False)
+    timings = []
+    sens = None
+    if args.problem:
+        if not args.shape:
+            console.print("--problem needs --shape")
+            return 2
+        shape = tuple(int(x) for x in args.shape.split(","))
+        timings.append(run_problem(args.problem, shape, args.gpu, _parse_config(args.config), args.sample,
+                                   args.seed))
+        if args.sensitivity:
+            sens = sensitivity(timings[-1], args.gpu)
+    elif args.stage or args.script:
+        saved = {k: os.environ.get(k) for k in ("PTXLAB_TIMING", "PTXLAB_TIMING_SAMPLE")}
+        saved_argv = sys.argv
+        os.environ["PTXLAB_TIMING"] = args.gpu
+        # stages and scripts check their results: emulate every CTA unless told otherwise
+        os.environ["PTXLAB_TIMING_SAMPLE"] = args.sample or "all"
+        predict.HISTORY.clear()
+        try:
+            if args.stage:
+                from ptxlab.lab.cli import main as lab_main
+                lab_main(["run", "--stage", args.stage, "--backend", "emu"])
+            else:
+                sys.argv = [args.script] + list(args.script_args)
+                runpy.run_path(args.script, run_name="__main__")
+        finally:
+            sys.argv = saved_argv
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+        timings = list(predict.HISTORY)
+    else:
+        _parser().print_help()
+        return 2
+    if not timings:
+        console.print("no kernel launch was timed (did the script use open_device('emu')?)")
+        return 1
+    if args.sensitivity and sens is None:
+        sens = sensitivity(timings[-1], args.gpu)
+    for t in timings:
+        report.print_table(t, console, sens if t is timings[-1] else None)
+    last = timings[-1]
+    if args.trace:
+        trace_export.write_chrome_trace(last, args.trace)
+        console.print(f"timeline: {args.trace} (open it at https://ui.perfetto.dev)")
+    if args.png:
+        trace_export.write_png(last, args.png)
+        console.print(f"timeline picture: {args.png}")
+    return 0

@@ -1,0 +1,220 @@
+"""Hardware parameter tables of the timing model: one per GPU, every value with its source.
+
+Sources are one of
+* ``H100 measured here``: a microbenchmark of ``benchmarks/validate_timing.py --micro`` run on the lent H100
+  (command, date and raw numbers in NOTES.md, section "Timing model");
+* ``NVIDIA docs``: a datasheet, architecture whitepaper or the CUDA C++ Programming Guide (named);
+* a public microbenchmark publication (named, with its arXiv number);
+* ``NO SOURCE``: an assumption, stated as such; ``python lab.py time ... --sensitivity`` reports how much the
+  prediction moves when each such value is halved / doubled.
+
+Units: bandwidths in bytes/s, latencies in ns or SM cycles (named), rates per SM per cycle.
+The H200 table takes the H100's SM-side values (same GH100 SM, NVIDIA docs) and its memory system from its own
+datasheet only: it is the out-of-sample test of how a table carries to a GPU the model was not calibrated on.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+
+H100_MEASURED = "H100 measured here (benchmarks/validate_timing.py --micro, NOTES.md 'Timing model', 2026-11-24)"
+HOPPER_WP = "NVIDIA H100 Tensor Core GPU Architecture whitepaper (GH100, SXM5)"
+CUDA_GUIDE = "CUDA C++ Programming Guide, compute capabilities table (cc 9.0 / 10.0)"
+H100_DS = "NVIDIA H100 datasheet (SXM5: 3.35 TB/s HBM3)"
+H200_DS = "NVIDIA H200 datasheet (SXM: 4.8 TB/s HBM3e, 141 GB)"
+B200_DS = "NVIDIA HGX B200 / DGX B200 datasheet (8 TB/s HBM3e per GPU; dense FP4 9 PFLOPS per GPU)"
+HOPPER_UB = "Luo et al., Dissecting the NVIDIA Hopper Architecture through Microbenchmarking, arXiv:2501.12084"
+BW_UB = "Jarmusch & Chandrasekaran, Microbenchmarking NVIDIA's Blackwell Architecture (B200), arXiv:2512.02189"
+BW_SA = "SemiAnalysis, Dissecting Nvidia Blackwell - Tensor Cores, PTX Instructions (B200 microbenchmarks)"
+CNC_B200 = "Chips and Cheese, Nvidia's B200: Keeping the CUDA Juggernaut Rolling (148 SMs, 126 MB L2, ~150 ns L2)"
+PTX_ISA = "PTX ISA 9.7.16 (tcgen05.mma shapes: M 128, K 64 for kind::mxf4nvf4, K 16 for kind::f16)"
+NO_SOURCE = "NO SOURCE (assumption; see the sensitivity report)"
+
+
+@dataclass(frozen=True)
+class GpuParams:
+    name: str
+    sms: int
+    clock_ghz: float                 # SM clock under load
+    dram_bw: float                   # achievable DRAM bandwidth, bytes/s
+    dram_latency_ns: float           # load-to-use latency of a DRAM miss (idle)
+    burst_window_ns: float           # how far one SM's DRAM/L2 use may run ahead of its average share (sim.py)
+    l2_bw: float                     # L2 hit bandwidth, bytes/s (whole GPU)
+    l2_latency_ns: float
+    l2_bytes: int
+    sm_l1_bytes_clk: float           # per-SM L1/LSU throughput for global accesses (bytes per cycle)
+    sm_dram_bytes_clk: float         # per-SM cap on L2->SM fill bandwidth (bytes per cycle)
+    smem_bytes_clk: float            # shared memory bandwidth per SM (bytes/cycle = 32 banks x 4 B)
+    smem_latency_clk: float
+    issue_per_smsp: float            # warp-instructions issued per cycle per SM sub-partition
+    smsps: int
+    fp32_lanes: int                  # FP32 FMA lanes per SM
+    int_lanes: int                   # integer ALU lanes per SM
+    sfu_lanes: int                   # MUFU lanes per SM
+    alu_latency_clk: float           # dependent-issue latency of a simple ALU / FMA instruction
+    sfu_latency_clk: float
+    shfl_latency_clk: float
+    cvt_latency_clk: float
+    launch_us: float                 # fixed cost of one launch as back-to-back CUDA-event timing sees it
+    cta_launch_ns: float             # cost of starting one CTA on an SM (block scheduler)
+    bar_latency_clk: float           # bar.sync release to next issue
+    mbar_latency_clk: float          # mbarrier phase completion to the waiting warp's next issue
+    mbar_arrive_clk: float           # mbarrier.arrive issue to its effect on the barrier (a shared-memory atomic)
+    tma_issue_clk: float             # TMA unit occupancy per tensor / bulk copy issued
+    tma_latency_ns: float            # extra latency of a TMA copy beyond the memory latency
+    tma_bytes_clk: float             # bytes per cycle one SM's TMA / bulk-copy unit lands in shared memory
+    tc_flops_clk: dict               # tensor-core FLOP per cycle per SM, per tcgen05 kind
+    tmem_ld_bytes_clk: float         # tcgen05.ld bandwidth per SM
+    tmem_ld_latency_clk: float
+    max_threads_sm: int = 2048
+    max_ctas_sm: int = 32
+    regs_sm: int = 65536
+    smem_sm: int = 233472            # shared memory per SM usable by CTAs (228 KiB)
+    smem_per_cta_reserved: int = 1024
+    tmem_cols: int = 512
+    sources: dict = field(default_factory=dict, compare=False)
+
+    def cycles(self, ns: float) -> float:
+        return ns * self.clock_ghz
+
+    def with_(self, **kw) -> "GpuParams":
+        return replace(self, **kw)
+
+
+def _check(p: GpuParams) -> GpuParams:
+    missing = [f.name for f in fields(p) if f.name not in ("name", "sources") and f.name not in p.sources]
+    if missing:
+        raise AssertionError(f"timing params {p.name}: no source for {missing}")
+    return p
+
+
+# ------------------------------------------------------------------------------------------------ H100 (SXM5)
+# Values marked H100_MEASURED come from benchmarks/validate_timing.py --gpu-side --micro on the lent H100 80GB HBM3
+# (2026-11-24; raw numbers in benchmarks/data/timing_measured_h100_20261124.json "micro" and NOTES.md).
+H100 = _check(GpuParams(
+    name="h100", sms=132, clock_ghz=1.979,
+    dram_bw=3.01e12, dram_latency_ns=347.0, burst_window_ns=2000.0,
+    l2_bw=7.53e12, l2_latency_ns=143.0, l2_bytes=50 * 2**20,
+    sm_l1_bytes_clk=123.4, sm_dram_bytes_clk=73.3, smem_bytes_clk=123.4, smem_latency_clk=30.0,
+    issue_per_smsp=1.0, smsps=4, fp32_lanes=128, int_lanes=64, sfu_lanes=16,
+    alu_latency_clk=4.13, sfu_latency_clk=18.0, shfl_latency_clk=24.0, cvt_latency_clk=8.0,
+    launch_us=3.78, cta_launch_ns=213.0, bar_latency_clk=24.7, mbar_latency_clk=24.0, mbar_arrive_clk=33.0,
+    tma_issue_clk=8.0, tma_latency_ns=30.0, tma_bytes_clk=103.0,
+    tc_flops_clk={"f16": 4096.0, "mxf4nvf4": 16384.0, "mxf4": 16384.0, "mxf8f6f4": 8192.0, "f8f6f4": 8192.0,
+                  "tf32": 2048.0, "i8": 8192.0, "cp": 0.0},
+    tmem_ld_bytes_clk=0.0, tmem_ld_latency_clk=0.0,
+    sources={
+        "sms": HOPPER_WP, "clock_ghz": H100_MEASURED + " (clock64 / globaltimer under an all-SM FMA load: 1.9794)",
+        "dram_bw": H100_MEASURED + " (1 GiB device-to-device copy, read + written bytes: 3010 GB/s)",
+        "dram_latency_ns": H100_MEASURED + " (pointer chase, 1 GiB random 128-B lines: 686 cycles = 347 ns)",
+        "burst_window_ns": "model parameter (SMs' demand is not synchronised); " + NO_SOURCE,
+        "l2_bw": H100_MEASURED + " (8 MiB re-read by all SMs, 10 vs 2 passes: 7530 GB/s)",
+        "l2_latency_ns": H100_MEASURED + " (pointer chase, 4 MiB resident: 283 cycles = 143 ns)",
+        "l2_bytes": HOPPER_WP,
+        "sm_l1_bytes_clk": H100_MEASURED + " (the shared-memory probe's 123.4 B/clk: L1 and SMEM are one SRAM/LSU "
+                                           "path per the whitepaper)",
+        "sm_dram_bytes_clk": H100_MEASURED + " (one CTA of 1024 threads streaming 16 MiB: 73.3 B/clk)",
+        "smem_bytes_clk": H100_MEASURED + " (conflict-free 16-B shared loads, 8 CTAs/SM: 123.4 B/clk of 128)",
+        "smem_latency_clk": "about 30 cycles, not measured here: " + NO_SOURCE,
+        "issue_per_smsp": HOPPER_WP, "smsps": HOPPER_WP,
+        "fp32_lanes": HOPPER_WP + "; measured 124.7 FMA/clk/SM (" + H100_MEASURED + ")",
+        "int_lanes": HOPPER_WP + " / " + CUDA_GUIDE + " (64 integer ops/clk/SM)", "sfu_lanes": CUDA_GUIDE,
+        "alu_latency_clk": H100_MEASURED + " (dependent FMA chain: 4.13 cycles)",
+        "sfu_latency_clk": "not measured here: " + NO_SOURCE, "shfl_latency_clk": "not measured here: " + NO_SOURCE,
+        "cvt_latency_clk": "not measured here: " + NO_SOURCE,
+        "launch_us": H100_MEASURED + " (empty kernel, 1 CTA, back-to-back CUDA events: 3.78 us)",
+        "cta_launch_ns": H100_MEASURED + " (empty kernel, 64 x 1024-thread CTAs per SM vs 1 CTA: 213 ns per round)",
+        "bar_latency_clk": H100_MEASURED + " (__syncthreads loop, 256 threads: 28.8 cycles per iteration, minus one "
+                                           "dependent ALU step of the loop)",
+        "mbar_latency_clk": H100_MEASURED + " (bulk-copy round trip from L2, 1 KiB: 325 cycles = L2 latency 283 + "
+                                            "1 KiB / 103 B/clk + this wake-up)",
+        "mbar_arrive_clk": H100_MEASURED + " (mbarrier ping-pong between two warps: 61 cycles per hand-off = arrive + "
+                                           "wake-up + the loop's issue)",
+        "tma_issue_clk": "TMA unit occupancy per copy: not measured here, " + NO_SOURCE,
+        "tma_latency_ns": H100_MEASURED + " (bulk-copy round trips: 24 cycles over the L2 latency from L2, 94 over the "
+                                          "DRAM latency from DRAM; mean 59 cycles = 30 ns)",
+        "tma_bytes_clk": H100_MEASURED + " (bulk-copy round trip from L2, 8 KiB - 1 KiB: 7 KiB in 70 cycles)",
+        "tc_flops_clk": "not used on the H100 (no tcgen05); listed for the table's shape",
+        "tmem_ld_bytes_clk": "no TMEM on the H100", "tmem_ld_latency_clk": "no TMEM on the H100",
+        "max_threads_sm": CUDA_GUIDE, "max_ctas_sm": CUDA_GUIDE, "regs_sm": CUDA_GUIDE, "smem_sm": CUDA_GUIDE,
+        "smem_per_cta_reserved": CUDA_GUIDE, "tmem_cols": "no TMEM on the H100",
+    }))
+
+# ------------------------------------------------------------------------------------------------ H200 (SXM)
+# Same GH100 die and SM as the H100 SXM5 (NVIDIA docs): SM-side values are the H100's. Memory: the datasheet's
+# 4.8 TB/s scaled by the H100's measured achievable/datasheet ratio (3.01/3.35) -- no H200 measurement is used.
+_H200_SCALE = "H200 datasheet bandwidth x the H100's measured achievable/datasheet ratio (no H200 measurement)"
+H200 = _check(replace(
+    H100, name="h200", dram_bw=4.8e12 * (3.01 / 3.35), l2_bytes=50 * 2**20,
+    sources={**H100.sources, "dram_bw": H200_DS + "; " + _H200_SCALE, "l2_bytes": H200_DS,
+             "sms": H200_DS + " (GH100, 132 SMs as the H100 SXM5)",
+             "clock_ghz": H200_DS + " (same boost clock as H100 SXM5) -> the H100's measured clock",
+             "dram_latency_ns": "HBM3e: assumed equal to the H100's measured HBM3 latency (" + NO_SOURCE + ")"}))
+
+# ------------------------------------------------------------------------------------------------ B200
+_B200_CLK = 1.979   # GHz: "clock speeds similar to the H100 SXM5" (CNC_B200) -> the H100's measured clock
+B200 = _check(GpuParams(
+    name="b200", sms=148, clock_ghz=_B200_CLK,
+    dram_bw=8.0e12 * (3.01 / 3.35), dram_latency_ns=H100.dram_latency_ns, burst_window_ns=2000.0,
+    l2_bw=H100.l2_bw * 148 / 132 * _B200_CLK / H100.clock_ghz,
+    l2_latency_ns=150.0, l2_bytes=126 * 2**20,
+    sm_l1_bytes_clk=H100.sm_l1_bytes_clk, sm_dram_bytes_clk=H100.sm_dram_bytes_clk, smem_bytes_clk=128.0,
+    smem_latency_clk=30.0,
+    issue_per_smsp=1.0, smsps=4, fp32_lanes=128, int_lanes=64, sfu_lanes=16,
+    alu_latency_clk=H100.alu_latency_clk, sfu_latency_clk=18.0, shfl_latency_clk=24.0, cvt_latency_clk=8.0,
+    launch_us=H100.launch_us, cta_launch_ns=H100.cta_launch_ns, bar_latency_clk=H100.bar_latency_clk,
+    mbar_latency_clk=H100.mbar_latency_clk, mbar_arrive_clk=H100.mbar_arrive_clk,
+    tma_issue_clk=H100.tma_issue_clk, tma_latency_ns=H100.tma_latency_ns, tma_bytes_clk=H100.tma_bytes_clk,
+    # dense FP4 9 PFLOPS (datasheet) = 148 SMs x 32768 FLOP/clk x 1.86 GHz: 32768 FLOP/clk/SM assumes the datasheet
+    # peak is quoted at a 1.86 GHz tensor clock (if it were at 1.979 GHz: 30.7 k); one 128x256x64 mxf4nvf4 MMA =
+    # 4.19 MFLOP = 128 cycles. FP8/FP6 half, FP16/BF16 a quarter (datasheet ratios)
+    tc_flops_clk={"mxf4nvf4": 32768.0, "mxf4": 32768.0, "mxf8f6f4": 16384.0, "f8f6f4": 16384.0, "f16": 8192.0,
+                  "tf32": 4096.0, "i8": 16384.0, "cp": 0.0},
+    tmem_ld_bytes_clk=512.0, tmem_ld_latency_clk=30.0,
+    max_threads_sm=2048, max_ctas_sm=32, regs_sm=65536, smem_sm=233472, tmem_cols=512,
+    sources={
+        "sms": CNC_B200 + "; " + BW_UB,
+        "clock_ghz": CNC_B200 + " (clocks similar to the H100 SXM5) -> the H100's measured 1.979 GHz",
+        "dram_bw": B200_DS + " x the H100's measured achievable/datasheet ratio (assumed to carry over)",
+        "dram_latency_ns": "assumed equal to the H100's measured value: " + NO_SOURCE,
+        "burst_window_ns": "model parameter, as for the H100: " + NO_SOURCE,
+        "l2_bw": "H100 measured L2 bandwidth scaled by SM count and clock: " + NO_SOURCE,
+        "l2_latency_ns": CNC_B200 + " (~150 ns within a die's L2 partition; more across dies)",
+        "l2_bytes": CNC_B200,
+        "sm_l1_bytes_clk": "assumed equal to the H100's (L1/shared pool unchanged per " + CNC_B200 + "): " + NO_SOURCE,
+        "sm_dram_bytes_clk": "assumed equal to the H100's: " + NO_SOURCE,
+        "smem_bytes_clk": BW_SA + " (SMEM-bound SS MMA at ~128 B/cycle)", "smem_latency_clk": "assumed equal to the H100's: " + NO_SOURCE,
+        "issue_per_smsp": CUDA_GUIDE + " (4 schedulers, 1 warp-instr/clk)", "smsps": CUDA_GUIDE,
+        "fp32_lanes": CUDA_GUIDE + " (cc 10.0: 128 FP32 lanes/SM)", "int_lanes": CUDA_GUIDE,
+        "sfu_lanes": CUDA_GUIDE, "alu_latency_clk": "assumed equal to the H100's measured value: " + NO_SOURCE,
+        "sfu_latency_clk": "assumed equal to the H100's: " + NO_SOURCE,
+        "shfl_latency_clk": "assumed equal to the H100's: " + NO_SOURCE,
+        "cvt_latency_clk": "assumed equal to the H100's: " + NO_SOURCE,
+        "launch_us": "assumed equal to the H100's measured value: " + NO_SOURCE,
+        "cta_launch_ns": "assumed equal to the H100's measured value: " + NO_SOURCE,
+        "bar_latency_clk": "assumed equal to the H100's: " + NO_SOURCE,
+        "mbar_latency_clk": "assumed equal to the H100's: " + NO_SOURCE,
+        "mbar_arrive_clk": "assumed equal to the H100's: " + NO_SOURCE,
+        "tma_bytes_clk": "assumed equal to the H100's: " + NO_SOURCE,
+        "tma_issue_clk": "assumed equal to the H100's: " + NO_SOURCE,
+        "tma_latency_ns": "assumed equal to the H100's: " + NO_SOURCE,
+        "tc_flops_clk": B200_DS + " / 148 SMs / 1.86 GHz (the tensor clock is an assumption: " + NO_SOURCE +
+                        "); kind ratios from the datasheet; " + PTX_ISA,
+        "tmem_ld_bytes_clk": "512 B/clk per SM (128 lanes x 32 bit per cycle) assumed: " + NO_SOURCE,
+        "tmem_ld_latency_clk": "assumed (" + NO_SOURCE + ")",
+        "max_threads_sm": CUDA_GUIDE, "max_ctas_sm": CUDA_GUIDE, "regs_sm": CUDA_GUIDE, "smem_sm": CUDA_GUIDE,
+        "smem_per_cta_reserved": CUDA_GUIDE, "tmem_cols": "PTX ISA 9.7.16.2 (512 columns x 128 lanes)",
+    }))
+
+TABLES = {"h100": H100, "h200": H200, "b200": B200}
+
+# parameters whose B200 value has no source: the sensitivity report varies these
+UNSOURCED_B200 = [k for k, v in B200.sources.items() if "NO SOURCE" in v]
+
+
+def get(name) -> GpuParams:
+    if isinstance(name, GpuParams):
+        return name
+    key = str(name).strip().lower()
+    if key not in TABLES:
+        raise ValueError(f"timing: unknown GPU {name!r}; use one of {', '.join(TABLES)}")
+    return TABLES[key]

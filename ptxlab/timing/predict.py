@@ -1,0 +1,191 @@
+"""A timed emulator launch: emulate (a representative sample of) the CTAs while recording, then simulate.
+
+Sampling ("timing-only mode", the default for grids larger than the GPU's SM count): only the CTAs that the
+busiest SM runs (CTA ids sm0, sm0 + SMs, sm0 + 2 SMs, ..., i.e. ceil(CTAs / SMs) of them) are emulated and
+recorded; the other SMs are assumed to run the same kind of work at the same time (their DRAM/L2 traffic is the
+mean-field share in sim.py).  The results of the CTAs not emulated are NOT computed: their outputs keep whatever
+the buffers held.  ``sample="all"`` emulates every CTA (correct results; only the busiest SM's CTAs are simulated).
+The prediction reports which mode ran (``Timing.sampled``).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from ..emu import machine
+from . import params as _params
+from .sim import SmSim, cta_ids_for_sm, occupancy
+from .trace import ProgramInfo, Recorder, TimedWave, Trace, instrument
+
+
+HISTORY: list = []   # every prediction of this process (lab.py time collects a stage's / script's launches)
+
+
+@dataclass
+class Timing:
+    """The prediction of one launch (``dev.last_timing``)."""
+    gpu: str
+    kernel: str
+    us: float                     # predicted kernel time, microseconds (CUDA-event view: launch overhead included)
+    sim_us: float                 # the simulated SM's busy span
+    launch_us: float
+    bound: str
+    utilization: dict             # resource -> fraction of the kernel time it is busy on the simulated SM
+    achieved: dict                # resource -> (achieved, peak, unit) GPU-wide
+    occupancy: dict
+    grid: tuple
+    block: tuple
+    ctas: int
+    ctas_per_sm: int
+    busy_sms: int
+    waves: float
+    sampled: str                  # what was emulated
+    warps: dict                   # warp index in CTA -> issued / waits
+    events: list = field(repr=False, default_factory=list)
+    cta_spans: list = field(repr=False, default_factory=list)
+    clock_ghz: float = 1.0
+    emu_seconds: float = 0.0
+    sim_seconds: float = 0.0
+    registers: int = 0
+    smem_bytes: int = 0
+    tmem_cols: int = 0
+    _replay: tuple = field(repr=False, default=(), compare=False)
+
+    def __str__(self) -> str:
+        return (f"{self.kernel} on {self.gpu}: {self.us:.2f} us predicted (bound: {self.bound}; "
+                f"{self.ctas} CTAs, {self.ctas_per_sm}/SM, {self.waves:.2f} waves; {self.sampled})")
+
+
+def timed_launch(dev, module, prog, grid, block, params: bytes, dyn_smem: int, gpu: Any = "b200",
+                 sample: Optional[str] = None, budget: Optional[int] = None) -> Timing:
+    p = _params.get(gpu)
+    grid, block = tuple(grid), tuple(block)
+    total = grid[0] * grid[1] * grid[2]
+    threads = block[0] * block[1] * block[2]
+    regs = 0
+    try:
+        rs = getattr(module, "resources", None)
+        rs = rs() if callable(rs) else rs
+        res = rs.get(prog.kernel) if rs else None
+        regs = int(res.registers) if res is not None else 0
+    except Exception:   # PTX given as text: no ptxas log
+        regs = 0
+    smem = prog.static_smem + dyn_smem if not prog.has_dynamic_smem else prog.dyn_base + dyn_smem
+    occ0 = occupancy(p, threads, regs, smem)
+    occ = occ0["ctas_per_sm"]
+    busy_sms = min(p.sms, total)
+    mine = cta_ids_for_sm(total, p.sms, 0)
+    mode = (sample or "auto").lower()
+    if mode == "all" or total <= 1:
+        run_ids, rec_ids = list(range(total)), set(mine)
+        sampled = f"all {total} CTAs emulated; the busiest SM's {len(mine)} simulated"
+    else:
+        run_ids, rec_ids = mine, set(mine)
+        sampled = (f"timing-only sample: {len(mine)} of {total} CTAs emulated (those of the busiest SM); "
+                   f"outputs of the other CTAs not computed") if len(mine) < total else \
+            f"all {total} CTAs emulated"
+    trace = Trace(prog, grid, block, dyn_smem, sorted(rec_ids))
+    rec = Recorder(trace, p)
+    iprog = instrument(prog, rec)
+    tpc = (threads + 31) // 32 * 32
+    per_wave = max(1, min(len(run_ids), machine.WAVE_THREADS // tpc))
+    kw = {} if budget is None else {"budget": budget}
+    t0 = time.perf_counter()
+    rec_list = [c for c in run_ids if c in rec_ids]
+    rest = [c for c in run_ids if c not in rec_ids]
+    for ids, recorded in ((rec_list, True), (rest, False)):
+        for s in range(0, len(ids), per_wave):
+            chunk = ids[s:s + per_wave]
+            if recorded:
+                st = TimedWave(iprog, dev.heap, chunk, grid, block, params, dyn_smem, dev)
+                rec.attach(st)
+                st.recorder = rec
+            else:
+                st = machine.Wave(prog, dev.heap, chunk, grid, block, params, dyn_smem, dev)
+            machine.Scheduler(st, **kw).run()
+            trace.thread_instrs += st.thread_instrs
+            if recorded:
+                _note_tmem(trace, st)
+    emu_s = time.perf_counter() - t0
+    out = simulate(trace, prog, p, threads, regs, smem, sampled, emu_s)
+    HISTORY.append(out)
+    del HISTORY[:-64]
+    return out
+
+
+def simulate(trace: Trace, prog, p, threads: int, regs: int, smem: int, sampled: str, emu_s: float = 0.0) -> Timing:
+    """Replay a recorded trace with parameter table ``p`` (the trace does not depend on the parameters, except
+    through which CTAs the busiest SM runs, i.e. the SM count)."""
+    total = trace.grid[0] * trace.grid[1] * trace.grid[2]
+    busy_sms = min(p.sms, total)
+    tmem = max(trace.tmem_cols.values(), default=0)
+    occ0 = occupancy(p, threads, regs, smem, tmem)
+    occ = occ0["ctas_per_sm"]
+    t1 = time.perf_counter()
+    sim = SmSim(trace, ProgramInfo(prog), p, occ, busy_sms)
+    r = sim.run()
+    sim_s = time.perf_counter() - t1
+    clk = p.clock_ghz * 1e3   # cycles per us
+    sim_us = r.cycles / clk
+    us = p.launch_us + sim_us
+    span = max(r.cycles, 1e-9)
+    util = {k: v / span for k, v in r.resources.items()}
+    util["launch/tail"] = p.launch_us / us
+    bound = _bound(util, p, r)
+    achieved = _achieved(p, r, busy_sms, span)
+    out = Timing(gpu=p.name, kernel=prog.kernel, us=us, sim_us=sim_us, launch_us=p.launch_us, bound=bound,
+                 utilization=util, achieved=achieved, occupancy=occ0, grid=trace.grid, block=trace.block, ctas=total,
+                 ctas_per_sm=occ, busy_sms=busy_sms, waves=total / float(p.sms * occ), sampled=sampled,
+                 warps=r.warps, events=r.events, cta_spans=r.cta_spans, clock_ghz=p.clock_ghz,
+                 emu_seconds=emu_s, sim_seconds=sim_s, registers=regs, smem_bytes=smem, tmem_cols=tmem)
+    out._replay = (trace, prog, threads, regs, smem, sampled)
+    return out
+
+
+def resimulate(t: Timing, p) -> Timing:
+    """The same launch's trace replayed with another parameter table of the same SM count (sensitivity studies)."""
+    trace, prog, threads, regs, smem, sampled = t._replay
+    p = _params.get(p)
+    if p.sms != _params.get(t.gpu).sms and p.name != t.gpu:
+        raise ValueError("resimulate: the sampled CTAs depend on the SM count; re-run the launch instead")
+    return simulate(trace, prog, p, threads, regs, smem, sampled)
+
+
+def _note_tmem(trace: Trace, st) -> None:
+    """TMEM columns each recorded CTA allocated (the last tcgen05.alloc's nCols, or what is still allocated)."""
+    tm = st.side.get("tmem")
+    if not tm:
+        return
+    for c, t in enumerate(tm):
+        live = sum(int(getattr(a, "ncols", 0)) for a in getattr(t, "allocs", []) or [])
+        cols = max(int(getattr(t, "last_alloc_ncols", 0) or 0), live)
+        g = int(st.cta_ids[c])
+        trace.tmem_cols[g] = max(trace.tmem_cols.get(g, 0), cols)
+
+
+NAMES = {"dram": "DRAM", "l2": "L2", "fill": "L2->SM fill", "l1": "L1/LSU", "smem": "shared memory",
+         "tma": "TMA issue", "tensor": "tensor core", "tmem": "TMEM read", "issue": "instruction issue"}
+
+
+def _bound(util: dict, p, r) -> str:
+    if util["launch/tail"] >= 0.5:
+        return "launch/tail"
+    res = {k: v for k, v in util.items() if k in NAMES}
+    k = max(res, key=res.get)
+    if res[k] >= 0.6:
+        return NAMES[k]
+    return "latency/sync"
+
+
+def _achieved(p, r, busy_sms: int, span: float) -> dict:
+    sec = span / (p.clock_ghz * 1e9)
+    out = {}
+    a = r.amounts
+    out["DRAM"] = ((a["dram_bytes"] * busy_sms) / sec / 1e9, p.dram_bw / 1e9, "GB/s")
+    out["L2 hits"] = ((a["l2_bytes"] * busy_sms) / sec / 1e9, p.l2_bw / 1e9, "GB/s")
+    out["shared memory"] = (a["smem_bytes"] / sec / 1e9 * busy_sms, p.smem_bytes_clk * p.clock_ghz * p.sms, "GB/s")
+    tc_peak = max(p.tc_flops_clk.values()) * p.clock_ghz * 1e9 * p.sms / 1e12
+    out["tensor core"] = (a["tensor_flops"] * busy_sms / sec / 1e12, tc_peak, "TFLOP/s")
+    out["issue"] = (a["instructions"] / span, p.issue_per_smsp * p.smsps, "warp-instr/clk/SM")
+    return out

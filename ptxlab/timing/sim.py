@@ -1,0 +1,522 @@
+"""Discrete-event replay of a recorded trace (trace.py) in simulated time.
+
+Model (documented in ptx_docs/timing.md):
+* One SM is simulated instruction by instruction: the busiest SM of the launch, which runs ceil(CTAs / SMs) CTAs,
+  ``occupancy`` at a time (a finished CTA's slot takes the next one after ``cta_launch_ns``).  The other SMs run the
+  same kind of work at the same time, so each GPU-wide resource (DRAM, L2) gives this SM a 1/busy-SMs share of its
+  bandwidth ("mean field").  Predicted time = launch overhead + the simulated SM's finish time.
+* Warps issue in program order.  Each SM sub-partition (warp slot mod 4) dispatches one instruction per cycle; each
+  pipe (fma, alu, sfu, ...) accepts a warp-instruction every 32 / lanes-per-sub-partition cycles.  An instruction
+  waits for the registers it reads (scoreboard: results are ready at issue + latency of their class; loads at the
+  time the memory system returns them).
+* Memory: every global access occupies the SM's L1/LSU for (sectors x 32 B) / L1 bandwidth; its first-touch sectors
+  go through this SM's share of DRAM, the rest through its share of L2; the per-SM fill path caps both; data returns
+  one latency after its bytes have been served.  Shared memory: one wavefront per cycle plus latency.
+* Synchronisation is causal: a CTA barrier generation releases at the latest arrival of the warps that arrived at it
+  in the emulation; an mbarrier phase completes at the latest of the contributions (arrivals, expect_tx, TMA
+  complete_tx, tcgen05.commit) the emulator's state machine assigned to it; a successful try_wait/test_wait resumes
+  at that completion (plus mbarrier latency), whatever the emulator's order was.
+* Asynchronous units are FIFO servers per SM: the TMA unit (issue cost per copy, bytes through DRAM/L2 as above),
+  the tensor pipe (tcgen05.mma: 2*M*N*K / rate of its kind, or its SMEM operand bytes / SMEM bandwidth if larger,
+  in issue order; tcgen05.commit completes when the pipe has finished the CTA's earlier ops).
+"""
+from __future__ import annotations
+
+import heapq
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Optional
+
+from .trace import (ASYNC, BAR, GLD, GST, LOCAL, MB_CONTRIB, MB_WAIT, MMA, PLAIN, SMEM, TMEM_LD, ProgramInfo, Trace)
+
+PIPE_OF = {"fma": "fma", "imad": "fmah", "alu": "alu", "sfu": "sfu", "shfl": "alu", "cvt": "alu", "mem": "lsu",
+           "sync": "alu", "branch": "alu"}
+PIPES = ("fmah", "fmal", "alu", "sfu", "lsu")
+
+
+@dataclass
+class Server:
+    """A FIFO resource: serves amounts at ``rate`` per cycle in arrival order; tracks its busy cycles."""
+    rate: float
+    free: float = 0.0
+    busy: float = 0.0
+    amount: float = 0.0
+
+    def serve(self, t: float, amount: float) -> tuple:
+        if amount <= 0 or self.rate <= 0:
+            return t, t
+        start = max(t, self.free)
+        dur = amount / self.rate
+        self.free = start + dur
+        self.busy += dur
+        self.amount += amount
+        return start, self.free
+
+
+@dataclass
+class SharedServer:
+    """This SM's share of a GPU-wide resource (DRAM, L2): ``rate`` = bandwidth / busy SMs on average, but the other
+    SMs' demand is not synchronised with this one's, so a burst may run ahead of the average by up to ``window``
+    cycles of service (credit saved while this SM was idle); beyond that it waits for its share."""
+    rate: float
+    window: float
+    free: float = 0.0
+    busy: float = 0.0
+    amount: float = 0.0
+
+    def serve(self, t: float, amount: float) -> float:
+        """Returns the time the share allows ``amount`` bytes requested at ``t`` to have been served."""
+        if amount <= 0:
+            return t
+        v = max(self.free, t - self.window)
+        dur = amount / self.rate
+        self.free = v + dur
+        self.busy += dur
+        self.amount += amount
+        return max(self.free, t)
+
+
+class WarpState:
+    __slots__ = ("key", "stream", "pos", "t", "ready", "smsp", "cta", "blocked", "block_t", "block_why", "done",
+                 "issued", "waits", "last_pc", "start", "hseq", "block_pc")
+
+    def __init__(self, key, stream, smsp, t):
+        self.key = key
+        self.cta = key[0]
+        self.stream = stream
+        self.pos = 0
+        self.t = t
+        self.start = t
+        self.ready: dict = {}
+        self.smsp = smsp
+        self.blocked = None
+        self.block_t = 0.0
+        self.block_why = ""
+        self.done = None
+        self.issued = 0
+        self.waits: dict = defaultdict(float)
+        self.last_pc = -2
+        self.hseq = -1
+
+
+@dataclass
+class SimResult:
+    cycles: float                       # simulated SM finish time (cycles)
+    ctas_on_sm: int
+    resources: dict                     # name -> busy cycles on the simulated SM
+    amounts: dict                       # name -> bytes / flops / instructions served on the simulated SM
+    warps: dict                         # warp index in CTA -> {"issued", "active", waits...}
+    events: list                        # timeline events (dicts) of the first CTAs
+    cta_spans: list                     # (cta, start, end)
+
+
+def _pipe_cost(p, pipe: str) -> float:
+    """Cycles a pipe of one sub-partition is busy per warp-instruction: 32 / its lanes.  FP32 lanes are split over
+    two pipes (FMA-heavy, which also runs IMAD/IDP, and FMA-lite), as on GH100/GB100 (whitepapers)."""
+    lanes = {"fmah": p.fp32_lanes / 2, "fmal": p.fp32_lanes / 2, "alu": p.int_lanes, "sfu": p.sfu_lanes}
+    per_smsp = lanes.get(pipe, 128) / p.smsps
+    return max(1.0, 32.0 / per_smsp)
+
+
+class SmSim:
+    def __init__(self, trace: Trace, info: ProgramInfo, p, occupancy: int, busy_sms: int,
+                 timeline_ctas: int = 2, max_events: int = 200000):
+        self.trace, self.info, self.p = trace, info, p
+        self.occ = max(1, occupancy)
+        clk = p.clock_ghz * 1e9
+        share = max(1, busy_sms)
+        win = p.cycles(p.burst_window_ns)
+        self.dram = SharedServer(p.dram_bw / clk / share, win)
+        self.l2 = SharedServer(p.l2_bw / clk / share, win)
+        self.fill = Server(p.sm_dram_bytes_clk)
+        self.tma_fill = Server(p.tma_bytes_clk)
+        self.l1 = Server(p.sm_l1_bytes_clk)
+        self.smem = Server(p.smem_bytes_clk)
+        self.tma = Server(1.0)
+        self.tc = Server(1.0)
+        self.tmem = Server(p.tmem_ld_bytes_clk or 1e9)
+        self.dram_lat = p.cycles(p.dram_latency_ns)
+        self.l2_lat = p.cycles(p.l2_latency_ns)
+        self.tma_lat = p.cycles(p.tma_latency_ns)
+        self.lat = {"alu": p.alu_latency_clk, "fma": p.alu_latency_clk, "imad": p.alu_latency_clk,
+                    "free": 0.0, "sfu": p.sfu_latency_clk,
+                    "shfl": p.shfl_latency_clk, "cvt": p.cvt_latency_clk, "sync": p.alu_latency_clk,
+                    "mem": 30.0, "branch": 0.0}
+        self.cost = {pipe: _pipe_cost(p, pipe) for pipe in PIPES}
+        self.cost["lsu"] = 1.0
+        self.dispatch = [0.0] * p.smsps
+        self.pipes = [dict.fromkeys(PIPES, 0.0) for _ in range(p.smsps)]
+        self.issue_busy = [0.0] * p.smsps
+        self.heap: list = []
+        self.seq = 0
+        # synchronisation state
+        self.c_parts = [c.parts for c in trace.contribs]
+        self.c_time = [0.0] * len(trace.contribs)
+        self.key_left = {k: len(v) for k, v in trace.phase_contribs.items()}
+        self.key_time: dict = {}
+        self.key_done: dict = {}
+        self.waiters: dict = defaultdict(list)
+        self.tc_last: dict = defaultdict(float)
+        self.timeline_ctas = set(trace.ctas[:timeline_ctas])
+        self.events: list = []
+        self.max_events = max_events
+        self.bar_names: dict = {}
+        self._summary: dict = {}
+
+    # --- helpers ----------------------------------------------------------------------------------------------------
+    def push(self, t, obj):
+        self.seq += 1
+        if isinstance(obj, WarpState):
+            obj.hseq = self.seq     # only the newest heap entry of a warp is live
+        heapq.heappush(self.heap, (t, self.seq, obj))
+
+    def ev(self, w: Optional[WarpState], name: str, t0: float, t1: float, cat: str, pc: int = -1, track=None,
+           cta=None, args=None):
+        c = w.cta if w is not None else cta
+        if c not in self.timeline_ctas or len(self.events) >= self.max_events:
+            return
+        e = {"name": name, "t0": t0, "t1": t1, "cat": cat, "cta": c,
+             "track": track if track is not None else f"warp {w.key[1]}"}
+        if pc >= 0:
+            e["line"] = self.info.line[pc]
+            loc = self.info.loc[pc]
+            if loc:
+                e["src"] = f"{loc[0]}:{loc[1]}"
+            e["ptx"] = self.info.text[pc]
+        if args:
+            e.update(args)
+        self.events.append(e)
+
+    def mem_load(self, t: float, sectors: int, dram_sectors: int) -> float:
+        _, l1_end = self.l1.serve(t, sectors * 32)
+        d = dram_sectors * 32
+        h = (sectors - dram_sectors) * 32
+        done = l1_end
+        if d:
+            done = max(done, self.dram.serve(t, d) + self.dram_lat)
+        if h:
+            done = max(done, self.l2.serve(t, h) + self.l2_lat)
+        _, fe = self.fill.serve(t, d + h)
+        return max(done, fe + (self.dram_lat if d else self.l2_lat))
+
+    # --- contributions (barrier generations / mbarrier phases) -------------------------------------------------------
+    def contribute(self, cid: int, t: float):
+        self.c_parts[cid] -= 1
+        if t > self.c_time[cid]:
+            self.c_time[cid] = t
+        if self.c_parts[cid] > 0:
+            return
+        key = self.trace.contribs[cid].key
+        tc = self.c_time[cid]
+        self.key_time[key] = max(self.key_time.get(key, 0.0), tc)
+        self.key_left[key] -= 1
+        if self.key_left[key] == 0:
+            lat = self.p.bar_latency_clk if key[0] == "bar" else self.p.mbar_latency_clk
+            done = self.key_time[key] + lat
+            self.key_done[key] = done
+            for w in self.waiters.pop(key, ()):
+                self.wake(w, done)
+
+    def wake(self, w: WarpState, t: float):
+        t = max(t, w.block_t)
+        w.waits[w.block_why] += t - w.block_t
+        self._summary[w.key[1]]["waits"][w.block_why] += t - w.block_t
+        self.ev(w, w.block_why, w.block_t, t, "wait", w.block_pc)
+        w.blocked = None
+        w.t = t
+        self.push(t, w)
+
+    def block(self, w: WarpState, key, why: str, pc: int = -1):
+        w.blocked = key
+        w.block_pc = pc
+        w.block_t = w.t
+        w.block_why = why
+        self.waiters[key].append(w)
+
+    # --- the main loop ------------------------------------------------------------------------------------------------
+    def run(self) -> SimResult:
+        p = self.p
+        ctas = list(self.trace.ctas)
+        by_cta = defaultdict(list)
+        for key in sorted(self.trace.streams):
+            by_cta[key[0]].append(key)
+        pending = list(ctas)
+        live: dict = {}
+        spans = []
+        cta_start: dict = {}
+        launch = p.cycles(p.cta_launch_ns)
+        slot_of: dict = {}
+        free_slots = list(range(self.occ))
+
+        def start_cta(t):
+            c = pending.pop(0)
+            slot = free_slots.pop(0)
+            slot_of[c] = slot
+            keys = by_cta[c]
+            live[c] = len(keys)
+            cta_start[c] = t
+            for k in keys:
+                w = WarpState(k, self.trace.streams[k], (slot * len(keys) + k[1]) % p.smsps, t)
+                self.push(t, w)
+            if not keys:
+                live[c] = 0
+                finish_cta(c, t)
+
+        def finish_cta(c, t):
+            spans.append((c, cta_start[c], t))
+            free_slots.append(slot_of[c])
+            if pending:
+                start_cta(t + launch)
+
+        t0 = launch
+        for _ in range(min(self.occ, len(pending))):
+            start_cta(t0)
+        end = 0.0
+        while self.heap:
+            t, sq, obj = heapq.heappop(self.heap)
+            if isinstance(obj, tuple):          # timed contribution from an async op
+                self.contribute(obj[1], t)
+                continue
+            w = obj
+            if w.blocked is not None or sq != w.hseq:
+                continue
+            if w.t < t:
+                w.t = t
+            fin = self.step(w)
+            if fin:
+                w.done = w.t
+                end = max(end, w.t)
+                live[w.cta] -= 1
+                if live[w.cta] == 0:
+                    finish_cta(w.cta, w.t)
+        stuck = [k for k, ws in self.waiters.items() if ws]
+        if stuck:
+            # a wait whose phase never completed in simulated time (a contribution the recorder could not see):
+            # release at the end and report it
+            for k in stuck:
+                for w in self.waiters.pop(k):
+                    w.waits["unresolved wait"] += end - w.block_t
+        res = {"dram": self.dram.busy, "l2": self.l2.busy, "fill": max(self.fill.busy, self.tma_fill.busy),
+               "l1": self.l1.busy,
+               "smem": self.smem.busy, "tma": self.tma.busy, "tensor": self.tc.busy, "tmem": self.tmem.busy,
+               "issue": max(self.issue_busy)}
+        amounts = {"dram_bytes": self.dram.amount, "l2_bytes": self.l2.amount, "smem_bytes": self.smem.amount,
+                   "tensor_flops": self.tc.amount, "tma_ops": self.tma.amount,
+                   "instructions": sum(self.issue_busy)}
+        return SimResult(cycles=end, ctas_on_sm=len(ctas), resources=res, amounts=amounts,
+                         warps=self._warp_summary(), events=self.events, cta_spans=spans)
+
+    def _warp_summary(self) -> dict:
+        out = {}
+        for wi, s in sorted(self._summary.items()):
+            out[wi] = {"issued": s["issued"] / max(1, len(s["warps"])), "warps": len(s["warps"]),
+                       "role": ", ".join(sorted(s["roles"])),
+                       "waits": {k: v / max(1, len(s["warps"])) for k, v in s["waits"].items()}}
+        return out
+
+    def step(self, w: WarpState) -> bool:
+        """Issue instructions of ``w`` while it stays the earliest thing to do; True when its stream is done."""
+        info, p = self.info, self.p
+        stream = w.stream
+        n = len(stream)
+        heap = self.heap
+        cls_of, reads_of, writes_of = info.cls, info.reads, info.writes
+        summ = self._summary
+        ws = summ.get(w.key[1])
+        if ws is None:
+            ws = summ[w.key[1]] = {"issued": 0, "waits": defaultdict(float), "warps": set(), "roles": set()}
+        ws["warps"].add(w.key)
+        while w.pos < n:
+            pc, kind, data = stream[w.pos]
+            cls = cls_of[pc]
+            t = w.t
+            # scoreboard
+            tdep = t
+            rd = w.ready
+            for r in reads_of[pc]:
+                x = rd.get(r)
+                if x is not None and x > tdep:
+                    tdep = x
+            if tdep > t:
+                why = "scoreboard (memory)" if tdep - t > 40 else "scoreboard (alu)"
+                w.waits[why] += tdep - t
+                ws["waits"][why] += tdep - t
+                t = tdep
+            if cls == "free" and kind == PLAIN:
+                w.pos += 1
+                w.last_pc = pc
+                for r in writes_of[pc]:
+                    rd[r] = t
+                continue
+            pipe = PIPE_OF.get(cls, "alu")
+            s = w.smsp
+            pf = self.pipes[s]
+            if pipe == "fma":
+                pipe = "fmah" if pf["fmah"] < pf["fmal"] else "fmal"
+            ti = max(t, self.dispatch[s], pf[pipe])
+            if ti > t:
+                w.waits["issue contention"] += ti - t
+                ws["waits"]["issue contention"] += ti - t
+            if heap and ti > heap[0][0] + 1e-9:
+                w.t = ti
+                self.push(ti, w)
+                return False
+            self.dispatch[s] = ti + 1.0 / p.issue_per_smsp
+            pf[pipe] = ti + self.cost[pipe]
+            self.issue_busy[s] += 1.0 / p.issue_per_smsp
+            w.issued += 1
+            ws["issued"] += 1
+            w.last_pc = pc
+            w.pos += 1
+            w.t = ti + 1.0
+            if w.pos < n and stream[w.pos][0] != pc + 1:
+                w.t += 1.0      # a taken branch / reconvergence costs an issue slot
+            ready = ti + self.lat.get(cls, 4.0)
+            items = data if kind == -1 else ((kind, data),)
+            blocked = False
+            for k, d in items:
+                if k == PLAIN:
+                    continue
+                if k == GLD:
+                    ready = self.mem_load(ti, d[0], d[1])
+                elif k == GST:
+                    self.l1.serve(ti, d[0] * 32)
+                    self.dram.serve(ti, d[0] * 32)
+                    self.fill.serve(ti, d[0] * 32)
+                elif k == SMEM:
+                    _, e = self.smem.serve(ti, d * 128)
+                    ready = e + p.smem_latency_clk
+                elif k == LOCAL:
+                    ready = ti + 30.0
+                elif k == TMEM_LD:
+                    ws["roles"].add("epilogue")
+                    _, e = self.tmem.serve(ti, d)
+                    ready = e + p.tmem_ld_latency_clk
+                    self.ev(w, "tcgen05.ld", ti, ready, "tmem", pc)
+                elif k == MMA:
+                    ws["roles"].add("MMA issuer")
+                    self.mma(w, ti, d, pc)
+                elif k == ASYNC:
+                    kind_a = self.trace.asyncs[d].kind
+                    ws["roles"].add("TMA producer" if kind_a in ("tma", "bulk") else
+                                    "TMA store" if kind_a in ("tma_store", "bulk_store") else
+                                    "MMA issuer" if kind_a == "commit" else kind_a)
+                    self.async_op(w, ti, d, pc)
+                elif k == BAR:
+                    cid, key, wait = d
+                    self.contribute(cid, ti)
+                    if wait:
+                        done = self.key_done.get(key)
+                        if done is None:
+                            self.block(w, key, f"bar.sync {key[2]}", pc)
+                            blocked = True
+                        elif done > w.t:
+                            w.waits[f"bar.sync {key[2]}"] += done - w.t
+                            ws["waits"][f"bar.sync {key[2]}"] += done - w.t
+                            self.ev(w, f"bar.sync {key[2]}", w.t, done, "wait", pc)
+                            w.t = done
+                elif k == MB_CONTRIB:
+                    self.contribute(d, ti + p.mbar_arrive_clk)
+                elif k == MB_WAIT:
+                    why = self.bar_name(d[0], pc)
+                    if d not in self.key_left:
+                        continue
+                    done = self.key_done.get(d)
+                    if done is None:
+                        self.block(w, d, why, pc)
+                        blocked = True
+                    elif done > w.t:
+                        w.waits[why] += done - w.t
+                        ws["waits"][why] += done - w.t
+                        self.ev(w, why, w.t, done, "wait", pc)
+                        w.t = done
+            for r in writes_of[pc]:
+                rd[r] = ready
+            if blocked:
+                return False
+        return True
+
+    def bar_name(self, bar_id, pc) -> str:
+        name = self.bar_names.get(bar_id)
+        if name is None:
+            addr = self.trace.bar_addr.get(bar_id)
+            name = f"mbarrier 0x{addr:x} wait" if addr is not None else f"mbarrier wait (PTX line {self.info.line[pc]})"
+            self.bar_names[bar_id] = name
+        return name
+
+    def mma(self, w, ti, d, pc):
+        kind, M, N, K = d
+        p = self.p
+        if kind == "cp":
+            nbytes = M              # bytes of the copy (trace.tcgen05_cp_bytes)
+            dur = nbytes / p.smem_bytes_clk
+            flops = 0
+        else:
+            flops = 2.0 * M * N * K
+            rate = p.tc_flops_clk.get(kind) or p.tc_flops_clk.get("f16", 4096.0)
+            bits = 4 if kind in ("mxf4nvf4", "mxf4") else 8 if kind in ("mxf8f6f4", "f8f6f4", "i8") else 16
+            smem_bytes = (M + N) * K * bits / 8
+            dur = max(flops / rate, smem_bytes / p.smem_bytes_clk)
+        start = max(ti, self.tc.free)
+        self.tc.free = start + dur
+        self.tc.busy += dur
+        self.tc.amount += flops
+        self.tc_last[w.cta] = self.tc.free
+        label = f"tcgen05.cp {M} B" if kind == "cp" else f"tcgen05.mma {kind} {M}x{N}x{K}"
+        self.ev(w, label, start, self.tc.free, "tensor", pc, track="tensor pipe")
+
+    def async_op(self, w, ti, aid, pc):
+        a = self.trace.asyncs[aid]
+        p = self.p
+        if a.kind == "commit":
+            done = max(ti, self.tc_last[w.cta]) + 1.0
+            self.ev(w, "tcgen05.commit", ti, done, "tensor", pc, track="tensor pipe")
+        elif a.kind in ("tma", "bulk", "cp_async"):
+            start, e = self.tma.serve(ti, p.tma_issue_clk)
+            done = e
+            if a.dram_bytes:
+                done = max(done, self.dram.serve(e, a.dram_bytes) + self.dram_lat)
+            if a.l2_bytes:
+                done = max(done, self.l2.serve(e, a.l2_bytes) + self.l2_lat)
+            _, fe = self.tma_fill.serve(e, a.dram_bytes + a.l2_bytes)
+            done = max(done, fe + (self.dram_lat if a.dram_bytes else self.l2_lat)) + self.tma_lat
+            self.ev(w, f"TMA load {a.dram_bytes + a.l2_bytes} B", start, done, "tma", pc, track="TMA unit",
+                    args={"bytes": a.dram_bytes + a.l2_bytes})
+        elif a.kind in ("tma_store", "bulk_store"):
+            start, e = self.tma.serve(ti, p.tma_issue_clk)
+            de = self.dram.serve(e, a.dram_bytes)
+            self.fill.serve(e, a.dram_bytes)
+            done = de + self.tma_lat
+            self.ev(w, f"TMA store {a.dram_bytes} B", start, done, "tma", pc, track="TMA unit")
+        else:
+            done = ti + self.dram_lat
+        for cid in a.contribs:
+            self.push(done, ("contrib", cid))
+
+
+def occupancy(p, threads: int, regs: int, smem: int, tmem_cols: int = 0) -> dict:
+    """CTAs per SM and what limits them (CUDA occupancy rules; TMEM columns: 512 per SM)."""
+    warps = -(-threads // 32)
+    lim = {"threads": p.max_threads_sm // max(32, warps * 32), "ctas": p.max_ctas_sm}
+    if regs:
+        per_warp = -(-regs * 32 // 256) * 256
+        lim["registers"] = p.regs_sm // max(1, per_warp * warps)
+    lim["shared memory"] = (p.smem_sm // (smem + p.smem_per_cta_reserved)) if smem else p.max_ctas_sm
+    if tmem_cols:
+        lim["TMEM columns"] = p.tmem_cols // tmem_cols
+    n = max(1, min(lim.values()))
+    by = min(lim, key=lambda k: lim[k])
+    return {"ctas_per_sm": n, "limited_by": by, "limits": lim}
+
+
+def cta_ids_for_sm(total: int, sms: int, sm: int = 0) -> list:
+    """The CTAs the block scheduler gives SM ``sm`` when all SMs progress alike (round robin)."""
+    return list(range(sm, total, sms))
+
+
+def waves(total: int, sms: int, occ: int) -> float:
+    return total / float(sms * occ)
+
+
+__all__ = ["SmSim", "SimResult", "occupancy", "cta_ids_for_sm", "waves", "math"]

@@ -1,0 +1,644 @@
+"""Recording hooks: while the emulator runs a kernel, record each warp's dynamic instruction stream as events.
+
+The emulator's scheduling order is not time order (it runs the lowest PC first and completes asynchronous operations
+lazily), so nothing here measures time: it records *what* each warp did, in that warp's program order, with the
+identities the simulator (sim.py) needs to replay it causally:
+
+* every executed instruction (its PTX code index: class, latency and register dependences come from the program);
+* global memory accesses: bytes, 32-byte sectors, and how many sectors are a first touch in this launch (DRAM) or a
+  re-read (L2); shared-memory accesses: wavefronts (bank conflicts);
+* CTA barriers (bar.sync / bar.arrive / bar.red): (CTA, barrier id, generation) and whether the warp waits;
+* mbarrier operations: each arrive / expect_tx / complete_tx is a *contribution* to one phase (barrier object, phase
+  index, as the emulator's state machine assigned it); each successful try_wait / test_wait *depends* on the
+  completion of one phase;
+* asynchronous operations (TMA / bulk copies, tcgen05.commit, cp.async arrivals): issue point, bytes (DRAM / L2), and
+  the phase contributions they make when they complete;
+* tcgen05.mma / tcgen05.cp: shape and kind (tensor-pipe work); tcgen05.ld: bytes read from TMEM.
+
+Hook points (no emulator handler is edited): the recorder wraps each decoded instruction's handler in a copy of the
+program (``instrument``), subclasses the wave's memory access (``TimedWave.load/store``), and replaces the wave's
+async engine (``RecordingEngine``).  The only emulator change is none: ``predict.py`` builds and runs the waves.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field, replace
+from typing import Any, Optional
+
+import numpy as np
+
+from ..emu import ir, isa, machine
+from ..emu.memory import GLOBAL_BASE, SHARED_WIN, WIN_SHIFT
+
+# event kinds inside a warp's stream (item = (pc, kind, data))
+PLAIN, GLD, GST, SMEM, BAR, MB_CONTRIB, MB_WAIT, ASYNC, MMA, TMEM_LD, LOCAL = range(11)
+
+_BAR_OPS = ("bar", "barrier")
+_MBAR_CHANGE = {"arrive", "arrive_drop", "expect_tx", "complete_tx"}
+
+
+@dataclass
+class AsyncOp:
+    """One asynchronous operation as recorded: what it moves and which mbarrier phases its completion feeds."""
+    kind: str                 # "tma" | "bulk" | "tma_store" | "commit" | "cp_async" | "arrive" | other describe()
+    pc: int
+    cta: int                  # global CTA id
+    dram_bytes: int = 0
+    l2_bytes: int = 0
+    contribs: list = field(default_factory=list)   # event ids (phase contributions) made at completion
+    line: int = 0
+
+
+@dataclass
+class Contribution:
+    """One contribution to an mbarrier phase or a CTA-barrier generation: ``parts`` warp (or async) arrivals that all
+    have to happen; the phase completes at the latest contribution."""
+    key: tuple
+    parts: int = 0
+
+
+class Trace:
+    """All recorded streams of one launch (or of the sampled CTAs of it)."""
+
+    def __init__(self, prog, grid, block, dyn_smem: int, ctas: list):
+        self.prog = prog
+        self.kernel = prog.kernel
+        self.grid, self.block, self.dyn_smem = tuple(grid), tuple(block), int(dyn_smem)
+        self.ctas = list(ctas)                       # emulated (sampled) global CTA ids
+        self.streams: dict[tuple, list] = {}         # (cta, warp) -> [(pc, kind, data)]
+        self.contribs: list[Contribution] = []       # id -> Contribution
+        self.phase_contribs: dict[tuple, list] = {}  # phase key -> [contribution ids]
+        self.asyncs: list[AsyncOp] = []
+        self.smem_bytes = 0
+        self.thread_instrs = 0
+        self.emu_seconds = 0.0
+        self.tmem_cols: dict[int, int] = {}          # cta -> max TMEM columns allocated
+        self.bar_addr: dict[int, int] = {}           # id(mbarrier object) -> its shared::cta address
+
+    def new_contrib(self, key: tuple) -> int:
+        self.contribs.append(Contribution(key))
+        cid = len(self.contribs) - 1
+        self.phase_contribs.setdefault(key, []).append(cid)
+        return cid
+
+
+# ------------------------------------------------------------------------------------------------ instruction classes
+_INT_TYPES = {"s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64", "b8", "b16", "b32", "b64"}
+
+
+def instr_class(ins: ir.Instr) -> str:
+    """Coarse issue/latency class of a PTX instruction (params.py gives each class a latency, sim.py a pipe).
+
+    PTX is not SASS: register moves and integer widenings mostly vanish in register allocation ("free": no issue
+    slot), integer multiplies / dot products run on the FMA-heavy pipe (IMAD/IDP), FP32 arithmetic on either FMA
+    pipe, logic/shift/add/compare/permute on the integer ALU pipe."""
+    op, mods = ins.opcode, ins.mods
+    if op in ("ld", "ldu", "st", "red", "atom", "prefetch", "cp", "cp.async", "ldmatrix", "stmatrix"):
+        return "mem"
+    if op == "mov" or op == "cvta" or (op == "cvt" and all(m in _INT_TYPES or m in ("rn", "rz", "rm", "rp")
+                                                          for m in mods) and not any(m.startswith("f") for m in mods)):
+        return "free"
+    fp = any(t in mods for t in ("f32", "f64", "f16", "bf16", "f16x2", "bf16x2", "ftz", "rn"))
+    if op in ("fma", "mad", "add", "sub", "mul", "min", "max", "neg", "abs") and fp:
+        return "fma"
+    if op in ("mul", "mad", "mul24", "mad24", "dp4a", "dp2a", "madc"):
+        return "imad"
+    if op in ("ex2", "lg2", "rcp", "rsqrt", "sqrt", "sin", "cos", "tanh"):
+        return "sfu"
+    if op == "div" and fp:
+        return "sfu"
+    if op in ("shfl", "redux", "vote", "match", "activemask"):
+        return "shfl"
+    if op == "cvt":
+        return "cvt"
+    if op in ("mbarrier", "bar", "barrier", "fence", "membar", "tcgen05", "elect", "nanosleep",
+              "griddepcontrol", "setmaxnreg"):
+        return "sync"
+    return "alu"
+
+
+def _write_slots(ins: ir.Instr) -> tuple:
+    from ..emu.program import _dest_first, _regs
+    if not ins.args or not _dest_first(ins):
+        return ()
+    return tuple(sorted({r.idx for r in _regs([ins.args[0]])}))
+
+
+class ProgramInfo:
+    """Static per-PC tables of a program for the simulator: class, register reads/writes, PTX line."""
+
+    def __init__(self, prog):
+        code = prog.code
+        n = len(code)
+        self.cls = [""] * n
+        self.reads = [()] * n
+        self.writes = [()] * n
+        self.line = [0] * n
+        self.text = [""] * n
+        self.loc = [None] * n
+        for i, e in enumerate(code):
+            ins = e.ins
+            self.line[i] = ins.line
+            self.text[i] = ins.text.strip()
+            self.loc[i] = ins.loc
+            if e.kind != 0:
+                self.cls[i] = "branch"
+                self.reads[i] = e.reads
+                continue
+            self.cls[i] = instr_class(ins)
+            self.reads[i] = e.reads
+            self.writes[i] = _write_slots(ins)
+
+
+# ------------------------------------------------------------------------------------------------ the recorder
+class Recorder:
+    """Attached to a TimedWave; collects one launch's trace across all its waves."""
+
+    def __init__(self, trace: Trace, params):
+        self.trace = trace
+        self.params = params
+        self.st = None
+        self.cur_pc = -1
+        self.cur_mem: dict = {}        # warp (wave-global) -> (kind, data) of the running memory instruction
+        self.cur_async: list = []      # async ops submitted by the running instruction
+        self.touched = None            # first-touch bitmap over the heap, in 32-byte sectors
+        self.bar_arrivals: dict = {}   # (cta, id) -> threads arrived so far (generation counting)
+        self.keep: list = []           # keep mbarrier objects alive (their id() names phases)
+        self.in_async: Optional[AsyncOp] = None
+
+    # --- per-wave setup ------------------------------------------------------------------------------------------
+    def attach(self, st):
+        self.st = st
+        self.warp_cta = st.cta_ids[np.arange(st.T // 32) * 32 // st.tpc].astype(np.int64)
+        self.warp_in_cta = (np.arange(st.T // 32) * 32 % st.tpc) // 32
+        valid_w = st.valid.reshape(-1, 32).any(axis=1)
+        self.all_warps = np.flatnonzero(valid_w)
+        self.keys = [(int(self.warp_cta[w]), int(self.warp_in_cta[w])) for w in range(st.T // 32)]
+        for w in self.all_warps:
+            self.trace.streams.setdefault(self.keys[w], [])
+        if self.touched is None:
+            self.touched = np.zeros((st.heap.buf.size >> 5) + 1, dtype=np.bool_)
+        elif self.touched.size < (st.heap.buf.size >> 5) + 1:
+            self.touched = np.concatenate([self.touched, np.zeros((st.heap.buf.size >> 5) + 1 - self.touched.size,
+                                                                  np.bool_)])
+        st.engine = RecordingEngine(self)
+
+    def warps_of(self, m) -> np.ndarray:
+        st = self.st
+        if m is None:
+            live = st.status.reshape(-1, 32) != machine.EXITED
+            return np.flatnonzero(live.any(axis=1))
+        return np.flatnonzero(np.asarray(m).reshape(-1, 32).any(axis=1))
+
+    # --- global memory ------------------------------------------------------------------------------------------
+    def sectors(self, off: np.ndarray, nbytes: int, warps: np.ndarray) -> tuple:
+        """(sectors per warp, first-touch sectors per warp) for byte offsets ``off`` into the heap."""
+        first = off >> 5
+        last = (off + nbytes - 1) >> 5
+        if nbytes <= 32 and (first == last).all():
+            sec = first
+            w = warps
+        else:
+            span = int((last - first).max()) + 1
+            sec = (first[:, None] + np.arange(span)).ravel()
+            w = np.repeat(warps, span)
+            keep = sec <= np.repeat(last, span)
+            sec, w = sec[keep], w[keep]
+        key = w.astype(np.int64) << 40 | sec
+        uk = np.unique(key)
+        uw = uk >> 40
+        us = uk & ((1 << 40) - 1)
+        if us.size and int(us.max()) >= self.touched.size:
+            self.touched = np.concatenate([self.touched, np.zeros(int(us.max()) + 1 - self.touched.size, np.bool_)])
+        new = ~self.touched[us]
+        self.touched[us] = True
+        # a sector first touched by two warps of this instruction counts once (as the first one's)
+        if new.any():
+            _, first_idx = np.unique(us[new], return_index=True)
+            nw = np.zeros(new.sum(), bool)
+            nw[first_idx] = True
+            newmask = np.zeros(us.size, bool)
+            newmask[np.flatnonzero(new)[nw]] = True
+        else:
+            newmask = new
+        return uw, newmask
+
+    def mem(self, st, space: str, sel: np.ndarray, addr: np.ndarray, nbytes: int, write: bool):
+        """Called by TimedWave.load/store (after the access is validated) with resolved per-space addresses."""
+        if sel.size == 0:
+            return
+        warps = st.gwarp[sel]
+        if space == "global":
+            off = (addr.astype(np.int64) - GLOBAL_BASE)
+            uw, new = self.sectors(off, nbytes, warps)
+            tot = np.bincount(uw, minlength=st.T // 32)
+            dram = np.bincount(uw[new], minlength=st.T // 32)
+            kind = GST if write else GLD
+            for w in np.flatnonzero(tot):
+                prev = self.cur_mem.get(w)
+                s, d = int(tot[w]), int(dram[w])
+                if prev is not None and prev[0] == kind:
+                    s, d = s + prev[1][0], d + prev[1][1]
+                self.cur_mem[w] = (kind, (s, d))
+        elif space == "shared":
+            a = addr.astype(np.int64)
+            words = a >> 2
+            nw = max(1, nbytes // 4)
+            if nw > 1:
+                words = (words[:, None] + np.arange(nw)).ravel()
+                ww = np.repeat(warps, nw)
+            else:
+                ww = warps
+            key = np.unique(ww.astype(np.int64) << 32 | words)
+            kw = key >> 32
+            bank = (key & 0xFFFFFFFF) & 31
+            per = np.bincount(kw * 32 + bank, minlength=(st.T // 32) * 32).reshape(-1, 32)
+            conflict = per.max(axis=1)
+            lanes = np.bincount(warps, minlength=st.T // 32)
+            for w in np.flatnonzero(lanes):
+                wav = max(int(conflict[w]), -(-int(lanes[w]) * nbytes // 128))
+                prev = self.cur_mem.get(w)
+                if prev is not None and prev[0] == SMEM:
+                    wav += prev[1]
+                self.cur_mem[w] = (SMEM, wav)
+        else:
+            for w in np.unique(warps):
+                self.cur_mem.setdefault(int(w), (LOCAL, 0))
+
+    # --- mbarrier state snapshots -------------------------------------------------------------------------------
+    def mbar_snapshot(self, ctas) -> dict:
+        ts = self.st.side.get("mbarrier")
+        if not ts:
+            return {}
+        snap = {}
+        for c in ctas:
+            tab = ts.get(int(c))
+            if tab is None:
+                continue
+            for b in tab._bars.values():
+                snap[id(b)] = (b, b.phase, b.pending, b.tx, b.valid)
+        return snap
+
+    def mbar_changes(self, before: dict, ctas) -> list:
+        """[(bar, phase index contributed to, cta)] for barriers whose state changed since ``before``."""
+        out = []
+        ts = self.st.side.get("mbarrier") or {}
+        for c in ctas:
+            tab = ts.get(int(c))
+            if tab is None:
+                continue
+            for b in tab._bars.values():
+                old = before.get(id(b))
+                if old is None:
+                    continue   # init: not a contribution
+                if (b.phase, b.pending, b.tx) != old[1:4]:
+                    self.keep.append(b)
+                    out.append((b, old[1], int(c)))
+        return out
+
+
+class RecordingEngine(machine.AsyncEngine):
+    """The wave's async engine, recording each op at submit (issuing warp, pc) and its effects at completion."""
+
+    def __init__(self, rec: Recorder):
+        super().__init__()
+        self.rec = rec
+        self.meta: dict = {}
+
+    def submit(self, op):
+        rec = self.rec
+        st = rec.st
+        t = getattr(op, "thread", None)
+        cta_w = getattr(op, "cta", None)
+        name = type(op).__name__.lower()
+        kind = {"_tensorload": "tma", "_bulkcopy": "bulk", "_tensorstore": "tma_store", "_commitop": "commit",
+                "_arrive": "cp_async_arrive", "_copy": "cp_async"}.get(name, name.strip("_"))
+        if kind == "bulk" and getattr(op, "direction", "") != "global->shared":
+            kind = "bulk_store"
+        if t is not None:
+            w = int(st.gwarp[int(t)])
+            gcta = int(rec.warp_cta[w])
+        elif cta_w is not None:
+            gcta = int(st.cta_ids[int(cta_w)])
+            w = None
+        else:
+            w, gcta = None, -1
+        a = AsyncOp(kind=kind, pc=rec.cur_pc, cta=gcta, line=op.ins.line if hasattr(op, "ins") else 0)
+        if kind == "bulk_store":
+            a.dram_bytes = int(getattr(op, "size", 0))
+        elif kind == "tma_store":
+            plan = getattr(op, "plan", None)
+            a.dram_bytes = int(getattr(plan, "box_bytes", 0)) if plan is not None else 0
+        rec.trace.asyncs.append(a)
+        self.meta[id(op)] = (len(rec.trace.asyncs) - 1, a)
+        rec.cur_async.append((w, len(rec.trace.asyncs) - 1))
+        super().submit(op)
+
+    def drain(self, st, until=None) -> int:
+        n = 0
+        while self.queue:
+            op = self.queue.pop(0)
+            self._complete(st, op)
+            n += 1
+            if until is not None and until(op):
+                break
+        return n
+
+    def _complete(self, st, op):
+        rec = self.rec
+        aid, a = self.meta.pop(id(op), (None, None))
+        ctas = range(st.nctas)
+        cw = getattr(op, "cta", None)
+        if cw is not None:
+            ctas = [int(cw)]
+        elif hasattr(op, "ctas"):
+            ctas = sorted({int(c) for c in np.atleast_1d(op.ctas)})
+        before = rec.mbar_snapshot(ctas)
+        heap = st.heap
+        reads: list = []
+        if a is not None and a.kind in ("tma", "bulk", "cp_async"):
+            orig = heap.read_bytes
+
+            def spy(ptr, n, _orig=orig):
+                reads.append((int(ptr), int(n)))
+                return _orig(ptr, n)
+            heap.read_bytes = spy
+            try:
+                op.complete(st)
+            finally:
+                del heap.read_bytes
+        else:
+            op.complete(st)
+        if a is None:
+            return
+        if reads:
+            dram = tot = 0
+            for ptr, n in reads:
+                off = ptr - GLOBAL_BASE
+                lo, hi = off >> 5, (off + n - 1) >> 5
+                if hi >= rec.touched.size:
+                    rec.touched = np.concatenate([rec.touched, np.zeros(hi + 1 - rec.touched.size, np.bool_)])
+                seg = rec.touched[lo:hi + 1]
+                dram += int((~seg).sum()) * 32
+                tot += (hi - lo + 1) * 32
+                seg[:] = True
+            a.dram_bytes, a.l2_bytes = dram, tot - dram
+        for bar, phase, c in rec.mbar_changes(before, ctas):
+            cid = rec.trace.new_contrib((id(bar), phase))
+            rec.trace.contribs[cid].parts = 1
+            a.contribs.append(cid)
+
+
+# ------------------------------------------------------------------------------------------------ instrumentation
+def instrument(prog, rec: Recorder):
+    """A shallow copy of ``prog`` whose handlers record into ``rec`` (the original program is untouched)."""
+    p2 = copy.copy(prog)
+    ctx = isa.Ctx(prog)
+    code = []
+    for i, e in enumerate(prog.code):
+        if e.fn is None:
+            code.append(e)
+            continue
+        code.append(replace(e, fn=_wrap(i, e, ctx, rec)))
+    p2.code = code
+    return p2
+
+
+def _operand_value(ctx, op, ty="u32"):
+    if isinstance(op, ir.Addr):
+        return ctx.address(op)
+    return ctx.read(op, ty)
+
+
+def _wrap(i: int, e, ctx, rec: Recorder):
+    fn = e.fn
+    ins = e.ins
+    op, mods = ins.opcode, ins.mods
+    trace = rec.trace
+    kind = PLAIN
+    if op in _BAR_OPS and mods and [m for m in mods if m not in ("cta", "aligned")][:1] in (["sync"], ["arrive"],
+                                                                                          ["red"]):
+        kind = BAR
+        real = [m for m in mods if m not in ("cta", "aligned")]
+        wait = real[0] in ("sync", "red")
+        args = list(ins.args)
+        if real[0] == "red":
+            args = args[1:-1]
+        id_rd = ctx.read(args[0], "u32")
+        cnt_rd = ctx.read(args[1], "u32") if len(args) > 1 else None
+    elif op == "mbarrier" and mods and mods[0] in _MBAR_CHANGE:
+        kind = MB_CONTRIB
+    elif op == "mbarrier" and mods and mods[0] in ("try_wait", "test_wait"):
+        kind = MB_WAIT
+        addr_rd = ctx.address(ins.args[1])
+        generic = not any(m.startswith("shared") for m in mods)
+        pred_slot = ins.args[0].idx if isinstance(ins.args[0], ir.Reg) else None
+    elif op == "tcgen05" and mods and mods[0] == "mma":
+        kind = MMA
+        from ..emu.ops_tcgen05 import _mma_kind_block
+        mma_kind, mma_block = _mma_kind_block(ins)
+        idesc_rd = ctx.read(ins.args[3], "b32")
+    elif op == "tcgen05" and mods and mods[0] == "cp":
+        kind = MMA
+        mma_kind, mma_block, idesc_rd = "cp", None, None
+        cp_nbytes = tcgen05_cp_bytes(ins)
+    elif op == "tcgen05" and mods and mods[0] == "commit":
+        kind = MB_CONTRIB   # its arrive happens in the async op; this records the issue
+    elif op == "tcgen05" and mods and mods[0] == "ld":
+        kind = TMEM_LD
+    elif op == "cp.async" or (op == "cp" and mods and mods[0] == "async"):
+        kind = MB_CONTRIB
+    streams = trace.streams
+
+    def run_plain(st, m):
+        rec.cur_pc = i
+        rec.cur_async = []
+        rec.cur_mem = {}
+        rc = fn(st, m)
+        warps = rec.warps_of(m)
+        keys = rec.keys
+        cm = rec.cur_mem
+        if cm:
+            for w in warps:
+                x = cm.get(int(w))
+                if x is None:
+                    streams[keys[w]].append((i, PLAIN, None))
+                else:
+                    streams[keys[w]].append((i, x[0], x[1]))
+        else:
+            for w in warps:
+                streams[keys[w]].append((i, PLAIN, None))
+        if rec.cur_async:
+            _attach_async(rec, warps, i)
+        return rc
+
+    if kind == PLAIN:
+        return run_plain
+
+    def run_event(st, m):
+        rec.cur_pc = i
+        rec.cur_async = []
+        rec.cur_mem = {}
+        warps = rec.warps_of(m)
+        ctas = sorted({int(x) for x in (st.cta_of[warps * 32])}) if warps.size else []
+        before = rec.mbar_snapshot(ctas) if kind in (MB_CONTRIB,) else None
+        extra = None
+        if kind == MMA:
+            extra = _mma_size(st, m, warps, mma_kind, mma_block, idesc_rd,
+                              cp_nbytes if mma_kind == "cp" else 0)
+        rc = fn(st, m)
+        keys = rec.keys
+        items = {int(w): [] for w in warps}
+        if kind == BAR:
+            ids = np.broadcast_to(np.asarray(id_rd(st)), (st.T,))
+            cnts = np.broadcast_to(np.asarray(cnt_rd(st)), (st.T,)) if cnt_rd is not None else None
+            for w in warps:
+                t = int(w) * 32
+                bid = int(ids[t])
+                exp = int(cnts[t]) if cnts is not None else st.tpc
+                key = (int(rec.warp_cta[w]), bid)
+                n = rec.bar_arrivals.get(key, 0)
+                gen = n // exp
+                rec.bar_arrivals[key] = n + 32
+                ck = ("bar",) + key + (gen,)
+                cids = trace.phase_contribs.get(ck)
+                if not cids:
+                    cid = trace.new_contrib(ck)
+                else:
+                    cid = cids[0]
+                trace.contribs[cid].parts += 1
+                items[int(w)].append((BAR, (cid, ck, wait)))
+        elif kind == MB_CONTRIB and before is not None:
+            for bar, phase, c in rec.mbar_changes(before, ctas):
+                cw = [int(w) for w in warps if int(st.cta_of[int(w) * 32]) == c]
+                cid = trace.new_contrib((id(bar), phase))
+                trace.contribs[cid].parts = len(cw)
+                for w in cw:
+                    items[w].append((MB_CONTRIB, cid))
+        elif kind == MB_WAIT:
+            if pred_slot is not None:
+                ok = np.asarray(st.r[pred_slot]).astype(bool)
+            else:
+                ok = np.ones(st.T, bool)
+            addrs = np.broadcast_to(np.asarray(addr_rd(st), dtype=np.uint64), (st.T,))
+            ts = st.side.get("mbarrier") or {}
+            for w in warps:
+                lanes = np.arange(int(w) * 32, int(w) * 32 + 32)
+                sel = lanes if m is None else lanes[np.asarray(m)[lanes]]
+                good = sel[ok[sel]]
+                if not good.size:
+                    continue
+                t = int(good[0])
+                a = int(addrs[t])
+                if generic and (a >> WIN_SHIFT) == (SHARED_WIN >> WIN_SHIFT):
+                    a -= SHARED_WIN
+                tab = ts.get(int(st.cta_of[t]))
+                bar = tab.find(a) if tab is not None else None
+                if bar is None or bar.phase == 0:
+                    continue
+                rec.keep.append(bar)
+                trace.bar_addr[id(bar)] = bar.addr
+                items[int(w)].append((MB_WAIT, (id(bar), bar.phase - 1)))
+        elif kind == MMA and extra is not None:
+            for w, x in extra.items():
+                if w in items:
+                    items[w].append((MMA, x))
+        elif kind == TMEM_LD:
+            nb = _tmem_ld_bytes(ins)
+            for w in warps:
+                items[int(w)].append((TMEM_LD, nb))
+        cm = rec.cur_mem
+        for w in warps:
+            w = int(w)
+            lst = items[w]
+            if w in cm:
+                lst.insert(0, cm[w])
+            if not lst:
+                streams[keys[w]].append((i, PLAIN, None))
+            elif len(lst) == 1:
+                streams[keys[w]].append((i, lst[0][0], lst[0][1]))
+            else:
+                streams[keys[w]].append((i, -1, lst))
+        if rec.cur_async:
+            _attach_async(rec, warps, i)
+        return rc
+    return run_event
+
+
+def _attach_async(rec: Recorder, warps, i: int):
+    """Issued async ops go into the issuing warp's stream right after the instruction that issued them."""
+    streams, keys = rec.trace.streams, rec.keys
+    for w, aid in rec.cur_async:
+        if w is None:
+            w = int(warps[0]) if len(warps) else None
+        if w is None:
+            continue
+        streams[keys[w]].append((i, ASYNC, aid))
+    rec.cur_async = []
+
+
+def tcgen05_cp_bytes(ins: ir.Instr) -> int:
+    """Bytes one tcgen05.cp moves from shared memory to TMEM: rows x bits of its .shape, x4 / x2 for .warpx4 / .warpx2
+    (PTX ISA 9.7.16.8.6: shapes 128x256b, 4x256b, 128x128b, 64x128b.warpx2::*, 32x128b.warpx4)."""
+    shape = next((m for m in ins.mods if "x" in m and m[0].isdigit() and m.endswith("b")), "128x256b")
+    rows, bits = shape[:-1].split("x")
+    mult = 4 if any(m.startswith("warpx4") for m in ins.mods) else 2 if any(m.startswith("warpx2")
+                                                                              for m in ins.mods) else 1
+    return int(rows) * int(bits) // 8 * mult
+
+
+def _mma_size(st, m, warps, kind, block, idesc_rd, cp_bytes: int = 0) -> dict:
+    """{warp: (kind, M, N, K)} for the issuing threads of a tcgen05.mma / tcgen05.cp."""
+    out = {}
+    sel = np.flatnonzero(st.status != machine.EXITED) if m is None else np.flatnonzero(m)
+    for t in sel:
+        w = int(st.gwarp[int(t)])
+        if kind == "cp":
+            out[w] = ("cp", cp_bytes, 0, 0)
+            continue
+        from ..emu.tcgen05_mma import KIND_K, spec_from_idesc
+        v = idesc_rd(st)
+        idesc = int(np.asarray(v)[t]) if np.ndim(v) else int(v)
+        try:
+            spec = spec_from_idesc(kind, idesc & 0xFFFFFFFF, block=block)
+            out[w] = (kind, spec.M, spec.N, KIND_K[kind])
+        except Exception:   # an invalid descriptor faults in the handler itself
+            out[w] = (kind, 128, 256, KIND_K.get(kind, 32))
+    return out
+
+
+def _tmem_ld_bytes(ins: ir.Instr) -> int:
+    """Bytes one warp reads from TMEM with this tcgen05.ld (32 lanes x shape bits x .num repeats)."""
+    shape = next((mm for mm in ins.mods if mm.startswith(("16x", "32x"))), "32x32b")
+    num = next((mm for mm in ins.mods if mm.startswith("x") and mm[1:].isdigit()), "x1")
+    bits = {"32x32b": 32, "16x64b": 64, "16x128b": 128, "16x256b": 256, "16x32bx2": 64}.get(shape, 32)
+    return 32 * bits // 8 * int(num[1:])
+
+
+class TimedWave(machine.Wave):
+    """A wave whose memory accesses are reported to the recorder (the access itself is the emulator's)."""
+
+    recorder: Optional[Recorder] = None
+
+    def load(self, ins, space, addr, m, dt, count=1):
+        out = super().load(ins, space, addr, m, dt, count)
+        self._note(ins, space, addr, m, dt, count, False)
+        return out
+
+    def store(self, ins, space, addr, m, values, dt, count=1):
+        super().store(ins, space, addr, m, values, dt, count)
+        self._note(ins, space, addr, m, dt, count, True)
+
+    def _note(self, ins, space, addr, m, dt, count, write):
+        rec = self.recorder
+        if rec is None:
+            return
+        sel = np.arange(self.T) if m is None else np.flatnonzero(m)
+        if sel.size == 0:
+            return
+        a = np.broadcast_to(np.asarray(addr, dtype=np.uint64), (self.T,))[sel]
+        nbytes = np.dtype(dt).itemsize * count
+        for sp, s, aa in self._space_of(space, a, sel, ins):
+            if sp == "global":
+                aa = aa  # already absolute (global window base included)
+            rec.mem(self, sp, s, aa, nbytes, write)
