@@ -263,8 +263,11 @@ class Wave:
             return buf, a64
         self.fault(ins, sel, f"state space .{space} is not supported by the emulator")
 
-    def load(self, ins, space: str, addr, m, dt: np.dtype, count: int = 1) -> np.ndarray:
-        """Load ``count`` elements of ``dt`` per thread of mask ``m`` (None = all); zeros elsewhere."""
+    def load(self, ins, space: str, addr, m, dt: np.dtype, count: int = 1, align: int | None = None) -> np.ndarray:
+        """Load ``count`` elements of ``dt`` per thread of mask ``m`` (None = all); zeros elsewhere.
+
+        ``align`` (bytes) overrides the natural alignment rule (access size) for reads of objects whose own
+        alignment is smaller than their size, e.g. a 128-byte CUtensorMap operand (64-byte aligned)."""
         dt = np.dtype(dt)
         T = self.T
         sel = np.arange(T) if m is None else np.flatnonzero(m)
@@ -274,11 +277,12 @@ class Wave:
         out = np.zeros(shape, dtype=dt)
         if sel.size == 0:
             return out
-        mis = addr % np.uint64(nbytes) != 0
+        need = nbytes if align is None else int(align)
+        mis = addr % np.uint64(need) != 0
         if mis.any():
             k = int(np.flatnonzero(mis)[0])
             self.fault(ins, sel[k:], f"misaligned {nbytes}-byte load",
-                       f"address {int(addr[k]):#x} is not a multiple of {nbytes} (PTX ISA 5.4.2: accesses must be "
+                       f"address {int(addr[k]):#x} is not a multiple of {need} (PTX ISA 5.4.2: accesses must be "
                        f"naturally aligned to the access size)")
         for sp, s, a in self._space_of(space, addr, sel, ins):
             buf, flat = self._flat(ins, sp, s, a, nbytes, False)
