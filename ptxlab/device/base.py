@@ -14,6 +14,7 @@ from typing import Any, Optional, Sequence, Union
 import numpy as np
 
 from ptxlab.device.args import Param, pack_params, parse_entry_params
+from ptxlab.device.cluster import kernel_cluster_directives, resolve_cluster
 from ptxlab.errors import DeviceUnavailable, LaunchError, PtxlabError, TensorMapError
 from ptxlab.tensormap import TensorMap, TensorMapSpec
 
@@ -227,8 +228,13 @@ class Device(ABC):
         return self._layouts[key]
 
     def launch(self, module: Any, kernel: str, grid: Union[int, Sequence[int]], block: Union[int, Sequence[int]],
-               args: Sequence[Any] = (), shared_bytes: int = 0) -> None:
-        """Launch kernel and wait for it; errors raise LaunchError naming the kernel."""
+               args: Sequence[Any] = (), shared_bytes: int = 0, cluster: Optional[Union[int, Sequence[int]]] = None,
+               non_portable_cluster: bool = False) -> None:
+        """Launch kernel and wait for it; errors raise LaunchError naming the kernel.
+
+        ``cluster=(cx, cy, cz)`` launches thread-block clusters (rules: ptxlab/device/cluster.py); a kernel with
+        ``.reqnctapercluster`` gets its compile-time shape without it. More than 8 CTAs per cluster needs
+        ``non_portable_cluster=True``."""
         arch = getattr(module, "arch", None)
         if arch and not self.arch_supported(arch):
             raise DeviceUnavailable(
@@ -257,7 +263,13 @@ class Device(ABC):
                                   "device; build it with dev.tensor_map on the device that launches")
         layout = self.param_layout(module, kernel)
         params, offsets = pack_params(layout, list(args), kernel)
-        self._launch(module, kernel, g, b, params, offsets, layout, int(shared_bytes))
+        ptx = getattr(module, "ptx", "") or ""
+        dkey = (ptx, kernel, "cluster")
+        if dkey not in self._layouts:     # cached with the param layouts (same key: the PTX text and the kernel)
+            self._layouts[dkey] = kernel_cluster_directives(ptx, kernel)
+        cl = resolve_cluster(kernel, g, cluster, non_portable_cluster, self._layouts[dkey])
+        extra = {"cluster": cl} if cl is not None else {}     # backends without clusters never see the keyword
+        self._launch(module, kernel, g, b, params, offsets, layout, int(shared_bytes), **extra)
 
     def describe(self) -> str:
         """One-line description used in messages."""

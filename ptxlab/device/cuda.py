@@ -155,7 +155,7 @@ class CudaDevice(Device):
         return key, self._functions[fkey]
 
     def _launch(self, module: Any, kernel: str, grid: Dim3, block: Dim3, params: bytes, offsets: list[int],
-                layout: list[Param], shared_bytes: int) -> None:
+                layout: list[Param], shared_bytes: int, cluster: Any = None) -> None:
         drv = self._drv
         key, func = self._function(module, kernel)
         if shared_bytes > 48 * 1024 and self._smem_set.get((key, kernel), -1) < shared_bytes:
@@ -167,10 +167,38 @@ class CudaDevice(Device):
         base = ctypes.addressof(storage)
         ptrs = (ctypes.c_void_p * max(len(offsets), 1))(*[base + o for o in offsets])
         kernel_params = ctypes.addressof(ptrs) if offsets else 0
-        self._ok(drv.cuLaunchKernel(func, *grid, *block, shared_bytes, 0, kernel_params, 0),
-                 f"launch of kernel {kernel!r} grid={grid} block={block} shared_bytes={shared_bytes}", LaunchError)
+        if cluster is not None and self.cc < (9, 0):
+            raise LaunchError(f"kernel {kernel!r}: thread-block clusters need compute capability 9.0+; "
+                              f"{self.describe()} has none (use open_device('emu'))")
+        if cluster is not None and not cluster.compile_time:
+            self._launch_cluster(func, kernel, grid, block, shared_bytes, kernel_params, cluster)
+        else:   # no cluster, or .reqnctapercluster: the driver takes the shape from the cubin
+            self._ok(drv.cuLaunchKernel(func, *grid, *block, shared_bytes, 0, kernel_params, 0),
+                     f"launch of kernel {kernel!r} grid={grid} block={block} shared_bytes={shared_bytes}", LaunchError)
         err = drv.cuCtxSynchronize()[0]
         if err != drv.CUresult.CUDA_SUCCESS:
             raise LaunchError(f"kernel {kernel!r} failed while running (grid={grid}, block={block}): "
                               f"{_err_text(drv, err)}; the CUDA context is now unusable, restart the process")
         del storage, ptrs
+
+    def _launch_cluster(self, func: Any, kernel: str, grid: Dim3, block: Dim3, shared_bytes: int,
+                        kernel_params: int, cluster: Any) -> None:
+        """cuLaunchKernelEx with CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION (rules checked by device/cluster.py)."""
+        drv = self._drv
+        if cluster.non_portable:
+            self._ok(drv.cuFuncSetAttribute(
+                func, drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1),
+                f"kernel {kernel!r}: cuFuncSetAttribute(NON_PORTABLE_CLUSTER_SIZE_ALLOWED=1)", LaunchError)
+        cfg = drv.CUlaunchConfig()
+        cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = grid
+        cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = block
+        cfg.sharedMemBytes = shared_bytes
+        cfg.hStream = 0
+        attr = drv.CUlaunchAttribute()
+        attr.id = drv.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+        attr.value.clusterDim.x, attr.value.clusterDim.y, attr.value.clusterDim.z = cluster.dims
+        cfg.attrs = [attr]
+        cfg.numAttrs = 1
+        self._ok(drv.cuLaunchKernelEx(cfg, func, kernel_params, 0),
+                 f"cluster launch (cuLaunchKernelEx) of kernel {kernel!r} grid={grid} block={block} "
+                 f"cluster={cluster.dims} shared_bytes={shared_bytes}", LaunchError)

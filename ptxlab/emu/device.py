@@ -92,7 +92,7 @@ class EmuDevice(Device):
             self._programs[pk] = prog
         return prog
 
-    def _launch(self, module, kernel, grid, block, params, offsets, layout, shared_bytes) -> None:
+    def _launch(self, module, kernel, grid, block, params, offsets, layout, shared_bytes, cluster=None) -> None:
         prog = self.program(module, kernel)
         if prog.static_smem + shared_bytes > self.max_shared_bytes:
             raise LaunchError(f"launch of {kernel}: {prog.static_smem} bytes static + {shared_bytes} bytes dynamic "
@@ -101,6 +101,8 @@ class EmuDevice(Device):
             pass  # dynamic shared memory requested but the kernel declares no extern .shared: allowed, unused
         t0 = time.perf_counter()
         kw = {} if self.budget is None else {"budget": self.budget}
+        if cluster is not None:
+            kw["cluster"] = cluster
         stats = run_kernel(prog, self.heap, tuple(grid), tuple(block), bytes(params), int(shared_bytes),
                            device=self, **kw)
         stats["seconds"] = time.perf_counter() - t0

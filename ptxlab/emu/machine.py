@@ -22,6 +22,7 @@ from . import isa
 from .memory import (CONST_WIN, GLOBAL_BASE, LOCAL_WIN, PARAM_WIN, POISON, SHARED_WIN, WIN_SHIFT, GlobalHeap)
 from .program import K_BRA, K_EXIT, K_NORMAL, K_TRAP, Program
 from . import proxy as _proxy
+from . import cluster as _cluster
 
 RUN, EXITED, BAR, PARK, SYNC = 0, 1, 2, 3, 4
 _STATUS = {BAR: "waiting at a CTA barrier", PARK: "parked", SYNC: "waiting for its warp at a .sync instruction"}
@@ -59,8 +60,9 @@ class Wave:
     """Execution state of a group of CTAs run together.  Handlers see it as ``st`` (see API.md)."""
 
     def __init__(self, prog: Program, heap: GlobalHeap, cta_ids: list, grid: tuple, block: tuple,
-                 params: bytes, dyn_smem: int, device=None):
+                 params: bytes, dyn_smem: int, device=None, cluster=None):
         self.prog = prog
+        self.cluster = cluster                            # device.cluster.ClusterLaunch or None (cluster.py)
         self.heap = heap
         self.device = device
         self.kernel = prog.kernel
@@ -135,14 +137,12 @@ class Wave:
             return self.tid[ax].astype(np.uint32)
         if base == "ntid":
             return full(self.block[ax]).astype(np.uint32)
-        if base in ("ctaid", "clusterid"):
+        if base == "ctaid":
             return self.ctaid[ax].astype(np.uint32)
-        if base in ("nctaid", "nclusterid"):
+        if base == "nctaid":
             return full(self.grid[ax]).astype(np.uint32)
-        if base == "cluster_ctaid":
-            return np.zeros(T, dtype=np.uint32)
-        if base == "cluster_nctaid":
-            return np.ones(T, dtype=np.uint32)
+        if "cluster" in base:
+            return _cluster.special(self, name)
         if name == "laneid":
             return self.lane
         if name == "warpid":
@@ -176,10 +176,6 @@ class Wave:
             return full(self.dyn_smem).astype(np.uint32)
         if name in ("total_smem_size", "aggr_smem_size"):
             return full(self.smem_size).astype(np.uint32)
-        if name in ("cluster_ctarank", "is_explicit_cluster"):
-            return np.zeros(T, dtype=np.uint32)
-        if name == "cluster_nctarank":
-            return np.ones(T, dtype=np.uint32)
         if name.startswith("reserved_smem_offset"):
             return np.zeros(T, dtype=np.uint32)
         raise EmuError(f"special register %{name} is not supported by the emulator (kernel {self.kernel})")
@@ -217,7 +213,7 @@ class Wave:
         out = []
         for w in np.unique(win):
             k = win == w
-            base = {GLOBAL_BASE >> WIN_SHIFT: ("global", 0), SHARED_WIN >> WIN_SHIFT: ("shared", SHARED_WIN),
+            base = {GLOBAL_BASE >> WIN_SHIFT: ("global", 0), SHARED_WIN >> WIN_SHIFT: ("shared::cluster", SHARED_WIN),
                     LOCAL_WIN >> WIN_SHIFT: ("local", LOCAL_WIN), PARAM_WIN >> WIN_SHIFT: ("param", PARAM_WIN),
                     CONST_WIN >> WIN_SHIFT: ("const", CONST_WIN)}.get(int(w))
             if base is None:
@@ -238,14 +234,15 @@ class Wave:
                            f"address: {GLOBAL_BASE + o:#x} — {self.heap.nearest(o)}")
             return self.heap.buf, off
         a64 = a.astype(np.int64)
-        if space == "shared":
+        if space in ("shared", "shared::cluster"):
+            cta, a64 = _cluster.resolve(self, ins, sel, a, nbytes, write, space)   # DSMEM: rank field, checks
             lim = self.smem_size
             if a64.size and (int(a64.max()) + nbytes > lim or int(a64.min()) < 0):
                 k = int(np.flatnonzero((a64 + nbytes > lim) | (a64 < 0))[0])
                 self.fault(ins, sel[k:], f"out-of-bounds shared {'store' if write else 'load'} of {nbytes} bytes",
                            f"shared address: {int(a64[k]):#x}; this CTA has {lim} bytes of shared memory "
                            f"({self.prog.static_smem} static + {self.dyn_smem} dynamic)")
-            return self.smem, self.cta_of[sel] * self.smem_stride + a64
+            return self.smem, cta * self.smem_stride + a64
         if space == "local":
             lim = self.prog.local_size
             if a64.size and (int(a64.max()) + nbytes > lim or int(a64.min()) < 0):
@@ -286,7 +283,7 @@ class Wave:
                        f"naturally aligned to the access size)")
         for sp, s, a in self._space_of(space, addr, sel, ins):
             buf, flat = self._flat(ins, sp, s, a, nbytes, False)
-            if self.initcheck and sp == "shared":
+            if self.initcheck and sp.startswith("shared"):
                 self._initcheck(ins, s, flat, nbytes)
             view = buf.view(dt)
             idx = flat // dt.itemsize
@@ -320,7 +317,7 @@ class Wave:
         parts = self._space_of(space, addr, sel, ins)
         for sp, s, a in parts:
             buf, flat = self._flat(ins, sp, s, a, nbytes, True)
-            if sp == "shared":
+            if sp.startswith("shared"):
                 if self.initcheck:
                     self.smem_written[flat[:, None] + np.arange(nbytes)] = True
                 if self.proxy is not None:
@@ -348,6 +345,22 @@ class Wave:
         """The shared-memory bytes of wave-relative CTA ``cta`` (a writable view)."""
         o = cta * self.smem_stride
         return self.smem[o: o + self.smem_size]
+
+    # --- clusters (cluster.py; API.md "Clusters") ----------------------------------------------------------------
+    def cluster_rank(self, cta: int) -> int:
+        """%cluster_ctarank of wave-relative CTA ``cta``."""
+        return int(_cluster.rank_of(self, cta))
+
+    def cluster_peer(self, cta: int, rank: int) -> int:
+        """Wave-relative CTA index of cluster rank ``rank`` in ``cta``'s cluster (faults-free; rank < cluster size)."""
+        if not 0 <= int(rank) < _cluster.size(self):
+            raise EmuError(f"cluster_peer: rank {rank} is outside the cluster of {_cluster.size(self)} CTAs",
+                           kernel=self.kernel)
+        return int(_cluster.peer(self, cta, rank))
+
+    def peer_smem(self, cta: int, rank: int) -> np.ndarray:
+        """Shared-memory bytes of cluster rank ``rank`` in ``cta``'s cluster (a writable view)."""
+        return self.smem_of(self.cluster_peer(cta, rank))
 
     # --- thread-state control for handlers ---------------------------------------------------------------------
     def park(self, m, key: int):
@@ -594,15 +607,18 @@ DEADLOCK_EXPLAINERS: list = []   # fn(st) -> str|None, adds family-specific line
 
 
 def run_kernel(prog: Program, heap: GlobalHeap, grid: tuple, block: tuple, params: bytes, dyn_smem: int,
-               device=None, budget: int = DEFAULT_BUDGET) -> dict:
-    """Run all CTAs of a launch, in waves of up to WAVE_THREADS threads.  Returns run statistics."""
+               device=None, budget: int = DEFAULT_BUDGET, cluster=None) -> dict:
+    """Run all CTAs of a launch, in waves of up to WAVE_THREADS threads (whole clusters: a cluster's CTAs are
+    co-resident, cluster.py).  Returns run statistics."""
     nctas = grid[0] * grid[1] * grid[2]
     tpc = (block[0] * block[1] * block[2] + 31) // 32 * 32
-    per_wave = max(1, min(nctas, WAVE_THREADS // tpc))
+    csize = cluster.size if cluster is not None else 1
+    per_wave = max(1, min(nctas, WAVE_THREADS // tpc)) // csize * csize or csize
+    order = _cluster.wave_order(grid, cluster.dims) if cluster is not None else None
     stats = {"thread_instrs": 0, "blocks": 0, "waves": 0}
     for start in range(0, nctas, per_wave):
-        ids = list(range(start, min(nctas, start + per_wave)))
-        st = Wave(prog, heap, ids, grid, block, params, dyn_smem, device)
+        ids = order[start:start + per_wave] if order is not None else list(range(start, min(nctas, start + per_wave)))
+        st = Wave(prog, heap, ids, grid, block, params, dyn_smem, device, cluster=cluster)
         Scheduler(st, budget).run()
         stats["thread_instrs"] += st.thread_instrs
         stats["blocks"] += st.steps

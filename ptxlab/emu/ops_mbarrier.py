@@ -2,7 +2,11 @@
 
 State lives in ``st.side["mbarrier"]``: one :class:`~ptxlab.emu.mbarrier_model.MbarrierTable` per wave-relative CTA
 (the state machine, ranges and the 64-bit state-token encoding are in mbarrier_model / ptx_docs/mbarrier.md).
-Clusters are one CTA, so a ``.shared::cluster`` address is this CTA's shared address.
+A ``.shared::cluster`` operand may name a barrier of another CTA of the cluster (rank-encoded addresses, cluster.py):
+``arrive``/``arrive_drop`` (remote arrive, no state returned: 9.7.13.15.13), ``expect_tx`` and ``complete_tx``
+(9.7.13.15.11/12) act on the peer's barrier; ``init``/``inval`` and the waits act only on the executing CTA's
+barriers (9.7.13.15.9/10/16), so a peer address there is reported.  Arrivals publish, and successful waits acquire,
+the cluster's DSMEM-lifetime clocks (cluster.Lifetime).
 
 A test_wait/try_wait that returns False parks the thread on key ``(cta << 32) | addr`` (API.md); every change of that
 barrier wakes it, and it re-runs its spin loop. A barrier that never completes therefore shows up as a deadlock
@@ -18,9 +22,11 @@ from ..errors import EmuError
 from . import ir, machine
 from .isa import BLOCK_END, Ctx, Unsupported, handler
 from .mbarrier_model import Mbarrier, MbarrierTable, decode_state
+from . import cluster as cl
 from .memory import SHARED_WIN, WIN_SHIFT
 
-__all__ = ["tables", "table_of", "bar_key", "shared_addresses", "complete_tx_on", "describe_barriers", "run_model"]
+__all__ = ["tables", "table_of", "bar_key", "shared_addresses", "shared_targets", "complete_tx_on", "remote_arrive",
+           "describe_barriers", "run_model"]
 
 _SPACES = ("shared::cta", "shared::cluster", "shared")
 
@@ -53,7 +59,22 @@ def space_of(ins: ir.Instr) -> str:
 
 
 def shared_addresses(st, ins, addrs, sel: np.ndarray, space: str, what: str) -> np.ndarray:
-    """Shared::cta byte addresses (int64, one per thread of ``sel``) from operand values in ``space``."""
+    """Shared::cta byte addresses (int64, one per thread of ``sel``) from operand values in ``space``; the operand
+    must be in the executing CTA (a shared::cluster address of the executing CTA's own rank is accepted)."""
+    ctas, offs = shared_targets(st, ins, addrs, sel, space, what)
+    other = ctas != st.cta_of[sel]
+    if other.any():
+        k = int(np.flatnonzero(other)[0])
+        st.fault(ins, sel[k:], f"{what}: the address names the shared memory of cluster rank "
+                 f"{int(cl.rank_of(st, ctas[k]))}, not the executing CTA (rank {int(cl.rank_of(st, st.cta_of[sel[k]]))})",
+                 "rule: this operand must be in the executing CTA's shared memory (.shared::cta window, PTX ISA "
+                 "5.1.6; mbarrier init/wait 9.7.13.15)")
+    return offs
+
+
+def shared_targets(st, ins, addrs, sel: np.ndarray, space: str, what: str):
+    """(wave CTA, offset) int64 arrays, one per thread of ``sel``, of shared(::cluster) operand values in ``space``
+    ('shared' or 'generic'); the operand may name any CTA of the cluster (rank encoding: cluster.py)."""
     a = np.broadcast_to(np.asarray(addrs, dtype=np.uint64), (st.T,))[sel].astype(np.uint64)
     if space == "generic":
         win = (a >> np.uint64(WIN_SHIFT)).astype(np.int64)
@@ -64,14 +85,26 @@ def shared_addresses(st, ins, addrs, sel: np.ndarray, space: str, what: str) -> 
                      "an mbarrier / TMA shared operand must point into shared memory (PTX ISA 9.7.13.15.9: outside "
                      ".shared::cta the behaviour is undefined); use cvta.shared or a .shared::cta address")
         a = a - np.uint64(SHARED_WIN)
-    out = a.astype(np.int64)
+    raw = a.astype(np.int64)
+    ctas = st.cta_of[sel].astype(np.int64)
+    hi = raw >> cl.RANK_SHIFT
+    if hi.any():
+        n = cl.size(st)
+        bad = (hi > n) | (raw >> 32 != 0)
+        if bad.any():
+            k = int(np.flatnonzero(bad)[0])
+            st.fault(ins, sel[k:], f"{what}: shared::cluster address {int(raw[k]):#x} names CTA rank {int(hi[k]) - 1}, "
+                     f"outside the cluster of {n} CTA(s)",
+                     "rule: the target rank must be < %cluster_nctarank (PTX ISA 5.1.6, 9.7.9.21 mapa)")
+        ctas = np.where(hi > 0, cl.peer(st, ctas, hi - 1), ctas)
+    out = raw & cl.OFF_MASK if hi.any() else raw
     lim = st.smem_size
     bad = (out < 0) | (out + 8 > lim)
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
         st.fault(ins, sel[k:], f"{what}: shared address {int(out[k]):#x} is outside this CTA's {lim} bytes of "
                  "shared memory")
-    return out
+    return ctas, out
 
 
 def _run_model(st, ins, t: int, fn):
@@ -87,10 +120,37 @@ run_model = _run_model   # public name for other families (ops_cpasync)
 
 def complete_tx_on(st, ins, thread: int, cta: int, addr: int, nbytes: int) -> None:
     """complete-tx from an asynchronous copy (TMA, cp.async.bulk) on CTA ``cta``'s barrier at ``addr``."""
+    if cta != int(st.cta_of[thread]):
+        cl.check_alive(st, ins, thread, cta, "complete-tx on an mbarrier")
     tab = table_of(st, cta)
     bar = _run_model(st, ins, thread, lambda: tab.get(addr, "complete_tx of an asynchronous copy"))
     _run_model(st, ins, thread, lambda: bar.complete_tx(nbytes, async_copy=True))
     st.wake(bar_key(cta, addr))
+
+
+def remote_arrive(st, ins, thread: int, cta: int, addr: int, count: int = 1) -> None:
+    """One arrive-on of ``count`` by wave thread ``thread`` on CTA ``cta``'s barrier at ``addr`` (no state returned),
+    e.g. tcgen05.commit .multicast::cluster; publishes the arriving CTA's lifetime clock."""
+    if cta != int(st.cta_of[thread]):
+        cl.check_alive(st, ins, thread, cta, "mbarrier arrive")
+    bar = _run_model(st, ins, thread, lambda: table_of(st, cta).get(addr, "mbarrier arrive"))
+    _run_model(st, ins, thread, lambda: bar.arrive(count))
+    _publish(st, int(st.cta_of[thread]), cta, addr)
+    st.wake(bar_key(cta, addr))
+
+
+def _publish(st, src_cta: int, cta: int, addr: int) -> None:
+    """Release edge of an arrive by a thread of ``src_cta`` on barrier (cta, addr) for the DSMEM lifetime check."""
+    c = cl.release(st, src_cta)
+    if c is not None:
+        d = st.side.setdefault("mbarrier_clock", {})
+        d[(cta, addr)] = cl.join(d.get((cta, addr)), c)
+
+
+def _acquire(st, cta: int, addr: int) -> None:
+    d = st.side.get("mbarrier_clock")
+    if d:
+        cl.acquire(st, cta, d.get((cta, addr)))
 
 
 def _sel(st, m) -> np.ndarray:
@@ -128,6 +188,9 @@ def build_mbarrier(ins: ir.Instr, ctx: Ctx):
     rd_addr = ctx.address(addr_op)
     what = f"mbarrier.{op}"
 
+    if cluster and op in ("init", "inval"):
+        raise Unsupported(f"{what}.shared::cluster is not PTX: mbarrier.{op} takes .shared{{::cta}} or a generic "
+                          f"address of the executing CTA (9.7.13.15.9/10) ({ins.where()})")
     if op in ("init", "inval"):
         rd_cnt = ctx.read(ins.args[1], "u32") if op == "init" else None
 
@@ -152,10 +215,15 @@ def build_mbarrier(ins: ir.Instr, ctx: Ctx):
 
         def run_tx(st, m):
             sel = _sel(st, m)
-            addrs = shared_addresses(st, ins, rd_addr(st), sel, space, what)
+            if cluster:     # a barrier of any CTA of the cluster
+                ctas, addrs = shared_targets(st, ins, rd_addr(st), sel, space, what)
+            else:
+                ctas, addrs = st.cta_of[sel], shared_addresses(st, ins, rd_addr(st), sel, space, what)
             ns = np.broadcast_to(np.asarray(rd_n(st)), (st.T,))[sel]
             for i, t in enumerate(sel):
-                cta, a = int(st.cta_of[t]), int(addrs[i])
+                cta, a = int(ctas[i]), int(addrs[i])
+                if cta != int(st.cta_of[t]):
+                    cl.check_alive(st, ins, int(t), cta, what)
                 bar = _run_model(st, ins, t, lambda: table_of(st, cta).get(a, what))
                 if op == "expect_tx":
                     _run_model(st, ins, t, lambda: bar.expect_tx(int(ns[i])))
@@ -176,16 +244,22 @@ def build_mbarrier(ins: ir.Instr, ctx: Ctx):
 
         def run_arrive(st, m):
             sel = _sel(st, m)
-            addrs = shared_addresses(st, ins, rd_addr(st), sel, space, what)
+            if cluster:     # remote arrive on a barrier of any CTA of the cluster (9.7.13.15.13)
+                ctas, addrs = shared_targets(st, ins, rd_addr(st), sel, space, what)
+            else:
+                ctas, addrs = st.cta_of[sel], shared_addresses(st, ins, rd_addr(st), sel, space, what)
             xs = np.broadcast_to(np.asarray(rd_x(st)), (st.T,))[sel] if rd_x else None
             toks = np.zeros(st.T, np.uint64)
             for i, t in enumerate(sel):
-                cta, a = int(st.cta_of[t]), int(addrs[i])
+                cta, a = int(ctas[i]), int(addrs[i])
+                if cta != int(st.cta_of[t]):
+                    cl.check_alive(st, ins, int(t), cta, what)
                 bar: Mbarrier = _run_model(st, ins, t, lambda: table_of(st, cta).get(a, what))
                 count = 1 if (expect or xs is None) else int(xs[i])
                 tx = int(xs[i]) if expect else None
                 fn = bar.arrive if op == "arrive" else bar.arrive_drop
                 toks[t] = _run_model(st, ins, t, lambda: fn(count, no_complete=no_complete, expect_tx=tx))
+                _publish(st, int(st.cta_of[t]), cta, a)
                 st.wake(bar_key(cta, a))
             wr(st, toks, m)
         return run_arrive
@@ -212,7 +286,9 @@ def build_mbarrier(ins: ir.Instr, ctx: Ctx):
             else:
                 ok = _run_model(st, ins, t, lambda: bar.test_wait(int(toks[i])))
             res[t] = ok
-            if not ok:
+            if ok:
+                _acquire(st, cta, a)
+            else:
                 parked[t] = True
         wr(st, res, m)
         if parked.any():

@@ -5,6 +5,7 @@ import numpy as np
 
 from . import ir
 from .isa import Ctx, Unsupported, handler, inst_type
+from . import memory
 from .memory import WIN_BASE, WIN_SHIFT
 from .types import BITS, DTYPE, UINT, b128_from_words, b128_words
 
@@ -22,9 +23,8 @@ def _space(ins: ir.Instr, ctx: Ctx) -> str:
                 if sp == "local" or (addr is not None and isinstance(addr.base, ir.Reg)):
                     # .param of a call sequence (PTX ISA 5.1.6.2) or a kernel param reached through a register
                     return sp or "param"
-            if base == "shared" and m not in ("shared", "shared::cta"):
-                raise Unsupported(f"'{m}' (distributed shared memory of another CTA) is not supported: "
-                                  f"the emulator runs one-CTA clusters only ({ins.where()})")
+            if m == "shared::cluster":
+                return m        # distributed shared memory: rank-encoded addresses (cluster.py)
             return base
     return "generic"
 
@@ -191,7 +191,8 @@ def build_st(ins: ir.Instr, ctx: Ctx):
 def build_cvta(ins: ir.Instr, ctx: Ctx):
     """cvta{.to}.space.size d, a  (PTX ISA 9.7.9.19): convert between generic and state-space addresses."""
     to = "to" in ins.mods
-    space = next(m for m in ins.mods if m in _SPACES)
+    # .shared::cta and .shared::cluster share one generic window (cluster.py), .param::entry is .param
+    space = next(m.split("::")[0] for m in ins.mods if m.split("::")[0] in _SPACES)
     ty = inst_type(ins)
     base = np.uint64(WIN_BASE[space]) if space != "global" else np.uint64(0)
     rd = ctx.read(ins.args[1], ty)
@@ -213,11 +214,27 @@ def build_cvta(ins: ir.Instr, ctx: Ctx):
 
 @handler("isspacep")
 def build_isspacep(ins: ir.Instr, ctx: Ctx):
-    """isspacep.space p, a (PTX ISA 9.7.9.18)."""
+    """isspacep.space p, a (PTX ISA 9.7.9.18).  .shared (= .shared::cta) is true only for the executing CTA's
+    shared memory; .shared::cluster for the shared memory of any CTA of the cluster (rank encoding: cluster.py)."""
     space = ins.mods[0].split("::")[0]
     rd = ctx.read(ins.args[1], "u64")
     wr = ctx.write(ins.args[0], "pred")
     w = np.int64(WIN_BASE[space] >> WIN_SHIFT)
+    if space == "shared":
+        from . import cluster as cl
+        whole = ins.mods[0] == "shared::cluster"
+
+        def run_shared(st, m):
+            a = np.broadcast_to(np.asarray(rd(st)).astype(np.uint64), (st.T,))
+            inwin = (a >> np.uint64(WIN_SHIFT)).astype(np.int64) == w
+            off = (a - np.uint64(memory.SHARED_WIN)).astype(np.int64)
+            hi = off >> cl.RANK_SHIFT
+            n = cl.size(st)
+            ok = inwin & (off >> 32 == 0) & (hi <= n)
+            if not whole:    # the executing CTA only: rank field 0 or its own rank
+                ok &= (hi == 0) | (hi - 1 == cl.rank_of(st, st.cta_of))
+            wr(st, ok, m)
+        return run_shared
 
     def run(st, m):
         wr(st, (np.asarray(rd(st)) >> np.uint64(WIN_SHIFT)).astype(np.int64) == w, m)
