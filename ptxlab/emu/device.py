@@ -21,8 +21,15 @@ class EmuDevice(Device):
 
     name = "emu"
 
-    def __init__(self, budget: int | None = None, initcheck: bool | None = None):
+    def __init__(self, budget: int | None = None, initcheck: bool | None = None, clc: str | None = None,
+                 wave_ctas: int | None = None):
         super().__init__()
+        # clusterlaunchcontrol.try_cancel policy ('every-other' default, 'all', 'never', 'first:N'; None =
+        # PTXLAB_EMU_CLC) and a cap on CTAs per wave (None = PTXLAB_EMU_WAVE_CTAS / thread-count waves): clc_model.py
+        from .clc_model import parse_policy
+        parse_policy(clc)
+        self.clc = clc
+        self.wave_ctas = wave_ctas
         # optional report of reads of never-written shared memory (compute-sanitizer initcheck analogue)
         self.initcheck = bool(int(os.environ.get("PTXLAB_EMU_INITCHECK", "0"))) if initcheck is None else initcheck
         load_families()
@@ -92,7 +99,9 @@ class EmuDevice(Device):
             self._programs[pk] = prog
         return prog
 
-    def _launch(self, module, kernel, grid, block, params, offsets, layout, shared_bytes, cluster=None) -> None:
+    def _launch(self, module, kernel, grid, block, params, offsets, layout, shared_bytes, cluster=None,
+                pdl: bool = False) -> None:
+        # pdl: nothing to do, launches run in order (ops_griddepcontrol.py)
         prog = self.program(module, kernel)
         if prog.static_smem + shared_bytes > self.max_shared_bytes:
             raise LaunchError(f"launch of {kernel}: {prog.static_smem} bytes static + {shared_bytes} bytes dynamic "

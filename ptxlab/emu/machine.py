@@ -23,6 +23,7 @@ from .memory import (CONST_WIN, GLOBAL_BASE, LOCAL_WIN, PARAM_WIN, POISON, SHARE
 from .program import K_BRA, K_EXIT, K_NORMAL, K_TRAP, Program
 from . import proxy as _proxy
 from . import cluster as _cluster
+from . import clc_model as _clc
 
 RUN, EXITED, BAR, PARK, SYNC = 0, 1, 2, 3, 4
 _STATUS = {BAR: "waiting at a CTA barrier", PARK: "parked", SYNC: "waiting for its warp at a .sync instruction"}
@@ -616,11 +617,15 @@ def run_kernel(prog: Program, heap: GlobalHeap, grid: tuple, block: tuple, param
     per_wave = max(1, min(nctas, WAVE_THREADS // tpc)) // csize * csize or csize
     order = _cluster.wave_order(grid, cluster.dims) if cluster is not None else None
     stats = {"thread_instrs": 0, "blocks": 0, "waves": 0}
-    for start in range(0, nctas, per_wave):
-        ids = order[start:start + per_wave] if order is not None else list(range(start, min(nctas, start + per_wave)))
+    # clusters not yet started, in launch order; clusterlaunchcontrol.try_cancel takes clusters from it (clc_model.py)
+    queue = _clc.LaunchQueue(order if order is not None else range(nctas), csize, per_wave, grid,
+                             getattr(device, "clc", None), _clc.wave_ctas_cap(device))
+    for ids in queue.waves():
         st = Wave(prog, heap, ids, grid, block, params, dyn_smem, device, cluster=cluster)
+        st.launch_queue = queue
         Scheduler(st, budget).run()
         stats["thread_instrs"] += st.thread_instrs
         stats["blocks"] += st.steps
         stats["waves"] += 1
+    stats.update(queue.stats())
     return stats
