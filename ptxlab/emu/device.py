@@ -13,6 +13,7 @@ from . import load_families
 from .machine import run_kernel
 from .memory import GLOBAL_BASE, GlobalHeap
 from .parser import parse
+from .fidelity import rules_of, strict_rules as _strict_rules, summarize as _fid_summarize
 from .program import Program
 
 
@@ -22,8 +23,12 @@ class EmuDevice(Device):
     name = "emu"
 
     def __init__(self, budget: int | None = None, initcheck: bool | None = None, clc: str | None = None,
-                 wave_ctas: int | None = None):
+                 wave_ctas: int | None = None, strict=None):
         super().__init__()
+        # PTX rules that shipped code breaks and hardware tolerates: warn by default, error when listed here
+        # ('all', 'tcgen05_wait_ld,proxy_fence', ...; None = PTXLAB_EMU_STRICT at each launch): fidelity.py
+        self.strict = rules_of(strict)
+        self.fidelity_log: list = []
         # clusterlaunchcontrol.try_cancel policy ('every-other' default, 'all', 'never', 'first:N'; None =
         # PTXLAB_EMU_CLC) and a cap on CTAs per wave (None = PTXLAB_EMU_WAVE_CTAS / thread-count waves): clc_model.py
         from .clc_model import parse_policy
@@ -41,6 +46,10 @@ class EmuDevice(Device):
 
     def describe(self) -> str:
         return "ptxlab PTX emulator (CPU)"
+
+    def strict_rules(self, rules="all"):
+        """Context manager: make ``rules`` strict (errors) for the launches inside it (fidelity.py)."""
+        return _strict_rules(self, rules)
 
     def arch_supported(self, arch: str) -> bool:
         return True
@@ -109,12 +118,15 @@ class EmuDevice(Device):
         if not prog.has_dynamic_smem and shared_bytes:
             pass  # dynamic shared memory requested but the kernel declares no extern .shared: allowed, unused
         t0 = time.perf_counter()
+        self.fidelity_log = []
         kw = {} if self.budget is None else {"budget": self.budget}
         if cluster is not None:
             kw["cluster"] = cluster
         stats = run_kernel(prog, self.heap, tuple(grid), tuple(block), bytes(params), int(shared_bytes),
                            device=self, **kw)
         stats["seconds"] = time.perf_counter() - t0
+        stats["fidelity_warnings"] = [text for _, text in self.fidelity_log]
+        _fid_summarize(self.fidelity_log)
         stats["kernel"] = kernel
         self.last_stats = stats
         if os.environ.get("PTXLAB_EMU_STATS"):

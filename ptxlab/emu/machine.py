@@ -24,6 +24,7 @@ from .program import K_BRA, K_EXIT, K_NORMAL, K_TRAP, Program
 from . import proxy as _proxy
 from . import cluster as _cluster
 from . import clc_model as _clc
+from . import fidelity as _fidelity
 
 RUN, EXITED, BAR, PARK, SYNC = 0, 1, 2, 3, 4
 _STATUS = {BAR: "waiting at a CTA barrier", PARK: "parked", SYNC: "waiting for its warp at a .sync instruction"}
@@ -556,10 +557,13 @@ class Scheduler:
             pm, what = pend
             hit = pm if gm is None else (pm & gm)
             if hit.any():
-                st.fault(e.ins, hit, f"register {st.prog.reg_names[s]} is read before the asynchronous {what} "
-                                     f"that writes it has completed",
-                         "rule: registers written by tcgen05.ld are valid only after tcgen05.wait::ld "
-                         "(PTX ISA 9.7.16.8.5); add 'tcgen05.wait::ld.sync.aligned;' before using them")
+                # default: warn, the value is the loaded one (ptxas scoreboards LDTM results); strict: error
+                _fidelity.violation(st, e.ins, hit, "tcgen05_wait_ld",
+                                    f"register {st.prog.reg_names[s]} is read before the asynchronous {what} "
+                                    f"that writes it has completed",
+                                    "rule: registers written by tcgen05.ld are valid only after tcgen05.wait::ld "
+                                    "(PTX ISA 9.7.16.8.5); add 'tcgen05.wait::ld.sync.aligned;' before using them")
+                st.clear_pending(hit, what)
 
     def _where_summary(self, mask) -> str:
         st = self.st
