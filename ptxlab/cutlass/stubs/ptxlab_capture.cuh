@@ -1,0 +1,32 @@
+// ptxlab: capture of a kernel launch made by a CUTLASS example's host code run as device code (ptxlab.cutlass).
+// Buffer layout (little endian, read by ptxlab/cutlass/capture.py):
+//   u32 magic 0x4C435850 ('PXCL'), u32 nargs, u32 grid[3], u32 block[3], u32 cluster[3], u32 smem_bytes,
+//   then per argument: u32 size, u32 align, size bytes, zero padding to a multiple of 8.
+#pragma once
+namespace ptxlab {
+__device__ unsigned char* capture_buf = nullptr;
+__device__ unsigned capture_off = 0;
+
+__device__ inline void capture_u32(unsigned v) {
+  for (int i = 0; i < 4; ++i) capture_buf[capture_off + i] = (unsigned char)(v >> (8 * i));
+  capture_off += 4;
+}
+template <class T> __device__ void capture_arg(T const& a) {
+  capture_u32((unsigned)sizeof(T));
+  capture_u32((unsigned)alignof(T));
+  unsigned char const* p = reinterpret_cast<unsigned char const*>(&a);
+  for (unsigned i = 0; i < sizeof(T); ++i) capture_buf[capture_off + i] = p[i];
+  capture_off += ((unsigned)sizeof(T) + 7u) & ~7u;
+}
+template <class... A> __device__ void capture_launch(dim3 g, dim3 b, dim3 c, int smem, A const&... a) {
+  if (capture_buf == nullptr) return;
+  capture_off = 0;
+  capture_u32(0x4C435850u);
+  capture_u32((unsigned)sizeof...(A));
+  capture_u32(g.x); capture_u32(g.y); capture_u32(g.z);
+  capture_u32(b.x); capture_u32(b.y); capture_u32(b.z);
+  capture_u32(c.x); capture_u32(c.y); capture_u32(c.z);
+  capture_u32((unsigned)smem);
+  (capture_arg(a), ...);
+}
+}  // namespace ptxlab
