@@ -29,7 +29,7 @@ import ptxlab.toolchain as tc
 HERE = Path(__file__).resolve().parent
 STUBS = HERE / "stubs"
 WRAPPERS = HERE / "wrappers"
-OPTIONS = ("-default-device", "-Dmain=ptxlab_example_main_unused")
+OPTIONS = ("-default-device", "-Dmain=ptxlab_example_main_unused", "-include", "ptxlab_prelude.cuh")
 
 _CCCL_PATCHES = {  # header relative to the CCCL include dir -> (text as installed, replacement)
     "cuda/std/__tuple_dir/tuple_size.h": (
@@ -114,19 +114,81 @@ def tma_shim_text(original: str) -> str:
     return out[:i] + _RECORD_CALL + out[i:]
 
 
+def unguard_includes(text: str, wanted: tuple, where: str) -> str:
+    """In the first ``#if !defined(__CUDACC_RTC__)`` block of #include lines, move the includes whose path contains
+    one of ``wanted`` out of the guard (NVRTC then compiles them); the rest stay guarded."""
+    lines = text.splitlines(keepends=True)
+    i = next((k for k, ln in enumerate(lines) if ln.strip().startswith("#if !defined(__CUDACC_RTC__)")
+              and k + 1 < len(lines) and lines[k + 1].lstrip().startswith("#include")), None)
+    if i is None:
+        raise BuildError(f"{where}: no '#if !defined(__CUDACC_RTC__)' include block; update ptxlab/cutlass/build.py")
+    j = next(k for k in range(i + 1, len(lines)) if lines[k].lstrip().startswith("#endif"))
+    body = lines[i + 1:j]
+    take = [ln for ln in body if ln.lstrip().startswith("#include") and any(w in ln for w in wanted)]
+    if not take:
+        raise BuildError(f"{where}: none of {wanted} in the guarded includes")
+    keep = [ln for ln in body if ln not in take]
+    out = (["// ptxlab: includes moved out of the NVRTC guard (generated copy, ptxlab/cutlass/build.py)\n"] + take
+           + [lines[i]] + keep + [lines[j]])
+    return "".join(lines[:i] + out + lines[j + 1:])
+
+
+def unguard_block(text: str, first_line: str, where: str) -> str:
+    """Make the ``#if !defined(__CUDACC_RTC__)`` line that precedes ``first_line`` always true."""
+    k = text.find(first_line)
+    g = text.rfind("#if !defined(__CUDACC_RTC__)", 0, k)
+    if k < 0 or g < 0 or text.count(first_line) != 1:
+        raise BuildError(f"{where}: guarded block before {first_line[:50]!r} not found; update ptxlab/cutlass/build.py")
+    e = text.index("\n", g)
+    return text[:g] + "#if 1  // ptxlab: was !defined(__CUDACC_RTC__) (generated copy, ptxlab/cutlass/build.py)" + text[e:]
+
+
+def host_to_host_device(text: str, where: str) -> str:
+    """``CUTE_HOST`` functions (host-only: refused by NVRTC) become ``CUTE_HOST_DEVICE``: the example's host code runs
+    as device code on the emulator."""
+    n = text.count("\nCUTE_HOST\n")
+    if n == 0:
+        raise BuildError(f"{where}: no CUTE_HOST function found; update ptxlab/cutlass/build.py")
+    return text.replace("\nCUTE_HOST\n", "\nCUTE_HOST_DEVICE  // ptxlab: was CUTE_HOST\n")
+
+
+_SM100 = ("sm100_", "sm103_")
+# header -> function(original text) -> generated text
+GENERATED = {
+    _TMA_HEADER: lambda t: tma_shim_text(t),
+    # SM100 collective builders / mainloops (CUTLASS 4.2 hides them from NVRTC)
+    "cutlass/gemm/collective/collective_builder.hpp":
+        lambda t: unguard_includes(t, _SM100, "collective_builder.hpp"),
+    "cutlass/gemm/collective/collective_mma.hpp": lambda t: unguard_includes(t, _SM100, "collective_mma.hpp"),
+    # make_tma_atom_*_sm100 (cute/atom/copy_traits_sm100_tma.hpp)
+    "cute/atom/copy_traits_sm100_tma.hpp":
+        lambda t: host_to_host_device(unguard_block(t, "/** Make a CuTe CTA-collective TiledCopy for a TMA operation.",
+                                                    "copy_traits_sm100_tma.hpp"), "copy_traits_sm100_tma.hpp"),
+    # the device adapter names ClusterLauncher (cutlass/cluster_launch.hpp: the capturing stub)
+    "cutlass/gemm/device/gemm_universal_adapter.h":
+        lambda t: unguard_includes(t, ("cluster_launch.hpp",), "gemm_universal_adapter.h"),
+}
+
+
 def shim_dir() -> Path:
     """Directory with the generated CUTLASS header copies (ahead of the wheel's include dir)."""
-    src = Path(tc.cutlass_include_dir()) / _TMA_HEADER
-    text = src.read_text()
-    h = hashlib.sha256((text + _RECORD_CALL).encode()).hexdigest()[:16]
+    inc = Path(tc.cutlass_include_dir())
+    texts = {rel: (inc / rel).read_text() for rel in GENERATED}
+    gen_src = (HERE / "build.py").read_text()
+    h = hashlib.sha256(("".join(texts[r] for r in sorted(texts)) + gen_src).encode()).hexdigest()[:16]
     out = Path(tc.cache_dir()) / "cutlass_shims" / h
-    _write_once(out / _TMA_HEADER, f"// ptxlab: generated from {src} by ptxlab/cutlass/build.py (TMA encode record)\n"
-                + tma_shim_text(text))
+    for rel, fn in GENERATED.items():
+        _write_once(out / rel, f"// ptxlab: generated from {inc / rel} by ptxlab/cutlass/build.py\n" + fn(texts[rel]))
     return out
 
 
+def tools_util_include_dir() -> Path:
+    return cutlass_source_dir() / "tools" / "util" / "include"
+
+
 def include_dirs(example_dirs: Iterable[Path] = ()) -> list:
-    return [STUBS, shim_dir(), cccl_compat_dir(), *example_dirs, Path(tc.cutlass_include_dir())]
+    return [STUBS, shim_dir(), cccl_compat_dir(), *example_dirs, Path(tc.cutlass_include_dir()),
+            tools_util_include_dir()]
 
 
 def compile_wrapper(wrapper: str, example_dirs: Iterable[Path], arch: str = "sm_100a", defines: Iterable[str] = ()):

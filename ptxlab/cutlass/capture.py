@@ -39,6 +39,8 @@ class Launch:
     cluster: tuple
     smem_bytes: int
     args: list = field(default_factory=list)        # [(bytes, align)]
+    pdl: bool = False                                # launched with programmatic dependent launch
+    workspace_bytes: int = 0                         # workspace the host code allocated (cutlass device_memory)
     tensor_maps: list = field(default_factory=list)  # [(arg index, byte offset, TensorMapSpec inputs dict)]
 
 
@@ -50,15 +52,15 @@ def parse_capture(raw: bytes) -> Launch:
     g = struct.unpack_from("<3I", raw, 8)
     b = struct.unpack_from("<3I", raw, 20)
     c = struct.unpack_from("<3I", raw, 32)
-    (smem,) = struct.unpack_from("<I", raw, 44)
-    off = 48
+    smem, pdl, _, ws = struct.unpack_from("<IIIQ", raw, 44)
+    off = 64
     args = []
     for _ in range(nargs):
         size, align = struct.unpack_from("<II", raw, off)
         off += 8
         args.append((bytes(raw[off:off + size]), align))
         off += (size + 7) & ~7
-    L = Launch(tuple(g), tuple(b), tuple(c), int(smem), args)
+    L = Launch(tuple(g), tuple(b), tuple(c), int(smem), args, pdl=bool(pdl), workspace_bytes=int(ws))
     for i, (data, _) in enumerate(args):
         for o in range(0, len(data) - 127, 64):           # descriptors are alignas(64) inside the argument
             if struct.unpack_from("<I", data, o)[0] == TENC_MAGIC:
@@ -120,5 +122,7 @@ def launch_captured(dev: Any, mod: Any, kernel: str, launch: Launch, args: Seque
     kw = {}
     if launch.cluster != (1, 1, 1):
         kw["cluster"] = launch.cluster
+    if launch.pdl:
+        kw["pdl"] = True
     dev.launch(mod, kernel, grid=launch.grid, block=launch.block, args=list(args), shared_bytes=launch.smem_bytes,
                **kw)

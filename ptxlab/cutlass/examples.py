@@ -104,10 +104,106 @@ def _tutorial_f16_gemm(wrapper: str, tile: tuple) -> Callable:
     return run_tutorial
 
 
+# ------------------------------------------------------------------------------------------------ example 72b
+def _ue8m0_host(x: np.ndarray) -> np.ndarray:
+    """cutlass::float_ue8m0_t::convert_from_float, host branch (float8.h): the float's exponent field, plus one when
+    the mantissa is non-zero (round up), except at exponent 0xFE and for subnormals <= 2^-127; NaN/Inf -> 0xFF."""
+    x = np.asarray(x, np.float32)
+    bits = x.view(np.uint32)
+    exp = ((bits >> 23) & 0xFF).astype(np.int64)
+    mant = bits & 0x7FFFFF
+    up = (mant > 0) & (exp != 0xFE) & ~((exp == 0) & (mant <= 0x400000))
+    out = (exp + up).astype(np.uint8)
+    return np.where(~np.isfinite(x), np.uint8(0xFF), out)
+
+
+def reference_72b(a, sfa, b, sfb, c, alpha: float, beta: float, st: float, vec: int = 16):
+    """Gemm3x of cutlass/util/reference/host/gett.hpp for 72b: block-scaled mainloop, D = alpha*acc + beta*C, then
+    compute_1d_scaling_factor_and_quantized_output (row-major D, SfStrategy::SfDGen, vector 16 along N).
+    a (M,K) / b (N,K) values, sfa (M,K/16) / sfb (N,K/16) scale values, c (M,N) float32. Returns (D e2m1 codes
+    (M,N), SFD ue8m0 codes (M,N/16))."""
+    from .. import numerics
+
+    A = a.astype(np.float64) * np.repeat(sfa.astype(np.float64), vec, axis=1)
+    B = b.astype(np.float64) * np.repeat(sfb.astype(np.float64), vec, axis=1)
+    acc = (A @ B.T).astype(np.float32)                    # exact for the data drawn below (checked by the caller)
+    f32 = np.float32
+    out = (f32(alpha) * acc).astype(np.float32)
+    out = (f32(beta).astype(np.float64) * c.astype(np.float64) + out.astype(np.float64)).astype(np.float32)  # fma
+    M, N = out.shape
+    grp = np.abs(out).reshape(M, N // vec, vec).max(axis=2)
+    fp_max = f32(6.0)                                        # numeric_limits<float_e2m1_t>::max()
+    scale_down = f32(1.0) / fp_max
+    st_down = f32(st) * scale_down
+    pvscale = (grp * st_down).astype(np.float32)
+    sfd = _ue8m0_host(pvscale)
+    q_up = numerics.decode_ue8m0(sfd).astype(np.float32)
+    with np.errstate(over="ignore", divide="ignore"):
+        rcp = (f32(1.0) / q_up).astype(np.float32)
+        acc_scale = (f32(st) * rcp).astype(np.float32)
+    acc_scale = np.minimum(acc_scale, np.finfo(np.float32).max)
+    scaled = (out * np.repeat(acc_scale, vec, axis=1)).astype(np.float32)
+    return numerics.encode_e2m1(scaled), sfd
+
+
+def run_72b(dev: Any, m: int, n: int, k: int, alpha: float = 1.0, beta: float = 0.0, seed: int = 0,
+            swizzle: int = 0) -> ExampleResult:
+    """CUTLASS example 72b (NVFP4 x NVFP4 -> FP4 D + UE8M0 SFD, norm constant 2 as in its initialize())."""
+    from .. import numerics, scales
+
+    if m % 128 or n % 128 or k % 256:
+        raise ValueError(f"example_72b: ({m},{n},{k}) must be multiples of the MMA tile (128,128,256) here "
+                         "(the kernel handles residues, ptxlab's reference test does not draw them)")
+    t0 = time.perf_counter()
+    mod = module("example_72b.cu", [build.cutlass_source_dir() / "examples" / "72_blackwell_narrow_precision_gemm"])
+    t1 = time.perf_counter()
+    rng = np.random.default_rng(seed)
+    # the example fills e2m1 A/B uniformly in [-2, 2] with integer values, C in [-4, 4]; scale factors are drawn
+    # from {0.5, 1, 1.5, 2} (UE4M3-exact, non-zero) so that every product and sum is exact in fp32
+    av = rng.integers(-2, 3, size=(m, k)).astype(np.float32)
+    bv = rng.integers(-2, 3, size=(n, k)).astype(np.float32)
+    sfa = rng.choice(np.array([0.5, 1.0, 1.5, 2.0], np.float32), size=(m, k // 16))
+    sfb = rng.choice(np.array([0.5, 1.0, 1.5, 2.0], np.float32), size=(n, k // 16))
+    c = rng.integers(-4, 5, size=(m, n)).astype(np.float32)
+    st = 2.0                                                # block_Normconst = 2 in the example's initialize()
+    a_bytes = numerics.pack_fp4(numerics.encode_e2m1(av))   # RowMajor (M, K)
+    b_bytes = numerics.pack_fp4(numerics.encode_e2m1(bv))   # ColumnMajor K x N = (N, K) rows
+    sfa_bytes = scales.permuted_bytes(scales.ref_to_permuted(numerics.encode_ue4m3(sfa)[:, :, None]))
+    sfb_bytes = scales.permuted_bytes(scales.ref_to_permuted(numerics.encode_ue4m3(sfb)[:, :, None]))
+    rest_m, rest_k = scales.sf_rest(m, n // 16)
+    bufs = {"A": dev.to_device(a_bytes), "B": dev.to_device(b_bytes), "SFA": dev.to_device(sfa_bytes),
+            "SFB": dev.to_device(sfb_bytes), "C": dev.to_device(c), "D": dev.empty(m * n // 2),
+            "SFD": dev.empty(rest_m * rest_k * 512), "norm": dev.to_device(np.array([st], np.float32)),
+            "workspace": dev.empty(1 << 20)}
+    dev.memset(bufs["D"], 0xFF)
+    dev.memset(bufs["SFD"], 0xFF)
+    dev.memset(bufs["workspace"], 0)
+    order = ["workspace", "A", "B", "SFA", "SFB", "C", "D", "SFD", "norm"]
+    launch = capture.run_host(dev, mod, [bufs[x] for x in order] + [np.int32(m), np.int32(n), np.int32(k),
+                                                                    np.float32(alpha), np.float32(beta),
+                                                                    np.int32(swizzle)])
+    if launch.workspace_bytes > bufs["workspace"].nbytes:
+        raise capture.CaptureError(f"example_72b asked for {launch.workspace_bytes} workspace bytes (> 1 MiB)")
+    t2 = time.perf_counter()
+    args = capture.resolve_tensor_maps(dev, launch, list(bufs.values()))
+    capture.launch_captured(dev, mod, capture.kernel_entry(mod, "device_kernel"), launch, args)
+    t3 = time.perf_counter()
+    d_codes = numerics.unpack_fp4(dev.to_host(bufs["D"], np.uint8).reshape(m, n // 2))
+    sfd_perm = dev.to_host(bufs["SFD"], np.uint8)
+    sfd_codes = scales.permuted_to_ref(scales.permuted_from_physical(
+        sfd_perm.reshape(1, rest_m, rest_k, 32, 4, 4)), m, n // 16)[:, :, 0]
+    ref_d, ref_sfd = reference_72b(av, sfa, bv, sfb, c, alpha, beta, st)
+    return ExampleResult("example_72b", dict(m=m, n=n, k=k, alpha=alpha, beta=beta),
+                         {"D": d_codes, "SFD": sfd_codes}, {"D": ref_d, "SFD": ref_sfd}, launch,
+                         dict(getattr(dev, "last_stats", {}) or {}), dict(build=t1 - t0, host=t2 - t1, kernel=t3 - t2))
+
+
 EXAMPLES: dict = {
     # name: (runner, description, smallest shape)
     "tutorial_02": (_tutorial_f16_gemm("tutorial_02.cu", (128, 256, 64)),
                     "CuTe Blackwell tutorial 02: tcgen05.mma + TMA (02_mma_tma_sm100.cu)", dict(m=128, n=256, k=64)),
+    "example_72b": (run_72b, "CUTLASS example 72b: NVFP4 x NVFP4 GEMM, FP4 D + UE8M0 SFD (72b_blackwell_nvfp4_nvfp4_gemm.cu)",
+                    dict(m=128, n=128, k=256)),
 }
 
 

@@ -7,8 +7,6 @@
 #define CUTE_CHECK_ERROR(e) (void)(e)
 #define CUTE_CHECK_LAST() (void)0
 template <class... Ts> double print_matrix_multiply_mollified_relative_error(Ts const&...) { return 0.0; }
-cudaError_t cudaGetDevice(int*);
-cudaError_t cudaGetDeviceProperties(cudaDeviceProp*, int);
 const char* cudaGetErrorString(cudaError_t);
 // the kernel's dynamic shared memory limit: ptxlab's launch takes shared_bytes from the captured launch instead
 template <class T> cudaError_t cudaFuncSetAttribute(T*, cudaFuncAttribute, int) { return cudaSuccess; }
