@@ -26,7 +26,7 @@ def _seed(rng) -> int:
 
 
 def test_example_files_come_from_the_wheel():
-    from ptxlab.cutlass.examples import tutorial_dir
+    from ptxlab.cutlass.runners import tutorial_dir
 
     src = tutorial_dir() / "02_mma_tma_sm100.cu"
     assert src.exists() and "gemm_host_f16xf16_f32_f32_tnt" in src.read_text()
@@ -63,3 +63,47 @@ def test_unknown_example_and_shape_are_refused(dev):
         pc.run("tutorial_99", dev)
     with pytest.raises(ValueError, match="multiples of the MMA tiler"):
         pc.run("tutorial_02", dev, m=96)
+
+
+# ------------------------------------------------------------------------------------------------ example 72b
+def test_72b_smallest_shape(dev, rng):
+    """NVFP4 x NVFP4 -> FP4 D + UE8M0 SFD, one 128x128x256 tile: D and SFD equal the host reference bit for bit."""
+    r = pc.run("example_72b", dev, seed=_seed(rng))
+    assert r.launch.grid == (1, 1, 1) and r.launch.block == (256, 1, 1)
+    assert len(r.launch.args) == 1 and len(r.launch.tensor_maps) >= 5   # Params: A, B, SFA, SFB, C, D maps
+    assert r.references["SFD"].min() > 0 and np.count_nonzero(r.references["D"]) > 0
+    assert r.exact, r.mismatches()
+
+
+def test_72b_tiles_k_blocks_and_clc_stealing(rng):
+    """2x3 output tiles, 2 k-blocks, alpha/beta; waves of one CTA so the CLC scheduler's try_cancel hands
+    not-yet-started tiles to running CTAs (default policy every-other): still bit-exact."""
+    dev = ptxlab.open_device("emu", strict=(), wave_ctas=1)
+    warnings.simplefilter("ignore", category=Warning)
+    r = pc.run("example_72b", dev, m=256, n=384, k=512, alpha=2.0, beta=0.5, seed=_seed(rng))
+    assert r.launch.grid == (2, 3, 1)
+    assert r.stats["clc_canceled"] > 0 and r.stats["waves"] < 6
+    assert r.exact, r.mismatches()
+
+
+def test_72b_reads_tcgen05_ld_without_wait_like_cutlass_ships_it(rng):
+    """CUTLASS's SM100 epilogue waits for tcgen05.ld only after the last subtile: a warning by default (hardware
+    scoreboards LDTM results), the error in strict mode."""
+    from ptxlab.emu.fidelity import EmuFidelityWarning
+
+    dev = ptxlab.open_device("emu", strict=())
+    with pytest.warns(EmuFidelityWarning, match="tcgen05_wait_ld"):
+        r = pc.run("example_72b", dev, seed=_seed(rng))
+    assert r.exact
+    with dev.strict_rules("tcgen05_wait_ld"), pytest.raises(EmuError, match="tcgen05.wait::ld"):
+        pc.run("example_72b", dev, seed=_seed(rng))
+
+
+def test_lab_cli_lists_and_runs(capsys, rng):
+    from ptxlab.lab.cli import main
+
+    assert main(["cutlass"]) == 0
+    out = capsys.readouterr().out
+    assert "tutorial_02" in out and "example_72b" in out
+    assert main(["cutlass", "tutorial_02", "--seed", str(_seed(rng))]) == 0
+    assert "BIT-EXACT: D 0 differing" in capsys.readouterr().out

@@ -17,6 +17,6 @@ Examples: see :data:`EXAMPLES` (``examples()``). Multi-CTA-cluster examples need
 """
 from __future__ import annotations
 
-from .examples import EXAMPLES, ExampleResult, examples, run
+from .runners import EXAMPLES, ExampleResult, examples, run
 
 __all__ = ["EXAMPLES", "ExampleResult", "examples", "run"]

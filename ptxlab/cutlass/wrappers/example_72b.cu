@@ -4,7 +4,7 @@
 // HostTensors to ptxlab's device buffers (stubs/cutlass/util/host_tensor.h) and runs the example's own run<Gemm>():
 // initialize() (layouts; the host fills are no-ops: Python drew the data), args_from_options(), can_implement,
 // initialize(), run(); the launch inside cutlass::kernel_launch is captured and ends the host code
-// (stubs/cutlass/kernel_launch.h). ptxlab/cutlass/capture.py and examples.py do the rest.
+// (stubs/cutlass/kernel_launch.h). ptxlab/cutlass/capture.py and runners.py do the rest.
 #include "72b_blackwell_nvfp4_nvfp4_gemm.cu"
 
 extern "C" __global__ void ptxlab_host(unsigned char* capture, void* workspace, void* A, void* B, void* SFA,

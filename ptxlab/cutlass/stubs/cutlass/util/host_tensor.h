@@ -1,6 +1,6 @@
 // ptxlab stub of cutlass/util/host_tensor.h for ptxlab.cutlass: the example's global HostTensors become handles to
 // device buffers that ptxlab allocated and filled (ptxlab_bind); host-side allocation, fill and copies do nothing
-// (the inputs are drawn and the references computed in Python, ptxlab/cutlass/examples.py).
+// (the inputs are drawn and the references computed in Python, ptxlab/cutlass/runners.py).
 #pragma once
 #include <cutlass/cutlass.h>
 #include <cutlass/layout/vector.h>

@@ -1,4 +1,4 @@
-// ptxlab stub of the host reference GETT: the reference is a numpy transcription (ptxlab/cutlass/examples.py).
+// ptxlab stub of the host reference GETT: the reference is a numpy transcription (ptxlab/cutlass/runners.py).
 #pragma once
 namespace cutlass { namespace reference { namespace host {
 enum class SfStrategy { None = 0, SfDGen = 1 };
