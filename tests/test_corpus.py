@@ -145,7 +145,10 @@ def test_harness_run_and_compare(tmp_path, capsys):
 
 
 def test_new_kernels_contain_their_ptx_features():
+    from corpus.kernels_cluster import PTX_FEATURES as CLUSTER_FEATURES
     from corpus.kernels_new import PTX_FEATURES
+
+    PTX_FEATURES = {**PTX_FEATURES, **CLUSTER_FEATURES}
 
     ents = {e.name: e for e in ENTRIES}
     for name, (kernel, feats) in PTX_FEATURES.items():

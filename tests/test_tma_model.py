@@ -113,6 +113,8 @@ def make_case(rng, dtype: str, swizzle: str, rank: int):
         c0 = int(rng.integers(-box0, g0 + 1))
         if bits == 4:
             c0 -= c0 % 2
+        if bits == 32:      # 4-byte elements: the box must start on a 16-byte boundary (H100, tma_model)
+            c0 -= c0 % 4
     coords = [c0] + [int(rng.integers(-3, s + 2)) for s in shape[1:]]
     return spec, gmem, coords
 

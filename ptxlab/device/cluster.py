@@ -1,6 +1,6 @@
 """Thread-block cluster launch rules, shared by the cuda and emu backends (so both refuse the same launches alike).
 
-A cluster launch (CUDA Programming Guide "Thread Block Clusters"; PTX ISA 2.2.1 cluster of CTAs, 11.4 cluster
+A cluster launch (CUDA Programming Guide "Thread Block Clusters"; PTX ISA 2.2.2 cluster of CTAs, 11.7 cluster
 dimension directives) is described by:
 
 * ``dev.launch(..., cluster=(cx, cy, cz))``: the launch-time cluster shape (``cuLaunchKernelEx`` with

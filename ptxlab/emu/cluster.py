@@ -6,21 +6,23 @@ cluster are consecutive in rank order, so wave CTA ``c`` has rank ``c % n`` in c
 (n = cx*cy*cz).  Without a cluster launch every CTA is an implicit 1x1x1 cluster (PTX ISA 10: %cluster_nctarank
 = 1, %is_explicit_cluster = 0).  Ranks: %cluster_ctarank = x + y*cx + z*cx*cy of %cluster_ctaid (PTX ISA 10.x).
 
-Addresses (PTX ISA 5.1.6: the .shared::cta window lies inside the .shared::cluster window; "a .shared::cta address
-used as .shared::cluster refers to the executing CTA").  The emulator's 32-bit shared::cluster address is::
+Addresses (PTX ISA 5.1.7: the .shared::cta window lies inside the .shared::cluster window; "a .shared::cta address
+used as .shared::cluster refers to the executing CTA").  The emulator's 32-bit shared addresses are, as on hardware
+(the SASS of cluster kernels adds %cluster_ctarank << 24 to every shared address; CUTLASS's
+``Sm100MmaPeerBitMask = 0xFEFFFFFF`` clears bit 24 of a .shared::cta address to name the even CTA of a pair)::
 
-    bits 31..24  R   0 = the executing CTA (every .shared::cta address), R = rank + 1 for CTA ``rank``
+    bits 31..24  the cluster rank of the CTA whose shared memory is addressed
     bits 23..0   the byte offset in that CTA's shared memory (at most 227 KiB are used)
 
-``mapa`` always returns the R = rank + 1 form (also for the executing CTA's own rank), ``getctarank`` decodes
-both forms.  Generic addresses of shared memory are ``memory.SHARED_WIN + shared::cluster address``, so a generic
-pointer into a peer's shared memory is ``SHARED_WIN + ((rank + 1) << 24) + offset``.  The encoding is the
-emulator's own (hardware uses another one); programs must not depend on the numeric value.
+so a .shared::cta address of the CTA of rank r (a shared symbol's address, cvta.to.shared of a generic pointer) is
+``(r << 24) | offset`` -- in a launch without clusters r = 0 and addresses are plain offsets, as before -- and
+``mapa`` returns ``(target rank << 24) | offset``.  Generic addresses of shared memory are
+``memory.SHARED_WIN + shared address``.  A .shared::cta access must carry the executing CTA's own rank.
 
 Faults (reported like every other emulator fault, at the accessing instruction):
 * a shared::cluster address whose rank is outside the cluster;
 * a .shared::cta access (or an mbarrier / TMA operand that must be in the executing CTA) given a peer's address;
-* DSMEM lifetime (PTX ISA 2.2.1 / CUDA Programming Guide "Distributed Shared Memory": a CTA must not exit while
+* DSMEM lifetime (PTX ISA 2.2.2 / CUDA Programming Guide "Distributed Shared Memory": a CTA must not exit while
   other CTAs of its cluster may still access its shared memory): an access to the shared memory of a CTA that has
   exited, and, at the end of the wave, a peer access that was not ordered before the owner's exit by a cluster
   barrier or an mbarrier (vector clocks per CTA, see :class:`Lifetime`).
@@ -34,13 +36,13 @@ import numpy as np
 RANK_SHIFT = 24
 OFF_MASK = (1 << RANK_SHIFT) - 1
 
-__all__ = ["RANK_SHIFT", "OFF_MASK", "encode", "geometry", "size", "special", "peer", "rank_of", "resolve",
+__all__ = ["RANK_SHIFT", "OFF_MASK", "encode", "geometry", "size", "special", "peer", "rank_of", "mask_ctas", "resolve",
            "resolve_one", "check_alive", "Lifetime", "lifetime", "release", "acquire", "join"]
 
 
 def encode(rank: int, offset: int) -> int:
-    """The emulator's shared::cluster address of ``offset`` in the CTA of cluster rank ``rank``."""
-    return ((int(rank) + 1) << RANK_SHIFT) | int(offset)
+    """The shared::cluster address of ``offset`` in the CTA of cluster rank ``rank``."""
+    return (int(rank) << RANK_SHIFT) | int(offset)
 
 
 # ------------------------------------------------------------------------------------------------ geometry
@@ -108,37 +110,60 @@ def wave_order(grid: tuple, dims: tuple) -> list:
     return out
 
 
+def mask_ctas(st, ins, t: int, mask: int, what: str = ".multicast::cluster") -> list:
+    """Wave CTA indices named by a 16-bit ctaMask (bit i = %cluster_ctarank i) of thread ``t``'s cluster, in rank
+    order; faults on an empty mask or bits outside the cluster (PTX ISA 9.7.9.25.5.2, 9.7.16.x tcgen05.commit)."""
+    n = size(st)
+    mask = int(mask) & 0xFFFF
+    if mask == 0:
+        st.fault(ins, t, f"{what} with ctaMask 0x0000 names no destination CTA",
+                 "the PTX ISA does not say what an empty mask does; the emulator refuses it (ptx_docs/clusters.md)")
+    if mask >> n:
+        st.fault(ins, t, f"{what} ctaMask {mask:#06x} names CTA rank {(mask >> n).bit_length() + n - 1}, outside the "
+                 f"cluster of {n} CTA(s)",
+                 "rule: each set bit of ctaMask is the %cluster_ctarank of a destination CTA (PTX ISA 9.7.9.25.5.2)")
+    cta = int(st.cta_of[t])
+    base = cta - cta % n
+    return [base + r for r in range(n) if mask >> r & 1]
+
+
 # ------------------------------------------------------------------------------------------------ addresses
 def resolve(st, ins, sel: np.ndarray, a: np.ndarray, nbytes: int, write: bool, space: str):
-    """Target wave CTA and in-CTA offset (int64 arrays) of shared accesses by threads ``sel`` at shared::cluster
-    addresses ``a`` (``space`` 'shared' = .shared::cta: must be the executing CTA).  Faults on a rank outside the
-    cluster, a peer address used as .shared::cta, out-of-bounds offsets, and DSMEM lifetime violations."""
+    """Target wave CTA and in-CTA offset (int64 arrays) of shared accesses by threads ``sel`` at shared addresses
+    ``a`` (``space`` 'shared' = .shared::cta: must be the executing CTA; 'shared::cluster': any CTA of the
+    cluster).  Faults on a rank outside the cluster, a peer address used as .shared::cta, and DSMEM lifetime
+    violations (bounds of the offset: the caller)."""
     a64 = a.astype(np.int64)
     own = st.cta_of[sel]
     hi = a64 >> RANK_SHIFT
-    if not hi.any():
+    if st.smem_rank_bits is None and not hi.any():
         return own, a64
-    if space == "shared":
-        k = int(np.flatnonzero(hi)[0])
-        st.fault(ins, sel[k:], f"out-of-bounds .shared::cta {'store' if write else 'load'} at {int(a64[k]):#x}",
-                 f"this CTA has {st.smem_size} bytes of shared memory; the address looks like an emulator "
-                 f"shared::cluster address (rank field {int(hi[k]) - 1}, cluster.py), which a .shared::cta access "
-                 f"cannot use (PTX ISA 5.1.6): use ld/st/atom .shared::cluster or a generic address for DSMEM")
     n = size(st)
-    rank = np.where(hi > 0, hi - 1, rank_of(st, own))
-    bad = (rank >= n) | (a64 >> 32 != 0)
+    myrank = own % n
+    if space == "shared":
+        other = hi != myrank
+        if other.any():
+            k = int(np.flatnonzero(other)[0])
+            st.fault(ins, sel[k:], f".shared::cta {'store' if write else 'load'} at {int(a64[k]):#x}, outside the "
+                     f"executing CTA's shared memory window",
+                     f"the address names cluster rank {int(hi[k])} (bits 31..24, cluster.py), the executing CTA "
+                     f"is rank "
+                     f"{int(myrank[k])} of {n} and has {st.smem_size} bytes of shared memory; a .shared::cta access "
+                     f"must stay in its own CTA (PTX ISA 5.1.7): use ld/st/atom .shared::cluster or a generic address "
+                     f"for another CTA's shared memory")
+        return own, a64 & OFF_MASK
+    bad = hi >= n
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
-        st.fault(ins, sel[k:], f"shared::cluster address {int(a64[k]):#x} names CTA rank {int(rank[k])}, outside the "
+        st.fault(ins, sel[k:], f"shared::cluster address {int(a64[k]):#x} names CTA rank {int(hi[k])}, outside the "
                  f"cluster of {n} CTA(s)",
-                 "rule: DSMEM addresses must belong to a CTA of the executing CTA's cluster (PTX ISA 5.1.6, 9.7.9.21 "
+                 "rule: DSMEM addresses must belong to a CTA of the executing CTA's cluster (PTX ISA 5.1.7, 9.7.9.23 "
                  "mapa: the target rank must be < %cluster_nctarank); check the rank passed to mapa")
-    tgt = (own // n) * n + rank
-    off = a64 & OFF_MASK
+    tgt = own - myrank + hi
     remote = tgt != own
     if remote.any():
         lifetime(st).access(st, ins, sel[remote], tgt[remote], "store" if write else "load")
-    return tgt, off
+    return tgt, a64 & OFF_MASK
 
 
 def resolve_one(st, ins, t: int, addr: int, what: str, allow_peer: bool = True, generic: bool = False) -> tuple:
@@ -151,19 +176,16 @@ def resolve_one(st, ins, t: int, addr: int, what: str, allow_peer: bool = True, 
                      "pass a shared memory address (cvta.shared / mapa)")
         a -= SHARED_WIN
     own = int(st.cta_of[t])
-    hi = a >> RANK_SHIFT
-    if hi == 0:
-        return own, a
     n = size(st)
-    rank = hi - 1
-    if rank >= n or a >> 32:
+    rank = a >> RANK_SHIFT
+    if rank >= n:
         st.fault(ins, t, f"{what}: shared::cluster address {a:#x} names CTA rank {rank}, outside the cluster of {n} "
-                 f"CTA(s)", "rule: the target rank must be < %cluster_nctarank (PTX ISA 9.7.9.21 mapa)")
-    tgt = (own // n) * n + rank
+                 f"CTA(s)", "rule: the target rank must be < %cluster_nctarank (PTX ISA 9.7.9.23 mapa)")
+    tgt = own - own % n + rank
     if tgt != own and not allow_peer:
         st.fault(ins, t, f"{what}: address {a:#x} is in the shared memory of CTA rank {rank}, not the executing CTA",
                  "rule: this operand must be in the executing CTA's shared memory (.shared::cta window, PTX ISA "
-                 "5.1.6)")
+                 "5.1.7)")
     return tgt, a & OFF_MASK
 
 
@@ -185,7 +207,10 @@ class Lifetime:
         n = size(st)
         self.n = n
         self.vc = np.zeros((st.nctas, n), np.int64)
-        self.last: dict = {}          # (owner cta, accessor cta) -> (stamp, ins, thread, what)
+        # latest synchronous access of accessor b to owner a: its stamp (-1: none), thread, instruction
+        self.stamp = np.full((st.nctas, st.nctas), -1, np.int64)
+        self.thread = np.zeros((st.nctas, st.nctas), np.int64)
+        self.ins = np.empty((st.nctas, st.nctas), dtype=object)
 
     def release(self, cta: int) -> np.ndarray:
         self.vc[cta, cta % self.n] += 1
@@ -196,47 +221,69 @@ class Lifetime:
             np.maximum(self.vc[cta], clock, out=self.vc[cta])
 
     def access(self, st, ins, threads: np.ndarray, targets: np.ndarray, what: str) -> None:
+        """Synchronous DSMEM accesses by ``threads`` (wave thread indices) to wave CTAs ``targets``."""
         from .machine import EXITED
-        for tgt in np.unique(targets):
-            tgt = int(tgt)
-            who = threads[targets == tgt]
-            lo = tgt * st.tpc
-            if (st.status[lo:lo + st.tpc] == EXITED).all():
-                st.fault(ins, who, f"DSMEM {what} to the shared memory of CTA {_block(st, tgt)} (cluster rank "
-                         f"{tgt % self.n}), which has already exited",
-                         f"the owner exited at {_exit_where(st, tgt)}; rule: a CTA's shared memory lives only while "
-                         f"the CTA runs, so a CTA must not exit while its cluster peers may still access it (CUDA "
-                         f"Programming Guide 'Distributed Shared Memory'; PTX ISA 2.2.1). Add a cluster barrier "
-                         f"(barrier.cluster.arrive + wait, cluster.sync()) before the owner's exit")
-            for b in np.unique(st.cta_of[who]):
-                b = int(b)
-                t = int(who[st.cta_of[who] == b][0])
-                self.last[(tgt, b)] = (int(self.vc[b, b % self.n]), ins, t, what)
+        gone = (st.status.reshape(st.nctas, st.tpc) == EXITED).all(axis=1)[targets]
+        if gone.any():
+            k = int(np.flatnonzero(gone)[0])
+            tgt = int(targets[k])
+            st.fault(ins, threads[targets == tgt], f"DSMEM {what} to the shared memory of CTA {_block(st, tgt)} "
+                     f"(cluster rank {tgt % self.n}), which has already exited",
+                     f"the owner exited at {_exit_where(st, tgt)}; rule: a CTA's shared memory lives only while "
+                     f"the CTA runs, so a CTA must not exit while its cluster peers may still access it (CUDA "
+                     f"Programming Guide 'Distributed Shared Memory'; PTX ISA 2.2.2). Add a cluster barrier "
+                     f"(barrier.cluster.arrive + wait, cluster.sync()) before the owner's exit")
+        acc = st.cta_of[threads]
+        pair, first = np.unique(targets * st.nctas + acc, return_index=True)
+        a, b = pair // st.nctas, pair % st.nctas
+        unknown = self.vc[b, a % self.n] == 0
+        if unknown.any():
+            k = int(np.flatnonzero(unknown)[0])
+            self.check_started(st, ins, int(threads[first[k]]), int(b[k]), int(a[k]), what)
+        self.stamp[a, b] = self.vc[b, b % self.n]
+        self.thread[a, b] = threads[first]
+        self.ins[a, b] = ins
+
+    def check_started(self, st, ins, t: int, b: int, a: int, what: str) -> None:
+        """CTA b may access CTA a's shared memory only once a is known to run: b has acquired a release of a (a
+        cluster barrier both passed, or an mbarrier a arrived on).  CUDA Programming Guide 'Distributed Shared
+        Memory': "Accessing data in distributed shared memory requires all the thread blocks to exist"."""
+        if self.vc[b, a % self.n] == 0:
+            st.fault(ins, t, f"DSMEM {what} to the shared memory of CTA {_block(st, a)} (cluster rank {a % self.n}) "
+                     f"before that CTA is known to have started",
+                     "rule: accessing distributed shared memory requires all the thread blocks to exist (CUDA "
+                     "Programming Guide 'Distributed Shared Memory'); execute a cluster barrier (barrier.cluster."
+                     "arrive{.relaxed} + barrier.cluster.wait, cluster.sync()) before the first access to a peer")
 
     def check_exits(self, st) -> None:
-        for (a, b), (stamp, ins, t, what) in sorted(self.last.items()):
-            if self.vc[a, b % self.n] > stamp:
-                continue
-            st.fault(ins, t, f"DSMEM lifetime: CTA {_block(st, a)} (cluster rank {a % self.n}) exited while this "
-                     f"{what} to its shared memory by CTA {_block(st, b)} (rank {b % self.n}) was not ordered before "
-                     f"the exit",
-                     f"the owner exited at {_exit_where(st, a)} without a cluster barrier (or mbarrier wait) after "
-                     f"this access; on hardware the access may run after the owner's shared memory is gone. Rule: a "
-                     f"CTA must not exit while its cluster peers may still access its shared memory (CUDA "
-                     f"Programming Guide 'Distributed Shared Memory'; PTX ISA 2.2.1). Add barrier.cluster.arrive + "
-                     f"barrier.cluster.wait (cluster.sync()) in every CTA before it exits")
+        a_idx, b_idx = np.nonzero(self.stamp >= 0)
+        late = self.vc[a_idx, b_idx % self.n] <= self.stamp[a_idx, b_idx]
+        if not late.any():
+            return
+        k = int(np.flatnonzero(late)[0])
+        a, b = int(a_idx[k]), int(b_idx[k])
+        ins, t = self.ins[a, b], int(self.thread[a, b])
+        st.fault(ins, t, f"DSMEM lifetime: CTA {_block(st, a)} (cluster rank {a % self.n}) exited while this access "
+                 f"to its shared memory by CTA {_block(st, b)} (rank {b % self.n}) was not ordered before the exit",
+                 f"the owner exited at {_exit_where(st, a)} without a cluster barrier (or mbarrier wait) after "
+                 f"this access; on hardware the access may run after the owner's shared memory is gone. Rule: a "
+                 f"CTA must not exit while its cluster peers may still access its shared memory (CUDA "
+                 f"Programming Guide 'Distributed Shared Memory'; PTX ISA 2.2.2). Add barrier.cluster.arrive + "
+                 f"barrier.cluster.wait (cluster.sync()) in every CTA before it exits")
 
 
 def check_alive(st, ins, t: int, cta: int, what: str) -> None:
     """Fault if wave CTA ``cta`` (a peer of thread ``t``) has exited: its shared memory is gone (lifetime rule)."""
     from .machine import EXITED
+    if size(st) > 1:
+        lifetime(st).check_started(st, ins, int(t), int(st.cta_of[t]), int(cta), what)
     lo = int(cta) * st.tpc
     if (st.status[lo:lo + st.tpc] == EXITED).all():
         st.fault(ins, int(t), f"DSMEM {what} on the shared memory of CTA {_block(st, cta)} (cluster rank "
                  f"{int(cta) % size(st)}), which has already exited",
                  f"the owner exited at {_exit_where(st, cta)}; rule: a CTA must not exit while its cluster peers may "
                  f"still access its shared memory (CUDA Programming Guide 'Distributed Shared Memory'; PTX ISA "
-                 f"2.2.1). Add a cluster barrier (or an mbarrier wait for this operation) before the owner's exit")
+                 f"2.2.2). Add a cluster barrier (or an mbarrier wait for this operation) before the owner's exit")
 
 
 def _block(st, cta: int) -> tuple:

@@ -91,11 +91,11 @@ class Ctx:
         if isinstance(op, ir.Sym):
             v = self.program.symbol_address(op.name)
             c = np.array(v, dtype=np.uint64).astype(dt)
-            return lambda st: c
+            return self._shared_sym(op.name, c, dt)
         if isinstance(op, ir.Addr) and isinstance(op.base, ir.Sym) and op.vec is None:
             v = self.program.symbol_address(op.base.name) + op.offset
             c = np.array(v & 0xFFFFFFFFFFFFFFFF, dtype=np.uint64).astype(dt)
-            return lambda st: c
+            return self._shared_sym(op.base.name, c, dt)
         raise Unsupported(f"operand {op} cannot be read as .{ty}")
 
     def read_vec(self, op, ty: str) -> list:
@@ -136,7 +136,7 @@ class Ctx:
             return lambda st: c
         if isinstance(op.base, ir.Sym):
             c = np.uint64((self.program.symbol_address(op.base.name) + off) & 0xFFFFFFFFFFFFFFFF)
-            return lambda st: c
+            return self._shared_sym(op.base.name, c, np.dtype(np.uint64))
         i = op.base.idx
         if BITS[op.base.ty] == 64:
             if off == 0:
@@ -147,6 +147,17 @@ class Ctx:
         if off == 0:
             return lambda st: st.r[i].astype(np.uint64)
         return lambda st: (st.r[i] + o32).astype(np.uint64)
+
+    def _shared_sym(self, name: str, c, dt):
+        """Reader of a symbol's address; a .shared symbol's address carries the CTA's cluster rank in bits 24..31
+        in a cluster launch (``st.smem_rank_bits``, cluster.py), as on hardware."""
+        if self.program.symbol_space(name) != "shared":
+            return lambda st: c
+
+        def rd(st):
+            rb = st.smem_rank_bits
+            return c if rb is None else (rb + c.astype(np.uint64)).astype(dt)
+        return rd
 
     def symbol_space(self, op) -> Optional[str]:
         """The state space of a symbol operand (or of the symbol base of an address), else None."""

@@ -65,6 +65,7 @@ class Wave:
                  params: bytes, dyn_smem: int, device=None, cluster=None):
         self.prog = prog
         self.cluster = cluster                            # device.cluster.ClusterLaunch or None (cluster.py)
+        self.smem_rank_bits = None                        # per thread: cluster rank << 24 (shared addresses), or None
         self.heap = heap
         self.device = device
         self.kernel = prog.kernel
@@ -83,6 +84,8 @@ class Wave:
         self.tid = (lt % block[0], (lt // block[0]) % block[1], lt // (block[0] * block[1]))
         gc = self.cta_ids[self.cta_of]
         self.ctaid = (gc % grid[0], (gc // grid[0]) % grid[1], gc // (grid[0] * grid[1]))
+        if cluster is not None and cluster.size > 1:
+            self.smem_rank_bits = (self.cta_of % cluster.size).astype(np.uint64) << np.uint64(_cluster.RANK_SHIFT)
         self.lane = (self.local_tid % 32).astype(np.uint32)
         self.warp = self.local_tid // 32                  # warp index within the CTA
         self.gwarp = t // 32                              # wave-global warp index
@@ -337,9 +340,11 @@ class Wave:
         never = (~self.smem_written[idx] & (self.smem[idx] == POISON)).all(axis=1)
         if never.any():
             k = int(np.flatnonzero(never)[0])
-            cta = int(self.cta_of[sel[k]])
+            cta = int(flat[k]) // self.smem_stride      # the owning CTA (a cluster peer for a DSMEM load)
             self.fault(ins, sel[never], "initcheck: read of never-written shared memory",
-                       f"shared address {int(flat[k]) - cta * self.smem_stride:#x} ({nbytes} bytes) was not written by "
+                       f"shared address {int(flat[k]) - cta * self.smem_stride:#x}"
+                       f"{f' of cluster rank {_cluster.rank_of(self, cta)}' if self.cluster is not None else ''} "
+                       f"({nbytes} bytes) was not written by "
                        f"any store or asynchronous copy before this load; initialize it or add the missing "
                        f"barrier/wait")
 

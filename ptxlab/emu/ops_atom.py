@@ -6,6 +6,9 @@
 Memory-ordering (.relaxed/.acquire/.release/.acq_rel) and scope (.cta/.cluster/.gpu/.sys) qualifiers are accepted: the
 emulator performs every access immediately in program order, which satisfies all of them.
 
+``.shared::cluster`` and generic addresses may name a peer CTA's shared memory (cluster.py); the memory identity of a
+shared word is (owning CTA, offset), so threads of different CTAs of a cluster hitting one word serialize together.
+
 Several threads of one instruction hitting the same address are performed one after another in increasing wave thread
 order (a fixed legal serialization), each seeing the previous thread's result.  Unique addresses are one vectorized
 read-modify-write; integer add with collisions uses a segmented prefix sum; other colliding ops run one "round" per
@@ -21,10 +24,9 @@ import numpy as np
 
 from . import ir
 from .isa import Ctx, Unsupported, handler, inst_type
-from .memory import SHARED_WIN, WIN_SHIFT
 from .ops_float import f32_add, f64_add, round_half, two_sum, _half_vals, _pack2, _unpack2
 
-_SPACES = ("global", "shared", "shared::cta")
+_SPACES = ("global", "shared", "shared::cta", "shared::cluster")
 _SEM = ("relaxed", "acquire", "release", "acq_rel", "sc")
 _SCOPE = ("cta", "cluster", "gpu", "sys")
 _OPS = ("and", "or", "xor", "cas", "exch", "add", "inc", "dec", "min", "max")
@@ -46,9 +48,9 @@ def _parse(ins: ir.Instr):
     vec = 1
     for mname in ins.mods:
         base = mname.split("::")[0]
-        if mname in ("shared::cluster",):
-            raise Unsupported(f"{ins.name}: .shared::cluster atomics are not supported (one-CTA clusters only)")
-        if base in ("global", "shared"):
+        if mname == "shared::cluster":
+            space = mname       # a peer CTA's shared memory (rank-encoded address, cluster.py)
+        elif base in ("global", "shared"):
             space = base
         elif mname in _OPS and op is None:
             op = mname
@@ -153,15 +155,16 @@ def _build(ins: ir.Instr, ctx: Ctx, is_red: bool):
         c = np.broadcast_to(np.asarray(rc(st)).astype(dt, copy=False), (T,))[sel][:, None] if rc is not None \
             else None
         a = a_all[sel]
-        if space == "generic":
-            shared = (a >> np.uint64(WIN_SHIFT)) == np.uint64(SHARED_WIN >> WIN_SHIFT)
-        else:
-            shared = np.full(sel.size, space == "shared")
-        # memory identity: shared addresses are per CTA
+        # memory identity: a shared byte is (target CTA, offset) -- the flat offset into the wave's SMEM -- so
+        # threads of different CTAs hitting one peer's word (DSMEM) serialize like threads of one CTA
         key = a.astype(np.int64)
-        if shared.any():
-            key = np.where(shared, (np.int64(1) << 62) | (st.cta_of[sel].astype(np.int64) << 41) |
-                           (a & np.uint64((1 << 40) - 1)).astype(np.int64), key)
+        shared = np.zeros(sel.size, bool)
+        for sp, s_idx, a_sp in st._space_of(space, a, sel, ins):
+            if sp.startswith("shared"):
+                _, flat = st._flat(ins, sp, s_idx, a_sp, dt.itemsize * vec, False)
+                pos = np.searchsorted(sel, s_idx)
+                key[pos] = (np.int64(1) << 62) | flat.astype(np.int64)
+                shared[pos] = True
         order = np.argsort(key, kind="stable")             # stable: thread order inside an address group
         ks = key[order]
         first = np.ones(sel.size, bool)

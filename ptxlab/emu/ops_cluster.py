@@ -1,4 +1,4 @@
-"""Cluster instructions: mapa (PTX ISA 9.7.9.21), getctarank (9.7.9.22), barrier.cluster.arrive/wait (9.7.13.3).
+"""Cluster instructions: mapa (PTX ISA 9.7.9.23), getctarank (9.7.9.24), barrier.cluster.arrive/wait (9.7.13.3).
 
 Address encoding, geometry and the DSMEM lifetime check: cluster.py; rules and open questions: ptx_docs/clusters.md.
 
@@ -41,7 +41,7 @@ def _shared_operand(ins, ctx, op, ty):
 
 @handler("mapa")
 def build_mapa(ins: ir.Instr, ctx: Ctx):
-    """mapa{.shared::cluster}.type d, a, b: the address in CTA rank b corresponding to a (9.7.9.21)."""
+    """mapa{.shared::cluster}.type d, a, b: the address in CTA rank b corresponding to a (9.7.9.23)."""
     ty = inst_type(ins)
     generic = not ins.has("shared::cluster")
     if ty not in ("u32", "u64"):
@@ -63,22 +63,22 @@ def build_mapa(ins: ir.Instr, ctx: Ctx):
             if bad.any():
                 k = int(np.flatnonzero(bad)[0])
                 st.fault(ins, sel[k:], f"mapa: generic address {int(a[k]):#x} does not point to shared memory",
-                         "rule: without .shared::cluster, a must be a generic address of shared memory (9.7.9.21)")
+                         "rule: without .shared::cluster, a must be a generic address of shared memory (9.7.9.23)")
             a = a - SHARED_WIN
         if (b >= n).any() or (b < 0).any():
             k = int(np.flatnonzero((b >= n) | (b < 0))[0])
             st.fault(ins, sel[k:], f"mapa: target CTA rank {int(b[k])} is outside the cluster of {n} CTA(s)",
-                     "rule: b is the rank of a CTA of the executing cluster, < %cluster_nctarank (9.7.9.21)")
+                     "rule: b is the rank of a CTA of the executing cluster, < %cluster_nctarank (9.7.9.23)")
         hi = a >> cl.RANK_SHIFT
-        if ((a >> 32) != 0).any() or (hi > n).any():
-            k = int(np.flatnonzero(((a >> 32) != 0) | (hi > n))[0])
+        if (hi >= n).any():
+            k = int(np.flatnonzero(hi >= n)[0])
             st.fault(ins, sel[k:], f"mapa: {int(a[k]):#x} is not a shared memory address of this cluster")
         off = a & cl.OFF_MASK
         if (off >= st.smem_size).any():
             k = int(np.flatnonzero(off >= st.smem_size)[0])
             st.fault(ins, sel[k:], f"mapa: shared offset {int(off[k]):#x} is outside the {st.smem_size} bytes of "
                      "shared memory of each CTA", "map an address of a shared variable")
-        d = ((b + 1) << cl.RANK_SHIFT) | off
+        d = (b << cl.RANK_SHIFT) | off
         if generic:
             d = d + SHARED_WIN
         out = np.zeros(st.T, dt)
@@ -89,7 +89,7 @@ def build_mapa(ins: ir.Instr, ctx: Ctx):
 
 @handler("getctarank")
 def build_getctarank(ins: ir.Instr, ctx: Ctx):
-    """getctarank{.shared::cluster}.type d, a: rank of the CTA whose shared memory holds a (9.7.9.22)."""
+    """getctarank{.shared::cluster}.type d, a: rank of the CTA whose shared memory holds a (9.7.9.24)."""
     ty = inst_type(ins)
     generic = not ins.has("shared::cluster")
     rd_a = _shared_operand(ins, ctx, ins.args[1], ty)
@@ -103,16 +103,16 @@ def build_getctarank(ins: ir.Instr, ctx: Ctx):
             if bad.any():
                 k = int(np.flatnonzero(bad)[0])
                 st.fault(ins, sel[k:], f"getctarank: generic address {int(a[k]):#x} does not point to shared memory",
-                         "rule: a must be a generic address of shared memory (9.7.9.22)")
+                         "rule: a must be a generic address of shared memory (9.7.9.24)")
             a = a - SHARED_WIN
         hi = a >> cl.RANK_SHIFT
         n = cl.size(st)
-        if ((a >> 32) != 0).any() or (hi > n).any():
-            k = int(np.flatnonzero(((a >> 32) != 0) | (hi > n))[0])
-            st.fault(ins, sel[k:], f"getctarank: {int(a[k]):#x} is not a shared memory address of this cluster")
-        own = cl.rank_of(st, st.cta_of[sel])
+        if (hi >= n).any():
+            k = int(np.flatnonzero(hi >= n)[0])
+            st.fault(ins, sel[k:], f"getctarank: {int(a[k]):#x} is not a shared memory address of this cluster",
+                     f"its rank field (bits 31..24) is {int(hi[k])}, the cluster has {n} CTA(s)")
         out = np.zeros(st.T, np.uint32)
-        out[sel] = np.where(hi > 0, hi - 1, own).astype(np.uint32)
+        out[sel] = hi.astype(np.uint32)
         wr(st, out, m)
     return run
 
@@ -188,17 +188,16 @@ machine.WAVE_END_HOOKS.append(cl._wave_end)
 
 def _check_aligned(st, ins, sel: np.ndarray) -> None:
     """.aligned: all non-exited threads of each executing warp execute this instruction together."""
-    warps = np.unique(st.gwarp[sel])
-    for w in warps:
-        lanes = slice(int(w) * 32, int(w) * 32 + 32)
-        live = st.valid[lanes] & (st.status[lanes] != EXITED)
-        ex = np.zeros(32, bool)
-        ex[sel[st.gwarp[sel] == w] - int(w) * 32] = True
-        if (live & ~ex).any():
-            st.fault(ins, sel[st.gwarp[sel] == w], f"{ins.opcode}.{'.'.join(ins.mods)}: .aligned executed by only part "
-                     f"of warp {int(st.warp[int(w) * 32])}",
-                     "rule: with .aligned all threads of the warp must execute the same barrier.cluster instruction "
-                     "(PTX ISA 9.7.13.3); drop .aligned or make the call warp-uniform")
+    nw = st.T // 32
+    live = np.bincount(st.gwarp[st.valid & (st.status != EXITED)], minlength=nw)
+    ex = np.bincount(st.gwarp[sel], minlength=nw)
+    bad = np.flatnonzero((ex > 0) & (ex < live))
+    if bad.size:
+        w = int(bad[0])
+        st.fault(ins, sel[st.gwarp[sel] == w], f"{ins.opcode}.{'.'.join(ins.mods)}: .aligned executed by only part "
+                 f"of warp {int(st.warp[w * 32])}",
+                 "rule: with .aligned all threads of the warp must execute the same barrier.cluster instruction "
+                 "(PTX ISA 9.7.13.3); drop .aligned or make the call warp-uniform")
 
 
 @handler("barrier.cluster")

@@ -66,9 +66,10 @@ def shared_addresses(st, ins, addrs, sel: np.ndarray, space: str, what: str) -> 
     if other.any():
         k = int(np.flatnonzero(other)[0])
         st.fault(ins, sel[k:], f"{what}: the address names the shared memory of cluster rank "
-                 f"{int(cl.rank_of(st, ctas[k]))}, not the executing CTA (rank {int(cl.rank_of(st, st.cta_of[sel[k]]))})",
+                 f"{int(cl.rank_of(st, ctas[k]))}, not the executing CTA "
+                 f"(rank {int(cl.rank_of(st, st.cta_of[sel[k]]))})",
                  "rule: this operand must be in the executing CTA's shared memory (.shared::cta window, PTX ISA "
-                 "5.1.6; mbarrier init/wait 9.7.13.15)")
+                 "5.1.7; mbarrier init/wait 9.7.13.15)")
     return offs
 
 
@@ -88,16 +89,16 @@ def shared_targets(st, ins, addrs, sel: np.ndarray, space: str, what: str):
     raw = a.astype(np.int64)
     ctas = st.cta_of[sel].astype(np.int64)
     hi = raw >> cl.RANK_SHIFT
-    if hi.any():
+    if hi.any() or st.smem_rank_bits is not None:     # bits 31..24: the cluster rank (0 is rank 0, not "own")
         n = cl.size(st)
-        bad = (hi > n) | (raw >> 32 != 0)
+        bad = hi >= n
         if bad.any():
             k = int(np.flatnonzero(bad)[0])
-            st.fault(ins, sel[k:], f"{what}: shared::cluster address {int(raw[k]):#x} names CTA rank {int(hi[k]) - 1}, "
+            st.fault(ins, sel[k:], f"{what}: shared::cluster address {int(raw[k]):#x} names CTA rank {int(hi[k])}, "
                      f"outside the cluster of {n} CTA(s)",
-                     "rule: the target rank must be < %cluster_nctarank (PTX ISA 5.1.6, 9.7.9.21 mapa)")
-        ctas = np.where(hi > 0, cl.peer(st, ctas, hi - 1), ctas)
-    out = raw & cl.OFF_MASK if hi.any() else raw
+                     "rule: the target rank must be < %cluster_nctarank (PTX ISA 5.1.7, 9.7.9.23 mapa)")
+        ctas = ctas - ctas % n + hi
+    out = raw & cl.OFF_MASK
     lim = st.smem_size
     bad = (out < 0) | (out + 8 > lim)
     if bad.any():

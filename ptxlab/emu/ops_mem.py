@@ -230,9 +230,9 @@ def build_isspacep(ins: ir.Instr, ctx: Ctx):
             off = (a - np.uint64(memory.SHARED_WIN)).astype(np.int64)
             hi = off >> cl.RANK_SHIFT
             n = cl.size(st)
-            ok = inwin & (off >> 32 == 0) & (hi <= n)
-            if not whole:    # the executing CTA only: rank field 0 or its own rank
-                ok &= (hi == 0) | (hi - 1 == cl.rank_of(st, st.cta_of))
+            ok = inwin & (hi < n)
+            if not whole:    # the executing CTA only: its own rank in bits 31..24
+                ok &= hi == cl.rank_of(st, st.cta_of)
             wr(st, ok, m)
         return run_shared
 

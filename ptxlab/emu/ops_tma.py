@@ -8,8 +8,13 @@ reads a TMA destination without waiting on the mbarrier sees the 0xA5-style pois
 load writes shared memory (layout: ptxlab.emu.tma_model) and then performs complete-tx on the mbarrier with the byte
 count of tma_model.complete_tx_bytes (the full box, OOB included: measured on an H100, ptx_docs/tma.md).
 
-Clusters are one CTA: ``.shared::cluster`` addresses are this CTA's shared addresses, ``.multicast::cluster`` must
-name only CTA 0 in ctaMask, ``.cta_group::1/2`` are accepted. The bulk async-groups are tracked per thread.
+Clusters (cluster.py, ptx_docs/clusters.md): ``.shared::cluster`` destination and mbarrier operands may name any CTA of
+the cluster (rank in bits 31..24).  ``.multicast::cluster`` with a 16-bit ctaMask writes the same bytes at the same
+offset (dstMem's offset) in every CTA whose rank bit is set, and performs complete_tx on the mbarrier at mbar's offset
+in each of them; with ``.cta_group::2`` the barrier of destination rank r is in the CTA of the pair {r & ~1, r | 1}
+whose parity is the mbar operand's rank parity (CUTLASS's 2-SM loads name the even CTA's barrier).
+``cp.async.bulk.shared::cluster.shared::cta`` copies the executing CTA's SMEM to a peer's SMEM with complete_tx on the
+peer's barrier (which must be in the destination CTA).  The bulk async-groups are tracked per thread.
 """
 from __future__ import annotations
 
@@ -22,7 +27,8 @@ from ..tensormap import decode_emu
 from . import ir, machine
 from .isa import Ctx, Unsupported, handler
 from .memory import GLOBAL_BASE, WIN_SHIFT, WINDOWS
-from .ops_mbarrier import complete_tx_on, shared_addresses, table_of
+from . import cluster as cl
+from .ops_mbarrier import complete_tx_on, shared_addresses, shared_targets, table_of
 from .tma_model import check_bulk_copy, plan_tensor_load, plan_tensor_store, validate_load
 
 __all__ = ["bulk_groups"]
@@ -94,14 +100,19 @@ def _fault_from(st, ins, t: int, exc: EmuError):
 
 # ------------------------------------------------------------------------------------------------ async ops
 class _TensorLoad:
-    def __init__(self, ins, t, cta, spec, coords, dst, mbar):
+    """A TMA load into one CTA, or (multicast) into several: ``targets`` = [(dst CTA, mbarrier CTA)] (wave CTAs)."""
+
+    def __init__(self, ins, t, cta, spec, coords, dst, mbar, targets=None):
         self.ins, self.thread, self.cta, self.spec, self.coords, self.dst, self.mbar = \
             ins, t, cta, spec, coords, dst, mbar
+        self.targets = targets if targets is not None else [(cta, cta)]
         self.done = False
 
     def describe(self) -> str:
+        to = "" if self.targets == [(self.cta, self.cta)] else \
+            f" in wave CTAs {[d for d, _ in self.targets]}"
         return (f"cp.async.bulk.tensor.{self.spec.rank}d load box {list(self.spec.box)} at {list(self.coords)} -> "
-                f"shared {self.dst:#x}, mbarrier {self.mbar:#x} (PTX line {self.ins.line})")
+                f"shared {self.dst:#x}, mbarrier {self.mbar:#x}{to} (PTX line {self.ins.line})")
 
     def complete(self, st) -> None:
         heap = st.heap
@@ -109,21 +120,35 @@ class _TensorLoad:
             plan = plan_tensor_load(self.spec, self.coords, self.dst, heap.read_bytes)
         except EmuError as exc:
             _fault_from(st, self.ins, self.thread, exc)
-        smem = st.smem_of(self.cta)
-        if plan.smem_addrs.size and int(plan.smem_addrs.max()) >= smem.size:
-            st.fault(self.ins, self.thread, f"TMA load writes shared bytes up to {int(plan.smem_addrs.max()):#x}, "
-                     f"past this CTA's {smem.size} bytes of shared memory",
-                     f"box of {plan.box_bytes} bytes at {self.dst:#x}; enlarge shared_bytes or move the stage")
-        lo, hi = self.dst, self.dst + plan.box_bytes
-        clob = table_of(st, self.cta).overlapping(lo, hi)
-        if clob:
-            st.fault(self.ins, self.thread, f"TMA load into shared [{lo:#x}, {hi:#x}) overwrites the live mbarrier "
-                     f"at {clob[0].addr:#x}", "place mbarriers outside the TMA stage buffers")
-        smem[plan.smem_addrs] = plan.values
-        if st.proxy is not None:    # async-proxy write: these bytes need no proxy fence (mbarrier complete_tx)
-            st.proxy.clean(self.cta, plan.smem_addrs)
+        for dcta, _ in self.targets:
+            _land(st, self, dcta, plan.smem_addrs, plan.values, self.dst, self.dst + plan.box_bytes, "TMA load")
         self.done = True
-        complete_tx_on(st, self.ins, self.thread, self.cta, self.mbar, plan.tx_bytes)
+        for _, bcta in self.targets:
+            complete_tx_on(st, self.ins, self.thread, bcta, self.mbar, plan.tx_bytes)
+
+
+def _land(st, op, dcta: int, addrs, values, lo: int, hi: int, what: str) -> None:
+    """Write an async copy's bytes into wave CTA ``dcta``'s SMEM (checks: bounds, live mbarriers, peer alive)."""
+    if dcta != op.cta:
+        cl.check_alive(st, op.ins, op.thread, dcta, f"{what} into the shared memory")
+    smem = st.smem_of(dcta)
+    top = int(addrs.max()) if isinstance(addrs, np.ndarray) and addrs.size else hi - 1
+    if top >= smem.size:
+        st.fault(op.ins, op.thread, f"{what} writes shared bytes up to {top:#x}, past the CTA's {smem.size} bytes of "
+                 f"shared memory", f"[{lo:#x}, {hi:#x}); enlarge shared_bytes or move the stage")
+    clob = table_of(st, dcta).overlapping(lo, hi)
+    if clob:
+        st.fault(op.ins, op.thread, f"{what} into shared [{lo:#x}, {hi:#x}) overwrites the live mbarrier at "
+                 f"{clob[0].addr:#x}", "place mbarriers outside the TMA stage buffers")
+    if isinstance(addrs, np.ndarray):
+        smem[addrs] = values
+    else:
+        smem[lo:hi] = values
+    if st.proxy is not None:    # async-proxy write: these bytes need no proxy fence (mbarrier complete_tx)
+        if isinstance(addrs, np.ndarray):
+            st.proxy.clean(dcta, addrs)
+        else:
+            st.proxy.clean(dcta, lo=lo, hi=hi)
 
 
 class _TensorStore:
@@ -157,9 +182,10 @@ class _TensorStore:
 
 
 class _BulkCopy:
-    def __init__(self, ins, t, cta, direction, dst, src, size, mbar=None, byte_mask=None):
+    def __init__(self, ins, t, cta, direction, dst, src, size, mbar=None, byte_mask=None, targets=None):
         self.ins, self.thread, self.cta, self.direction = ins, t, cta, direction
         self.dst, self.src, self.size, self.mbar, self.byte_mask = dst, src, size, mbar, byte_mask
+        self.targets = targets if targets is not None else [(cta, cta)]   # [(dst CTA, mbarrier CTA)]
         self.done = False
 
     def describe(self) -> str:
@@ -169,18 +195,19 @@ class _BulkCopy:
     def complete(self, st) -> None:
         smem = st.smem_of(self.cta)
         n = self.size
-        if self.direction == "global->shared":
-            if self.dst + n > smem.size:
-                st.fault(self.ins, self.thread, f"cp.async.bulk writes shared [{self.dst:#x}, {self.dst + n:#x}) past "
-                         f"this CTA's {smem.size} bytes")
-            clob = table_of(st, self.cta).overlapping(self.dst, self.dst + n)
-            if clob:
-                st.fault(self.ins, self.thread, f"cp.async.bulk overwrites the live mbarrier at {clob[0].addr:#x}")
-            smem[self.dst:self.dst + n] = st.heap.read_bytes(self.src, n)
-            if st.proxy is not None:
-                st.proxy.clean(self.cta, lo=self.dst, hi=self.dst + n)
+        if self.direction in ("global->shared", "shared::cta->shared::cluster"):
+            if self.direction == "global->shared":
+                data = st.heap.read_bytes(self.src, n)
+            else:
+                if self.src + n > smem.size:
+                    st.fault(self.ins, self.thread, f"cp.async.bulk reads shared [{self.src:#x}, {self.src + n:#x}) "
+                             f"past this CTA's {smem.size} bytes")
+                data = smem[self.src:self.src + n].copy()
+            for dcta, _ in self.targets:
+                _land(st, self, dcta, None, data, self.dst, self.dst + n, "cp.async.bulk")
             self.done = True
-            complete_tx_on(st, self.ins, self.thread, self.cta, self.mbar, n)
+            for _, bcta in self.targets:
+                complete_tx_on(st, self.ins, self.thread, bcta, self.mbar, n)
             return
         if self.src + n > smem.size:
             st.fault(self.ins, self.thread, f"cp.async.bulk reads shared [{self.src:#x}, {self.src + n:#x}) past "
@@ -204,13 +231,34 @@ def _submit(st, t: int, op, group: bool) -> None:
 
 
 # ------------------------------------------------------------------------------------------------ builders
-def _cta_mask_check(ins):
-    def check(st, t, mask_val):
-        if int(mask_val) & 0xFFFF != 1:
-            st.fault(ins, t, f".multicast::cluster with ctaMask {int(mask_val):#06x}: the emulator runs one-CTA "
-                     "clusters, so ctaMask must be exactly 0x1 (this CTA)",
-                     "launch without clusters, or drop .multicast::cluster")
-    return check
+def _multicast(ins) -> bool:
+    """.multicast::cluster{::16b} (16-bit ctaMask); the ::32b form (sm_107f+) is refused."""
+    mc = [m for m in ins.mods if m.startswith("multicast::cluster")]
+    if any(m.endswith("::32b") for m in mc):
+        raise Unsupported(f".multicast::cluster::32b (32-bit ctaMask, sm_107f+) is not emulated ({ins.where()})")
+    return bool(mc)
+
+
+def _dst_targets(st, ins, addrs, sel, dst_space: str, what: str):
+    """Destination (CTA, offset) per thread: .shared::cta must be the executing CTA (9.7.9.25.4.1: "the destination
+    address has to be in the shared memory of the executing CTA"), .shared::cluster may name any CTA."""
+    if dst_space == "shared::cta":
+        return st.cta_of[sel].astype(np.int64), shared_addresses(st, ins, addrs, sel, "shared", what)
+    return shared_targets(st, ins, addrs, sel, "shared", what)
+
+
+def _multicast_targets(st, ins, t: int, mask_val: int, bar_rank: int, pair: bool) -> list:
+    """[(dst CTA, mbarrier CTA)] of a .multicast::cluster copy by thread ``t`` with ``ctaMask`` (bit i = rank i)."""
+    n = cl.size(st)
+    out = []
+    for d in cl.mask_ctas(st, ins, t, mask_val):
+        r = d % n
+        br = (r & ~1) | (bar_rank & 1) if pair else r
+        if br >= n:
+            st.fault(ins, t, f".cta_group::2 multicast: the mbarrier of destination rank {r} would be in rank {br}, "
+                     f"outside the cluster of {n}", "cta_group::2 needs CTA pairs (an even cluster size)")
+        out.append((d, d - r + br))
+    return out
 
 
 @handler("cp.async.bulk.tensor")
@@ -243,10 +291,10 @@ def build_tensor(ins: ir.Instr, ctx: Ctx):
         raise Unsupported(f"cp.async.bulk.tensor.{dim}: expected [tensorMap, {{{rank} coordinates}}] ({ins.where()})")
     rd_tm = ctx.address(ir.Addr(tm_op.base, tm_op.offset))
     rd_coords = [ctx.read(x, "s32") for x in tm_op.vec.items]
-    multicast = ins.has("multicast::cluster")
+    multicast = _multicast(ins)
+    pair = ins.has("cta_group::2")
     rest = ins.args[2:] if store else ins.args[3:]
     rd_mask = ctx.read(rest[0], "u16") if multicast else None
-    check_mask = _cta_mask_check(ins)
 
     if store:
         rd_src = ctx.address(src_op)
@@ -278,27 +326,31 @@ def build_tensor(ins: ir.Instr, ctx: Ctx):
 
     def run_load(st, m):
         sel = _sel(st, m)
-        dsts = shared_addresses(st, ins, rd_dst(st), sel, "shared", "TMA destination")
-        bars = shared_addresses(st, ins, rd_bar(st), sel, "shared", "TMA mbarrier")
+        dctas, dsts = _dst_targets(st, ins, rd_dst(st), sel, dst_space, "TMA destination")
+        bctas, bars = shared_targets(st, ins, rd_bar(st), sel, "shared", "TMA mbarrier")
         tms = _per_thread(st, rd_tm)
         cs = [_per_thread(st, r, np.int32) for r in rd_coords]
         masks = _per_thread(st, rd_mask, np.uint16) if rd_mask else None
         for i, t in enumerate(sel):
-            if masks is not None:
-                check_mask(st, int(t), masks[t])
             cta = int(st.cta_of[t])
+            if masks is not None:
+                targets = _multicast_targets(st, ins, int(t), int(masks[t]), int(cl.rank_of(st, bctas[i])), pair)
+            else:
+                targets = [(int(dctas[i]), int(bctas[i]))]
             spec = _read_tensor_map(st, ins, t, int(tms[t]))
             _check_rank(st, ins, t, spec, rank)
-            if table_of(st, cta).find(int(bars[i])) is None:
-                st.fault(ins, t, f"TMA load signals mbarrier at shared {int(bars[i]):#x}, which is not initialized",
-                         "mbarrier.init it (and fence.mbarrier_init / __syncthreads) before issuing the copy")
+            for _, bc in targets:
+                if bc == cta and table_of(st, cta).find(int(bars[i])) is None:
+                    st.fault(ins, t, f"TMA load signals mbarrier at shared {int(bars[i]):#x}, which is not "
+                             "initialized",
+                             "mbarrier.init it (and fence.mbarrier_init / __syncthreads) before issuing the copy")
             coords = [int(c[t]) for c in cs]
             # issue-time validation (alignment, coordinates, unsupported features) with the issuing thread located
             try:
                 validate_load(spec, coords, int(dsts[i]))
             except EmuError as exc:
                 _fault_from(st, ins, int(t), exc)
-            st.engine.submit(_TensorLoad(ins, int(t), cta, spec, coords, int(dsts[i]), int(bars[i])))
+            st.engine.submit(_TensorLoad(ins, int(t), cta, spec, coords, int(dsts[i]), int(bars[i]), targets))
     return run_load
 
 
@@ -321,30 +373,33 @@ def build_bulk(ins: ir.Instr, ctx: Ctx):
         if not ins.has("mbarrier::complete_tx::bytes"):
             raise Unsupported(f"cp.async.bulk global->shared needs .mbarrier::complete_tx::bytes ({ins.where()})")
         rd_bar = ctx.address(ins.args[3])
-        multicast = ins.has("multicast::cluster")
+        multicast = _multicast(ins)
+        pair = ins.has("cta_group::2")
         rd_mask = ctx.read(ins.args[4], "u16") if multicast else None
-        check_mask = _cta_mask_check(ins)
 
         def run_g2s(st, m):
             sel = _sel(st, m)
-            dsts = shared_addresses(st, ins, rd_dst(st), sel, "shared", "cp.async.bulk destination")
-            bars = shared_addresses(st, ins, rd_bar(st), sel, "shared", "cp.async.bulk mbarrier")
+            dctas, dsts = _dst_targets(st, ins, rd_dst(st), sel, dst_space, "cp.async.bulk destination")
+            bctas, bars = shared_targets(st, ins, rd_bar(st), sel, "shared", "cp.async.bulk mbarrier")
             srcs, sizes = _per_thread(st, rd_src), _per_thread(st, rd_size, np.uint32)
             masks = _per_thread(st, rd_mask, np.uint16) if rd_mask else None
             for i, t in enumerate(sel):
-                if masks is not None:
-                    check_mask(st, int(t), masks[t])
                 cta = int(st.cta_of[t])
+                if masks is not None:
+                    targets = _multicast_targets(st, ins, int(t), int(masks[t]), int(cl.rank_of(st, bctas[i])), pair)
+                else:
+                    targets = [(int(dctas[i]), int(bctas[i]))]
                 try:
                     n = check_bulk_copy(int(dsts[i]), int(srcs[t]), int(sizes[t]), direction="global->shared")
                 except EmuError as exc:
                     _fault_from(st, ins, int(t), exc)
                 _global_ptr(st, ins, int(t), int(srcs[t]), n, "cp.async.bulk source")
-                if table_of(st, cta).find(int(bars[i])) is None:
-                    st.fault(ins, t, f"cp.async.bulk signals mbarrier at shared {int(bars[i]):#x}, which is not "
-                             "initialized", "mbarrier.init it before issuing the copy")
+                for _, bc in targets:
+                    if bc == cta and table_of(st, cta).find(int(bars[i])) is None:
+                        st.fault(ins, t, f"cp.async.bulk signals mbarrier at shared {int(bars[i]):#x}, which is not "
+                                 "initialized", "mbarrier.init it before issuing the copy")
                 st.engine.submit(_BulkCopy(ins, int(t), cta, "global->shared", int(dsts[i]), int(srcs[t]), n,
-                                           mbar=int(bars[i])))
+                                           mbar=int(bars[i]), targets=targets))
         return run_g2s
     if dst_space == "global" and src_space == "shared::cta":
         if not ins.has("bulk_group"):
@@ -378,9 +433,50 @@ def build_bulk(ins: ir.Instr, ctx: Ctx):
                 _submit(st, int(t), op, group=True)
         return run_s2g
     if dst_space == "shared::cluster" and src_space == "shared::cta":
-        raise Unsupported(f"cp.async.bulk.shared::cluster.shared::cta copies to another CTA of the cluster; the "
-                          f"emulator runs one-CTA clusters ({ins.where()})")
+        return _build_s2cluster(ins, ctx, rd_dst, rd_src, rd_size)
     raise Unsupported(f"cp.async.bulk direction .{dst_space}.{src_space} is not supported ({ins.where()})")
+
+
+def _build_s2cluster(ins, ctx, rd_dst, rd_src, rd_size):
+    """cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [dstMem], [srcMem], size, [mbar]
+    (9.7.9.25.4.1): the executing CTA's SMEM to (usually) a peer's SMEM; complete_tx on the mbarrier in the
+    destination CTA (the text puts mbar in the same CTA as dstMem: a barrier elsewhere is reported)."""
+    if not ins.has("mbarrier::complete_tx::bytes") or len(ins.args) < 4:
+        raise Unsupported(f"cp.async.bulk.shared::cluster.shared::cta needs .mbarrier::complete_tx::bytes and an "
+                          f"mbarrier operand ({ins.where()})")
+    rd_bar = ctx.address(ins.args[3])
+
+    def run_s2c(st, m):
+        sel = _sel(st, m)
+        dctas, dsts = shared_targets(st, ins, rd_dst(st), sel, "shared", "cp.async.bulk destination")
+        bctas, bars = shared_targets(st, ins, rd_bar(st), sel, "shared", "cp.async.bulk mbarrier")
+        srcs = shared_addresses(st, ins, rd_src(st), sel, "shared", "cp.async.bulk source")
+        sizes = _per_thread(st, rd_size, np.uint32)
+        for i, t in enumerate(sel):
+            cta = int(st.cta_of[t])
+            if int(dctas[i]) == cta:
+                st.fault(ins, int(t), "cp.async.bulk.shared::cluster.shared::cta: dstMem is in the executing CTA",
+                         "rule: \"the destination has to be in the shared memory of a different CTA within the "
+                         "cluster\" (PTX ISA 9.7.9.25.4.1); use a plain copy for the executing CTA's own SMEM")
+            if int(bctas[i]) != int(dctas[i]):
+                st.fault(ins, int(t), f"cp.async.bulk.shared::cluster.shared::cta: the mbarrier is in CTA rank "
+                         f"{int(cl.rank_of(st, bctas[i]))} but dstMem in rank {int(cl.rank_of(st, dctas[i]))}",
+                         "the PTX ISA (9.7.9.25.4.1) does not say that complete_tx may reach a barrier outside the "
+                         "destination CTA; the emulator refuses it (ptx_docs/clusters.md): mapa both addresses to "
+                         "the same rank")
+            try:
+                n = check_bulk_copy(int(dsts[i]), int(srcs[i]), int(sizes[t]), direction="shared::cta->shared::cluster")
+            except EmuError as exc:
+                _fault_from(st, ins, int(t), exc)
+            if st.proxy is not None and st.proxy.dirty[cta]:   # the async proxy reads the source SMEM
+                st.proxy.check_read(st, ins, int(t), cta, "cp.async.bulk shared::cta -> shared::cluster source",
+                                    lo=int(srcs[i]), hi=int(srcs[i]) + n)
+            if int(dctas[i]) == cta and table_of(st, cta).find(int(bars[i])) is None:
+                st.fault(ins, t, f"cp.async.bulk signals mbarrier at shared {int(bars[i]):#x}, which is not "
+                         "initialized", "mbarrier.init it before issuing the copy")
+            st.engine.submit(_BulkCopy(ins, int(t), cta, "shared::cta->shared::cluster", int(dsts[i]), int(srcs[i]),
+                                       n, mbar=int(bars[i]), targets=[(int(dctas[i]), int(bctas[i]))]))
+    return run_s2c
 
 
 @handler("cp.async.bulk.commit_group")

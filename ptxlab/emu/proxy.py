@@ -98,14 +98,14 @@ class ProxyShadow:
     # ---- generic writes -----------------------------------------------------------------------------------
     def mark(self, st, sel: np.ndarray, flat: np.ndarray, nbytes: int) -> None:
         tag = self.wtag[sel]
-        rel = flat - st.cta_of[sel] * self.stride
+        rel = flat % self.stride        # the owning CTA is flat // stride: a DSMEM store marks the peer's bytes
         self.lo = min(self.lo, int(rel.min()))
         self.hi = max(self.hi, int(rel.max()) + nbytes)
         if nbytes == 1:
             self.shadow[flat] = tag
         else:
             self.shadow[flat[:, None] + np.arange(nbytes)] = tag[:, None]
-        ctas = np.unique(st.cta_of[sel]) if sel.size < st.T else slice(None)
+        ctas = np.unique(flat // self.stride) if sel.size < st.T or st.cluster is not None else slice(None)
         self.unpub[ctas] = True
         self.dirty[ctas] = True
 

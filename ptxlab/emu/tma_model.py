@@ -263,6 +263,14 @@ def _check_coords(spec: TensorMapSpec, coords: Sequence[int], *, store: bool) ->
     if spec.dtype == "16U4_ALIGN8B" and c[0] % 2:
         raise TmaUnconfirmed(f"16U4_ALIGN8B load with odd dim-0 coordinate {c[0]}: the box would start mid-byte; "
                              "no source states how TMA handles that; use an even coordinate")
+    if not store and spec.elem_bits == 32 and (c[0] * 4) % 16:
+        # H100, 2026-11-24 (tests/fidelity/cluster/tma_multicast_probe.py, plain and .multicast::cluster alike,
+        # swizzle none and 128B): 4-byte elements at dim-0 coordinates 1, 2, -3 fault with
+        # CUDA_ERROR_ILLEGAL_INSTRUCTION; 4, -8, 12, 48, 56 run. The PTX text states no such rule; 1/2/8-byte
+        # elements are not measured (ptx_docs/tma.md)
+        raise TmaError(f"TMA load with dim-0 coordinate {c[0]} of 4-byte elements: the box starts {c[0] * 4} bytes "
+                       f"into the row, not a multiple of 16 -- the H100 faults with CUDA_ERROR_ILLEGAL_INSTRUCTION "
+                       f"(measured 2026-11-24, ptx_docs/tma.md); start the box on a 16-byte boundary")
     if spec.dtype in ("16U4_ALIGN16B", "16U6_ALIGN16B") and c[0] % 128:
         raise TmaError(f"{spec.dtype}: the first coordinate {c[0]} must be a multiple of 128 "
                        "(PTX ISA 9.7.9.25.5.1, .b4x16_p64/.b6x16_p32)")

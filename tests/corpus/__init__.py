@@ -225,13 +225,13 @@ def serial_chain(init: int, olds: list, vals: list, final: Optional[int], f: Cal
 
 
 def all_entries() -> list:
-    """Every corpus entry (wrapped ALU kernels first, then the corpus_*.cu kernels)."""
+    """Every corpus entry (wrapped ALU kernels first, then the corpus_*.cu kernels, then the cluster kernels)."""
     here = str(Path(__file__).resolve().parent.parent)
     if here not in sys.path:
         sys.path.insert(0, here)
-    from corpus import kernels_new, kernels_wrapped  # noqa: E402
+    from corpus import kernels_cluster, kernels_new, kernels_wrapped  # noqa: E402
 
-    ents = kernels_wrapped.ENTRIES + kernels_new.ENTRIES
+    ents = kernels_wrapped.ENTRIES + kernels_new.ENTRIES + kernels_cluster.ENTRIES
     names = [e.name for e in ents]
     assert len(names) == len(set(names)), names
     return ents
