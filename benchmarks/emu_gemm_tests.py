@@ -14,6 +14,11 @@ not carry over to numpy). c is poisoned before every launch.
     python benchmarks/emu_gemm_tests.py                 # cheap shapes, estimates for the rest
     python benchmarks/emu_gemm_tests.py --all           # everything (about 10 min on 2 cores)
     python benchmarks/emu_gemm_tests.py --only 5        # one shape
+    python benchmarks/emu_gemm_tests.py --all --variant 2sm --exact   # the 2-SM build, bit-exact vs the model
+
+`--variant 2sm` runs the CTA-pair build (tcgen05 cta_group::2 on 256 x BN tiles, cluster (2,1,1)); `--exact` also
+compares c bit for bit with fp16(RNE) of the tensor-core model ptxlab.mma_arith.mma over the full K (the kernel's
+chained 64-wide MMAs), the check tests/test_production_gemm*.py make (the model costs host time too).
 """
 from __future__ import annotations
 
@@ -28,6 +33,21 @@ from ptxlab import gpumode
 from ptxlab.production import gemm as G
 
 
+def model_c(p) -> np.ndarray:
+    """(M, N, L) fp16 of the bit-exact tensor-core model over the full K (chained 64-wide MMAs), RNE to fp16."""
+    from ptxlab.mma_arith import mma
+    from ptxlab.numerics import unpack_fp4
+
+    out = []
+    for l in range(p.l):
+        a = unpack_fp4(p.a[:, :, l]).astype(np.uint8)
+        b = unpack_fp4(p.b[:, :, l]).astype(np.uint8)
+        d = mma("mxf4nvf4", a, b, a_fmt="e2m1", b_fmt="e2m1", sfa=np.ascontiguousarray(p.sfa[:, :, l]),
+                sfb=np.ascontiguousarray(p.sfb[:, :, l]), scale_fmt="ue4m3", block=16)
+        out.append(d.view(np.float32).astype(np.float16))
+    return np.stack(out, axis=2)
+
+
 def work(t: dict) -> int:
     bn = G.choose_bn(t["n"])
     return (t["m"] // 128) * (t["n"] // bn) * (t["k"] // 256) * t["l"]
@@ -40,6 +60,8 @@ def main(argv=None) -> int:
     ap.add_argument("--only", default="", help="comma-separated indices into GEMM_TESTS")
     ap.add_argument("--seed", type=int, default=None, help="base seed (default: fresh); shape i uses seed + i")
     ap.add_argument("--stages", type=int, default=None, help="pipeline depth (default: the wrapper's)")
+    ap.add_argument("--variant", default="1sm", choices=("1sm", "2sm"), help="1sm (default) or 2sm (CTA pairs)")
+    ap.add_argument("--exact", action="store_true", help="also require c == fp16(tensor-core model) bit for bit")
     args = ap.parse_args(argv)
 
     tests = list(gpumode.GEMM_TESTS)
@@ -50,7 +72,8 @@ def main(argv=None) -> int:
     else:
         sel = [i for i, t in enumerate(tests) if work(t) <= args.max_work]
     base = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % (2**62))
-    print(f"GEMM_TESTS on the emulator (sm_100a build), base seed {base}; running {len(sel)} of {len(tests)} shapes")
+    print(f"GEMM_TESTS on the emulator (sm_100a {args.variant} build), base seed {base}; running {len(sel)} of "
+          f"{len(tests)} shapes{' (exact vs the tensor-core model)' if args.exact else ''}")
     dev = ptxlab.open_device("emu")
     total_emu = total_work = 0.0
     fails = 0
@@ -62,16 +85,21 @@ def main(argv=None) -> int:
             p = gpumode.generate_gemm(m, n, k, l, base + i)
             rep: dict = {}
             t0 = time.perf_counter()
-            c = G.nvfp4_gemm(dev, p, stages=args.stages, report=rep)
+            c = G.nvfp4_gemm(dev, p, stages=args.stages, report=rep, variant=args.variant)
             wall = time.perf_counter() - t0
             emu = float(getattr(dev, "last_stats", {}).get("seconds", wall))
             errs = gpumode.check_close(c, gpumode.reference_gemm(p), rtol=1e-3, atol=1e-3)
+            if args.exact:
+                nbad = int((c.view(np.uint16) != model_c(p).view(np.uint16)).sum())
+                if nbad:
+                    errs = list(errs) + [f"{nbad} of {c.size} values differ from fp16(tensor-core model)"]
             ok = not errs and not np.isnan(c).any()
             fails += not ok
             total_emu += emu
             total_work += work(t)
             rows.append(i)
-            print(f"[{i}] m={m:5d} n={n:5d} k={k:5d} l={l}  BN={rep['bn']} stages={rep['stages']} grid={rep['grid']} "
+            print(f"[{i}] m={m:5d} n={n:5d} k={k:5d} l={l}  {rep['variant']} BN={rep['bn']} stages={rep['stages']} "
+                  f"grid={rep['grid']} "
                   f"W={work(t):5d}  emu {emu:8.1f} s ({emu / work(t):.2f} s/W)  {'PASS' if ok else 'FAIL'}"
                   + ("" if ok else "  " + "; ".join(errs[:3])), flush=True)
     finally:

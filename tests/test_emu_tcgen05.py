@@ -171,8 +171,9 @@ def test_nvfp4_cp_scales_and_mma_exact(dev, rng: np.random.Generator, N: int) ->
     assert np.array_equal(got, ref.astype(np.float32))
 
 
-def test_cta_group_2_is_rejected(dev) -> None:
+def test_cta_group_2_without_cluster_is_rejected(dev) -> None:
+    """A CTA outside a cluster of >= 2 CTAs has no pair: .cta_group::2 faults (PTX 9.7.16.5.1)."""
     mod = ptxlab.compile(alloc_only(32).replace("cta_group::1", "cta_group::2"), arch="sm_100a")
     with pytest.raises(EmuError) as e:
         dev.launch(mod, "k", grid=(1, 1, 1), block=(32, 1, 1), args=[_poisoned(dev, 4)])
-    assert "cta_group::2 is not supported" in str(e.value)
+    assert "[tcgen05:pair-no-cluster]" in str(e.value) and "9.7.16.5.1" in str(e.value)

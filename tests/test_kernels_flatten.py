@@ -91,7 +91,8 @@ def test_production_gemm_flattened() -> None:
     assert remaining_includes(out) == []
     begins = re.findall(r"^// ---- begin (\S+) ", out, re.M)
     assert begins == ["blocks/common.cuh", "blocks/mbarrier.cuh", "blocks/tma.cuh", "blocks/tmem.cuh",
-                      "blocks/scales.cuh", "blocks/mma.cuh", "blocks/epilogue.cuh", "blocks/splitk.cuh"]
+                      "blocks/scales.cuh", "blocks/mma.cuh", "blocks/epilogue.cuh", "blocks/splitk.cuh",
+                      "blocks/pair.cuh"]
     bare = "\n".join(ln for ln in out.splitlines() if not re.match(r"// ---- .* ----$", ln))  # minus the markers
     for b in begins:
         body = (KERNELS_DIR / b).read_text()

@@ -1,5 +1,7 @@
 """tcgen05.mma operand fetch and execution as a pure function over numpy arrays (cta_group::1, dense).
 
+The CTA-pair form (cta_group::2) is tcgen05_mma_pair.py, built on :func:`run_mma`.
+
 PTX ISA 9.7.16.10 (tcgen05.mma), 9.7.16.10.4 (packing formats), 9.7.16.10.5 (data-path layouts D/F),
 9.7.16.10.7 (block scaling), 9.7.16.3 (canonical SMEM layouts, via :func:`ptxlab.desc.smem.smem_operand_addresses`).
 Scale-factor TMEM layout (ptx_facts §6, CUTLASS ``UMMA::tmem_sf_frg`` in cute/atom/mma_traits_sm100_frag.hpp):
@@ -64,23 +66,36 @@ class MmaSpec:
     sfa_id: int = 0
     sfb_id: int = 0
     sparse: bool = False
+    cta_group: int = 1  # 2: one MMA over a CTA pair (tcgen05_mma_pair.py)
 
     @property
     def K(self) -> int:
         return KIND_K[self.kind]
 
     def validate(self) -> None:
-        """Shape/type rules of PTX Table 39 / Table 51 / Table 57 for cta_group::1 dense."""
+        """Shape/type rules of PTX Table 39 / Table 51 / Table 57 (dense; cta_group::1 or ::2)."""
         if self.kind not in KIND_K:
             raise MmaError(f"unknown MMA kind {self.kind!r}")
         if self.sparse:
             raise MmaError("tcgen05.mma.sp (sparse A) is not supported by the emulator")
-        legal_m = (128,) if self.kind in SCALED else (64, 128)
-        if self.M not in legal_m:
-            raise MmaError(f"kind::{self.kind} with cta_group::1 needs M in {legal_m}, idesc gives M={self.M} "
-                           "(PTX Table 39; block-scaled kinds are M=128 only)")
-        if self.N % 8 or not 8 <= self.N <= 256:
-            raise MmaError(f"N={self.N} is illegal for cta_group::1: N must be a multiple of 8 in [8, 256] (PTX Table 39)")
+        if self.cta_group == 2:
+            if self.M not in (128, 256):
+                raise MmaError(f"kind::{self.kind} with cta_group::2 needs M in (128, 256), idesc gives M={self.M} "
+                               "(PTX Table 39)")
+            if self.N % 16 or not 16 <= self.N <= 256:
+                raise MmaError(f"N={self.N} is illegal for cta_group::2: N must be a multiple of 16 in [16, 256] "
+                               "(PTX Table 39)")
+            if self.kind == "i8" and (self.N % 32):
+                raise MmaError(f"N={self.N} is illegal for kind::i8 cta_group::2: N must be a multiple of 32 "
+                               "(PTX Table 39)")
+        else:
+            legal_m = (128,) if self.kind in SCALED else (64, 128)
+            if self.M not in legal_m:
+                raise MmaError(f"kind::{self.kind} with cta_group::1 needs M in {legal_m}, idesc gives M={self.M} "
+                               "(PTX Table 39; block-scaled kinds are M=128 only)")
+            if self.N % 8 or not 8 <= self.N <= 256:
+                raise MmaError(f"N={self.N} is illegal for cta_group::1: N must be a multiple of 8 in [8, 256] "
+                               "(PTX Table 39)")
         if self.kind in SCALED:
             blocks = self.K // (self.block or 0) if self.block else 0
             if self.block not in (16, 32) or not blocks:
@@ -115,7 +130,7 @@ class MmaResult:
     tmem_reads: list[tuple[str, I64, I64]] = field(default_factory=list)  # (what, lanes, cols) for hazard checks
 
 
-def spec_from_idesc(kind: str, idesc: int, *, block: Optional[int] = None) -> MmaSpec:
+def spec_from_idesc(kind: str, idesc: int, *, block: Optional[int] = None, cta_group: int = 1) -> MmaSpec:
     """Decode the 32-bit instruction descriptor (ptxlab.desc.idesc, PTX 9.7.16.4.2) into an :class:`MmaSpec`.
 
     ``block`` is the scale-vector block size from the instruction qualifier (not in idesc). Raises MmaError listing
@@ -124,7 +139,7 @@ def spec_from_idesc(kind: str, idesc: int, *, block: Optional[int] = None) -> Mm
     from ptxlab.desc.idesc import decode_idesc
 
     try:
-        info = decode_idesc(kind, idesc, block=block)
+        info = decode_idesc(kind, idesc, block=block, cta_group=cta_group)
     except DescError as exc:
         raise MmaError(f"instruction descriptor {int(idesc) & 0xFFFFFFFF:#010x} for kind::{kind}: {exc}") from exc
     if info.max_shift:
@@ -135,7 +150,7 @@ def spec_from_idesc(kind: str, idesc: int, *, block: Optional[int] = None) -> Mm
                    d_fmt=info.d_fmt.lower(), a_major=info.a_major, b_major=info.b_major,
                    negate_a=bool(info.negate_a), negate_b=bool(info.negate_b), saturate=bool(info.saturate),
                    block=block, scale_fmt=info.scale_fmt.lower() if info.scale_fmt else None,
-                   sfa_id=info.sfa_id, sfb_id=info.sfb_id, sparse=bool(info.sparse))
+                   sfa_id=info.sfa_id, sfb_id=info.sfb_id, sparse=bool(info.sparse), cta_group=cta_group)
 
 
 # ------------------------------------------------------------------------------------------------ operands
@@ -249,10 +264,14 @@ def run_mma(
     disable_output_lane: Optional[npt.ArrayLike] = None,
     arith: Optional[Callable[..., U32]] = None,
     on_smem_read: Optional[Callable[[str, I64], None]] = None,
+    b_codes: Optional[npt.NDArray[Any]] = None,
 ) -> MmaResult:
     """Execute one tcgen05.mma.cta_group::1 over plain arrays. TMEM addresses are (lane, column) pairs.
 
-    ``on_smem_read(what, addr)`` (optional; what = "A" / "B") sees each SMEM operand's byte addresses before the read."""
+    ``on_smem_read(what, addr)`` (optional; what = "A" / "B") sees each SMEM operand's byte addresses before the read.
+    ``b_codes`` (N, K) replaces the B fetch (the CTA-pair MMA gathers B from both CTAs, tcgen05_mma_pair.py)."""
+    if spec.cta_group != 1:
+        raise MmaError("run_mma models cta_group::1; a cta_group::2 MMA runs through tcgen05_mma_pair.run_mma_pair")
     spec.validate()
     M, N, K = spec.M, spec.N, spec.K
     reads: list[tuple[str, I64, I64]] = []
@@ -276,8 +295,11 @@ def run_mma(
         reads.append(("A operand", gl.ravel(), gc.ravel()))
         by = np.ascontiguousarray(tmem_data[gl, gc].astype("<u4")).view(np.uint8).reshape(M, 32)
         a = operand_codes_from_bytes(by, spec.a_fmt, spec.kind)
-    b = gather_smem_operand(smem, b_desc, N, spec.b_fmt, spec.kind, spec.b_major,
-                            on_read=(lambda ad: on_smem_read("B", ad)) if on_smem_read else None)
+    if b_codes is not None:
+        b = b_codes
+    else:
+        b = gather_smem_operand(smem, b_desc, N, spec.b_fmt, spec.kind, spec.b_major,
+                                on_read=(lambda ad: on_smem_read("B", ad)) if on_smem_read else None)
 
     kw: dict[str, Any] = dict(a_fmt=spec.a_fmt, b_fmt=spec.b_fmt, d_fmt=spec.d_fmt, negate_a=spec.negate_a,
                               negate_b=spec.negate_b, saturate=spec.saturate)

@@ -128,23 +128,20 @@ class Tmem:
                 **(loc or {}),
             )
 
-    def _free_start(self, ncols: int) -> Optional[int]:
+    def free_starts(self, ncols: int) -> list[int]:
+        """Start columns (aligned to ncols) where ncols free columns begin."""
         used = np.zeros(TMEM_COLS, bool)
         for a in self.allocs:
             used[a.col : a.col + a.ncols] = True
+        return [s for s in range(0, TMEM_COLS, ncols) if not used[s : s + ncols].any()]
+
+    def _free_start(self, ncols: int) -> Optional[int]:
         # Emulator choice (not architectural): first fit, aligned to ncols. Programs must use the returned address.
-        for start in range(0, TMEM_COLS, ncols):
-            if not used[start : start + ncols].any():
-                return start
-        return None
+        starts = self.free_starts(ncols)
+        return starts[0] if starts else None
 
-    def try_alloc(self, ncols: int, *, warp: int, ptx_line: Optional[int] = None, loc: Optional[Loc] = None) -> Optional[int]:
-        """Allocate ``ncols`` columns; return the TMEM address (lane 0, start column), or None if it would block.
-
-        Raises on rule violations: bad nCols, alloc after relinquish_alloc_permit, nCols larger than the previous
-        allocation of this CTA ("should not increase between any two allocations", PTX 9.7.16.7.1).
-        A None return means the warp must be parked until a dealloc frees columns (alloc blocks, PTX 9.7.16.7.1).
-        """
+    def check_alloc_rules(self, ncols: int, *, warp: int, loc: Optional[Loc] = None) -> None:
+        """Raise if an alloc of ``ncols`` by ``warp`` breaks a rule of PTX 9.7.16.7.1 (size, relinquish, increase)."""
         loc = loc or {}
         self.check_ncols(ncols, loc=loc)
         if self.relinquished_by is not None:
@@ -163,12 +160,25 @@ class Tmem:
                 "(PTX 9.7.16.7.1); allocate the largest block first",
                 **loc,
             )
+
+    def take(self, start: int, ncols: int, *, warp: int, ptx_line: Optional[int] = None) -> int:
+        """Record the allocation of columns [start, start+ncols) (rules checked by the caller); return its address."""
+        self.allocs.append(TmemAllocation(int(start), int(ncols), int(warp), ptx_line))
+        self.last_alloc_ncols = int(ncols)
+        return make_taddr(0, start)
+
+    def try_alloc(self, ncols: int, *, warp: int, ptx_line: Optional[int] = None, loc: Optional[Loc] = None) -> Optional[int]:
+        """Allocate ``ncols`` columns; return the TMEM address (lane 0, start column), or None if it would block.
+
+        Raises on rule violations: bad nCols, alloc after relinquish_alloc_permit, nCols larger than the previous
+        allocation of this CTA ("should not increase between any two allocations", PTX 9.7.16.7.1).
+        A None return means the warp must be parked until a dealloc frees columns (alloc blocks, PTX 9.7.16.7.1).
+        """
+        self.check_alloc_rules(ncols, warp=warp, loc=loc)
         start = self._free_start(ncols)
         if start is None:
             return None
-        self.allocs.append(TmemAllocation(start, int(ncols), int(warp), ptx_line))
-        self.last_alloc_ncols = int(ncols)
-        return make_taddr(0, start)
+        return self.take(start, ncols, warp=warp, ptx_line=ptx_line)
 
     def deadlock_error(self, ncols: int, warp: int, loc: Optional[Loc] = None) -> TmemError:
         """The error to raise when an alloc would block and no other warp can ever free columns."""

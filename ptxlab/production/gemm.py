@@ -23,6 +23,11 @@ The default is splits=1 (the kernel as before, bit-exact vs the tensor-core mode
 heuristic (one wave of at most `sms` CTAs) that nothing uses by default: its benefit on a B200 is unmeasured.
 :func:`check_splits` and :func:`choose_splits` live in ``gpumode_gemm_compat`` (one implementation; the adapter's
 ``PTXLAB_GEMM_SPLITS=auto`` uses the same heuristic).
+
+2-SM (opt-in): ``nvfp4_gemm(dev, problem, variant="2sm")`` runs the ``-DGEMM_PAIR=1`` build (schedule:
+``gemm::run_pair`` in the kernel file): CTA pairs in (2,1,1) clusters, one tcgen05.mma.cta_group::2 of M = 256 per
+K chunk, the B tile loaded once per pair (b map box {128 B, BN/2 rows}), grid (2 * ceil(M/256), N/BN, L). Bit-exact
+against the same tensor-core model as the default; unmeasured on a B200, so "1sm" stays the default.
 """
 from __future__ import annotations
 
@@ -35,20 +40,21 @@ import numpy as np
 # the host-side plan (tile constants, shape checks, SMEM sizes, tensor maps, split-K choice) has one implementation,
 # in the self-contained gpu-mode adapter the exporter ships; this wrapper uses it so the two cannot drift apart
 from ptxlab.production.gpumode_gemm_compat import (B200_SMS, BK_BYTES, BM, DEFAULT_STAGES, KERNEL_FILE, KERNEL_NAME,
-                                                   SF_BOX, THREADS, check_shape, check_splits, choose_bn,
-                                                   choose_splits, shared_bytes, stage_bytes, tensor_map_params)
+                                                   PAIR_CLUSTER, SF_BOX, THREADS, check_shape, check_splits,
+                                                   choose_bn, choose_splits, parse_variant,
+                                                   shared_bytes, stage_bytes, tensor_map_params)
 
 __all__ = ["KERNEL_FILE", "KERNEL_NAME", "BLOCKS_USED", "THREADS", "compile_gemm", "choose_bn", "check_shape",
            "stage_bytes", "shared_bytes", "blocks_report", "nvfp4_gemm", "DEFAULT_STAGES", "check_splits",
            "choose_splits", "SplitKWorkspace", "B200_SMS", "BM", "BK_BYTES", "SF_BOX"]
 
 BLOCKS_USED = ("common.cuh", "mbarrier.cuh", "tma.cuh", "tmem.cuh", "scales.cuh", "mma.cuh", "epilogue.cuh",
-               "splitk.cuh")
+               "splitk.cuh", "pair.cuh")
 POISON = 0xFF
 
 
 @lru_cache(maxsize=None)
-def _compile(bn: int, stages: int, wait_probes: int, splits: int = 1) -> Any:
+def _compile(bn: int, stages: int, wait_probes: int, splits: int = 1, pair: bool = False) -> Any:
     import ptxlab
     from ptxlab.kernels import KERNELS_DIR, read
 
@@ -57,17 +63,20 @@ def _compile(bn: int, stages: int, wait_probes: int, splits: int = 1) -> Any:
         opts.append(f"-DPTXLAB_WAIT_PROBES={wait_probes}u")
     if splits > 1:  # splits == 1: no macro at all, i.e. exactly the default build
         opts.append(f"-DGEMM_SPLITS={splits}")
+    if pair:
+        opts.append("-DGEMM_PAIR=1")
     tag = (f"nvfp4_gemm_tcgen05_bn{bn}_s{stages}" + (f"_w{wait_probes}" if wait_probes else "")
-           + (f"_k{splits}" if splits > 1 else ""))
+           + (f"_k{splits}" if splits > 1 else "") + ("_2sm" if pair else ""))
     return ptxlab.compile(read(KERNEL_FILE), arch="sm_100a", name=f"{tag}.cu", options=tuple(opts),
                           include_dirs=[KERNELS_DIR])
 
 
-def compile_gemm(bn: int = 256, stages: Optional[int] = None, wait_probes: int = 0, splits: int = 1) -> Any:
+def compile_gemm(bn: int = 256, stages: Optional[int] = None, wait_probes: int = 0, splits: int = 1,
+                 variant: str = "1sm") -> Any:
     """The sm_100a module for a 128 x bn tile (bn 128 or 256) with a `stages`-deep TMA ring (cached per process).
     wait_probes > 0: every mbarrier wait traps after that many failed try_wait probes (hardware bring-up: an error
     instead of a hung GPU); 0: unbounded waits. splits >= 2: the split-K build (-DGEMM_SPLITS; two more kernel
-    parameters, ws and counters); 1: the default build."""
+    parameters, ws and counters); 1: the default build. variant "2sm": the CTA-pair build (-DGEMM_PAIR=1)."""
     if bn not in (128, 256):
         raise ValueError(f"nvfp4 GEMM: BN={bn} must be 128 or 256")
     s = DEFAULT_STAGES[bn] if stages is None else int(stages)
@@ -77,7 +86,10 @@ def compile_gemm(bn: int = 256, stages: Optional[int] = None, wait_probes: int =
         raise ValueError("nvfp4 GEMM: wait_probes must fit in 32 bits")
     if isinstance(splits, bool) or not isinstance(splits, (int, np.integer)) or splits < 1:
         raise ValueError(f"nvfp4 GEMM: splits must be an integer >= 1, got {splits!r}")
-    return _compile(bn, s, int(wait_probes), int(splits))
+    pair = parse_variant(variant) == "2sm"
+    if pair and splits != 1:
+        raise ValueError("nvfp4 GEMM: the 2sm variant does not combine with split-K")
+    return _compile(bn, s, int(wait_probes), int(splits), pair)
 
 
 class SplitKWorkspace:
@@ -113,7 +125,7 @@ class SplitKWorkspace:
                 pass
 
 
-def _check_module(module: Any, bn: int, splits: int) -> None:
+def _check_module(module: Any, bn: int, splits: int, pair: bool = False) -> None:
     """A caller-supplied module must be the build of this call's BN and split-K factor: a -DGEMM_SPLITS=4 module
     launched with splits=2 runs z = L*2 CTAs that each wait for 4 arrivals, so no tile is ever written and the
     workspace is left dirty (silently); a BN mismatch writes the wrong tiles. Checked from the module's compile
@@ -123,14 +135,16 @@ def _check_module(module: Any, bn: int, splits: int) -> None:
         return
     got = {}
     for o in opts:
-        m = re.fullmatch(r"-D(GEMM_SPLITS|GEMM_BN)=(\d+)", str(o))
+        m = re.fullmatch(r"-D(GEMM_SPLITS|GEMM_BN|GEMM_PAIR)=(\d+)", str(o))
         if m:
             got[m.group(1)] = int(m.group(2))
-    mod_splits, mod_bn = got.get("GEMM_SPLITS", 1), got.get("GEMM_BN", 256)
-    if mod_splits != splits or mod_bn != bn:
+    mod_splits, mod_bn, mod_pair = got.get("GEMM_SPLITS", 1), got.get("GEMM_BN", 256), bool(got.get("GEMM_PAIR", 0))
+    if mod_splits != splits or mod_bn != bn or mod_pair != pair:
+        v, mv = "2sm" if pair else "1sm", "2sm" if mod_pair else "1sm"
         raise ValueError(f"nvfp4 GEMM: module {getattr(module, 'name', '?')!r} was built with GEMM_BN={mod_bn}, "
-                         f"GEMM_SPLITS={mod_splits} but this call runs bn={bn}, splits={splits}: pass "
-                         f"module=compile_gemm({bn}, stages, wait_probes, splits={splits}) or drop module=")
+                         f"GEMM_SPLITS={mod_splits} but this call runs bn={bn}, splits={splits} (module variant "
+                         f"{mv}, call variant {v}): pass module=compile_gemm({bn}, stages, wait_probes, splits={splits}"
+                         + (", variant='2sm'" if pair else "") + ") or drop module=")
 
 
 def blocks_report() -> Dict[str, List[str]]:
@@ -156,15 +170,17 @@ def _sf_physical(sf_perm: np.ndarray) -> np.ndarray:
 
 def nvfp4_gemm(dev: Any, problem: Any, *, bn: Optional[int] = None, stages: Optional[int] = None,
                module: Optional[Any] = None, report: Optional[Dict[str, Any]] = None,
-               wait_probes: int = 0, splits: int = 1, workspace: Optional[SplitKWorkspace] = None) -> np.ndarray:
+               wait_probes: int = 0, splits: int = 1, workspace: Optional[SplitKWorkspace] = None,
+               variant: str = "1sm") -> np.ndarray:
     """Run the GEMM on `dev` (a ptxlab Device that runs sm_100a) for a gpu-mode problem; returns c (M, N, L) fp16.
 
     bn: tile N (default choose_bn(N)); stages: ring depth (default DEFAULT_STAGES[bn]); module: a compiled module
     from compile_gemm(bn, stages, wait_probes, splits); wait_probes: see compile_gemm. splits: split-K factor
     (check_splits; default 1 = no split-K; choose_splits(m, n, k, l) proposes one); workspace: a SplitKWorkspace for
-    this shape to reuse (splits >= 2; default: one allocated, zeroed and freed per call). If `report` is a dict it
-    receives bn, stages, splits, grid, shared_bytes, tx_bytes, workspace_bytes and the blocks report (graduated blocks
-    used)."""
+    this shape to reuse (splits >= 2; default: one allocated, zeroed and freed per call). variant: "1sm" (default)
+    or "2sm" (CTA pairs, tcgen05 cta_group::2 on 256 x bn tiles, cluster launch; not with split-K). If `report` is a
+    dict it receives bn, stages, splits, variant, grid, cluster, shared_bytes, tx_bytes (per CTA), workspace_bytes
+    and the blocks report (graduated blocks used)."""
     if hasattr(dev, "arch_supported") and not dev.arch_supported("sm_100a"):
         from ptxlab.errors import DeviceUnavailable
 
@@ -177,18 +193,22 @@ def nvfp4_gemm(dev: Any, problem: Any, *, bn: Optional[int] = None, stages: Opti
     s = DEFAULT_STAGES.get(bn, 4) if stages is None else int(stages)
     check_shape(m, n, k, l, bn)
     splits = check_splits(splits, k, l)
+    variant = parse_variant(variant)
+    pair = variant == "2sm"
+    if pair and splits != 1:
+        raise ValueError(f"nvfp4 GEMM: the 2sm variant does not combine with split-K (splits={splits})")
     if workspace is not None and (splits == 1 or not workspace.matches(m, n, l, bn)):
         raise ValueError(f"nvfp4 GEMM: workspace {workspace.shape} bn={workspace.bn} does not fit splits={splits}, "
                          f"(L, M, N)=({l}, {m}, {n}), bn={bn}")
     if p.b.shape[0] != n:
         raise ValueError(f"nvfp4 GEMM: b has {p.b.shape[0]} rows, expected N={n}")
-    mod = compile_gemm(bn, s, wait_probes, splits) if module is None else module
+    mod = compile_gemm(bn, s, wait_probes, splits, variant) if module is None else module
     if module is not None:
-        _check_module(module, bn, splits)
+        _check_module(module, bn, splits, pair)
     a_h, b_h = _physical(p.a), _physical(p.b)
     sfa_h, sfb_h = _sf_physical(p.sfa_permuted), _sf_physical(p.sfb_permuted)
     # every map parameter comes from the gpu-mode adapter's pure function (one source of truth for both hosts)
-    prm = tensor_map_params(m, n, k, l, bn)
+    prm = tensor_map_params(m, n, k, l, bn, pair)
     for name, h in (("sfa", sfa_h), ("sfb", sfb_h)):
         if h.size != prm[name]["global_shape"][0] * prm[name]["global_shape"][1]:
             raise ValueError(f"nvfp4 GEMM: permuted {name} has {h.size} bytes, expected "
@@ -204,10 +224,12 @@ def nvfp4_gemm(dev: Any, problem: Any, *, bn: Optional[int] = None, stages: Opti
         tm_a, tm_b, tm_sfa, tm_sfb = (dev.tensor_map(buf, **prm[name]) for name, buf in
                                       (("a", d_a), ("b", d_b), ("sfa", d_sfa), ("sfb", d_sfb)))
         tx = tm_a.spec.box_bytes + tm_b.spec.box_bytes + tm_sfa.spec.box_bytes + (bn // 128) * tm_sfb.spec.box_bytes
-        if tx != stage_bytes(bn):  # the kernel's compile-time expect_tx must equal what the boxes deliver
-            raise AssertionError(f"nvfp4 GEMM: tensor-map boxes deliver {tx} B per stage, kernel expects {stage_bytes(bn)}")
-        grid = (m // BM, n // bn, l * splits)
-        smem = shared_bytes(bn, s)
+        if tx != stage_bytes(bn, pair):  # the kernel's compile-time expect_tx must equal what the boxes deliver
+            raise AssertionError(f"nvfp4 GEMM: tensor-map boxes deliver {tx} B per stage, kernel expects "
+                                 f"{stage_bytes(bn, pair)}")
+        grid = (2 * (-(-m // 256)), n // bn, l) if pair else (m // BM, n // bn, l * splits)
+        cluster = PAIR_CLUSTER if pair else None
+        smem = shared_bytes(bn, s, pair)
         args = [tm_a, tm_b, tm_sfa, tm_sfb, d_c, np.uint32(m), np.uint32(n), np.uint32(k)]
         ws_bytes = 0
         if splits > 1:
@@ -216,7 +238,8 @@ def nvfp4_gemm(dev: Any, problem: Any, *, bn: Optional[int] = None, stages: Opti
                 ws = own_ws = SplitKWorkspace(dev, m, n, l, bn)
             args += [ws.ws, ws.counters]
             ws_bytes = ws.ws_bytes + ws.counter_bytes
-        dev.launch(mod, KERNEL_NAME, grid=grid, block=(THREADS, 1, 1), args=args, shared_bytes=smem)
+        dev.launch(mod, KERNEL_NAME, grid=grid, block=(THREADS, 1, 1), args=args, shared_bytes=smem,
+                   **({"cluster": cluster} if cluster else {}))
         out = dev.to_host(d_c, np.float16, (l, m, n))
     finally:
         for buf in bufs:
@@ -227,6 +250,7 @@ def nvfp4_gemm(dev: Any, problem: Any, *, bn: Optional[int] = None, stages: Opti
         if own_ws is not None:
             own_ws.free()
     if report is not None:
-        report.update(bn=bn, stages=s, splits=splits, grid=grid, shared_bytes=smem, tx_bytes=tx,
+        report.update(bn=bn, stages=s, splits=splits, variant=variant, grid=grid, cluster=cluster,
+                      shared_bytes=smem, tx_bytes=tx,
                       workspace_bytes=ws_bytes, blocks=blocks_report())
     return out.transpose(1, 2, 0)

@@ -30,6 +30,12 @@ raises ValueError. S >= 2 runs the ``-DGEMM_SPLITS=S`` build on grid (M/128, N/B
 parameters: an fp32 (L, M, N) workspace and one u32 counter per tile, allocated zeroed with torch once per (device,
 shape) and cached (every launch leaves them zero; launches of one shape must be stream-ordered, as gpu-mode's are).
 
+2-SM variant (opt-in, OFF by default; unmeasured on a B200): ``PTXLAB_GEMM_VARIANT=2sm`` (else the module constant
+``GEMM_VARIANT``, "1sm"; ``lab.py export --variant 2sm`` bakes another default) runs the ``-DGEMM_PAIR=1`` build:
+CTA pairs in (2,1,1) clusters, one tcgen05.mma.cta_group::2 (M = 256) per K chunk over a 256 x BN tile, the B tile
+loaded once per pair (split by N, box {128 B, BN/2 rows}); grid (2 * ceil(M/256), N/BN, L), launched with
+cuLaunchKernelEx + a cluster-dimension attribute. Not combinable with split-K.
+
 Requirements (gpu-mode's nvfp4_gemm shapes meet them): M % 128 == 0, N % 128 == 0, K % 256 == 0, L <= 65535.
 """
 from __future__ import annotations
@@ -41,7 +47,8 @@ from typing import Any
 __all__ = ["custom_kernel", "KERNEL_NAME", "KERNEL_FILE", "THREADS", "BM", "DEFAULT_STAGES", "kernel_source",
            "nvrtc_compile", "choose_bn", "check_shape", "stage_bytes", "shared_bytes", "tensor_map_params",
            "launch_plan", "gemm_arch", "encode_tensor_map", "CudaGemm", "cuda_gemm", "GEMM_SPLITS", "SPLITS_ENV",
-           "B200_SMS", "check_splits", "choose_splits", "parse_splits", "resolve_splits", "workspace_bytes"]
+           "B200_SMS", "check_splits", "choose_splits", "parse_splits", "resolve_splits", "workspace_bytes",
+           "GEMM_VARIANT", "VARIANT_ENV", "VARIANTS", "PAIR_CLUSTER", "parse_variant", "resolve_variant"]
 
 KERNEL_SRC = None  # the exporter embeds the flattened kernel here; None: flatten ptxlab/kernels/nvfp4_gemm_tcgen05.cu
 KERNEL_FILE = "nvfp4_gemm_tcgen05.cu"
@@ -53,6 +60,10 @@ SF_BOX = (128, 16)  # bytes x rows: 2048 B = 4 SF blocks of 512 B (128 rows x 25
 DEFAULT_STAGES = {128: 4, 256: 4}  # TMA ring depth per tile N
 GEMM_SPLITS = 1  # split-K default: 1 | S | "auto" (export --splits bakes it; env PTXLAB_GEMM_SPLITS overrides)
 SPLITS_ENV = "PTXLAB_GEMM_SPLITS"
+GEMM_VARIANT = "1sm"  # "1sm" (one CTA per 128 x BN tile) | "2sm" (CTA pairs; export --variant bakes it; env overrides)
+VARIANT_ENV = "PTXLAB_GEMM_VARIANT"
+VARIANTS = ("1sm", "2sm")
+PAIR_CLUSTER = (2, 1, 1)
 B200_SMS = 148
 
 # CUtensorMap* enum values (cuda.h) of the parameters used here (ptxlab.tensormap has the full tables)
@@ -92,13 +103,14 @@ def check_shape(m: int, n: int, k: int, l: int, bn: int) -> None:
         raise ValueError(f"nvfp4 GEMM: grid ({m // BM}, {n // bn}, {l}) too large")
 
 
-def stage_bytes(bn: int) -> int:
-    """Bytes one pipeline stage receives (= the kernel's compile-time expect_tx)."""
-    return BM * BK_BYTES + bn * BK_BYTES + 2048 + 2048 * (bn // 128)
+def stage_bytes(bn: int, pair: bool = False) -> int:
+    """Bytes one pipeline stage of one CTA receives (1-SM: = the kernel's compile-time expect_tx; 2-SM: each CTA
+    holds half of the B tile, and the even CTA expects twice this, both CTAs' bytes)."""
+    return BM * BK_BYTES + (bn // 2 if pair else bn) * BK_BYTES + 2048 + 2048 * (bn // 128)
 
 
-def shared_bytes(bn: int, stages: int) -> int:
-    return stages * stage_bytes(bn) + 1024  # + slack to round the dynamic SMEM base up to 1024 B
+def shared_bytes(bn: int, stages: int, pair: bool = False) -> int:
+    return stages * stage_bytes(bn, pair) + 1024  # + slack to round the dynamic SMEM base up to 1024 B
 
 
 def _sf_rows(mn: int, k: int, l: int) -> int:
@@ -106,14 +118,14 @@ def _sf_rows(mn: int, k: int, l: int) -> int:
     return l * (-(-mn // 128)) * (-(-k // 64)) * 512 // 128
 
 
-def tensor_map_params(m: int, n: int, k: int, l: int, bn: int) -> dict[str, dict[str, Any]]:
+def tensor_map_params(m: int, n: int, k: int, l: int, bn: int, pair: bool = False) -> dict[str, dict[str, Any]]:
     """Every cuTensorMapEncodeTiled input but the address, per kernel operand (a, b, sfa, sfb), innermost dim first,
     strides in bytes for dims 1.. (the driver's convention). The single source of truth: ``ptxlab.production.gemm``
     builds its maps from this function too.
 
     a, b: physical (L, rows, K/2) bytes -> 3-D UINT8 {K/2, rows, L}, box {128 B, 128 | BN rows, 1}, SWIZZLE_128B;
     sfa_permuted / sfb_permuted: physical (L, rest, K/64, 32, 4, 4) bytes -> 2-D UINT8 {128 B, total/128 rows},
-    box {128, 16} (4 consecutive 512-B SF blocks), no swizzle."""
+    box {128, 16} (4 consecutive 512-B SF blocks), no swizzle. pair (2-SM build): the b box has BN/2 rows."""
     kb = k // 2
     common = {"dtype": "UINT8", "interleave": "none", "l2_promotion": "none", "oob_fill": "none"}
 
@@ -125,7 +137,7 @@ def tensor_map_params(m: int, n: int, k: int, l: int, bn: int) -> dict[str, dict
         return {**common, "global_shape": (128, _sf_rows(mn, k, l)), "global_strides": (128,), "box": SF_BOX,
                 "element_strides": (1, 1), "swizzle": "none"}
 
-    return {"a": mat(m, BM), "b": mat(n, bn), "sfa": sf(m), "sfb": sf(n)}
+    return {"a": mat(m, BM), "b": mat(n, bn // 2 if pair else bn), "sfa": sf(m), "sfb": sf(n)}
 
 
 def check_splits(splits: Any, k: int, l: int) -> int:
@@ -187,21 +199,45 @@ def resolve_splits(m: int, n: int, k: int, l: int, setting: Any = None) -> int:
     return max(1, min(s, k // 256, 65535 // l))
 
 
+def parse_variant(value: Any, source: str = "variant") -> str:
+    """"1sm" or "2sm" (case-insensitive); ValueError naming `source` otherwise."""
+    v = str(value).strip().lower() if isinstance(value, str) else None
+    if v not in VARIANTS:
+        raise ValueError(f"nvfp4_gemm: {source}={value!r} is not a GEMM variant: use '1sm' (one CTA per 128 x BN "
+                         "tile, the default) or '2sm' (CTA pairs with tcgen05 cta_group::2 on 256 x BN tiles)")
+    return v
+
+
+def resolve_variant(setting: Any = None) -> str:
+    """The GEMM variant: `setting`, else the environment's PTXLAB_GEMM_VARIANT, else GEMM_VARIANT."""
+    if setting is None:
+        env = os.environ.get(VARIANT_ENV)
+        setting, source = (GEMM_VARIANT, "GEMM_VARIANT") if env is None or env.strip() == "" else (env, VARIANT_ENV)
+        return parse_variant(setting, source)
+    return parse_variant(setting)
+
+
 def workspace_bytes(m: int, n: int, l: int, bn: int, splits: int) -> int:
     """Device bytes split-K needs: fp32 (L, M, N) workspace + one u32 counter per tile; 0 for splits == 1."""
     return 0 if splits == 1 else l * m * n * 4 + l * (m // BM) * (n // bn) * 4
 
 
-def launch_plan(m: int, n: int, k: int, l: int, splits: int = 1) -> dict[str, Any]:
-    """Tile config and launch geometry for a shape and split-K factor: bn, stages, splits, grid (z = L*splits),
-    block, shared_bytes (dynamic), workspace_bytes (0 without split-K)."""
+def launch_plan(m: int, n: int, k: int, l: int, splits: int = 1, variant: str = "1sm") -> dict[str, Any]:
+    """Tile config and launch geometry for a shape, split-K factor and variant: bn, stages, splits, pair, grid
+    (z = L*splits), cluster (None, or (2,1,1) for 2sm), block, shared_bytes (dynamic), workspace_bytes (0 without
+    split-K). 2sm: grid x = 2 * ceil(M/256) (a pair per 256 rows; with M % 256 == 128 the last odd CTA has no rows of
+    its own and only loads its half of B)."""
     bn = choose_bn(n)
     check_shape(m, n, k, l, bn)
     splits = check_splits(splits, k, l)
+    pair = parse_variant(variant) == "2sm"
+    if pair and splits != 1:
+        raise ValueError(f"nvfp4 GEMM: the 2sm variant does not combine with split-K (splits={splits})")
     stages = DEFAULT_STAGES[bn]
-    return {"bn": bn, "stages": stages, "splits": splits, "grid": (m // BM, n // bn, l * splits),
-            "block": (THREADS, 1, 1), "shared_bytes": shared_bytes(bn, stages),
-            "workspace_bytes": workspace_bytes(m, n, l, bn, splits)}
+    grid = (2 * (-(-m // 256)), n // bn, l) if pair else (m // BM, n // bn, l * splits)
+    return {"bn": bn, "stages": stages, "splits": splits, "pair": pair, "grid": grid,
+            "cluster": PAIR_CLUSTER if pair else None, "block": (THREADS, 1, 1),
+            "shared_bytes": shared_bytes(bn, stages, pair), "workspace_bytes": workspace_bytes(m, n, l, bn, splits)}
 
 
 def gemm_arch(major: int, minor: int) -> str:
@@ -278,23 +314,25 @@ class CudaGemm:
         _drv_check(drv, drv.cuCtxSetCurrent(self._ctx), "cuCtxSetCurrent")
         self.device_index = device_index
         self._alloc_zeroed = alloc_zeroed
-        self._funcs: dict[tuple[int, int, int], Any] = {}
+        self._funcs: dict[tuple[int, int, int, bool], Any] = {}
         self._modules: list[Any] = []
         self._params: dict[tuple, _Params] = {}
         self._workspaces: dict[tuple[int, int, int, int], tuple[Any, Any]] = {}
 
-    def function(self, bn: int, stages: int, splits: int = 1) -> Any:
+    def function(self, bn: int, stages: int, splits: int = 1, pair: bool = False) -> Any:
         """The kernel for a 128 x bn tile, a stages-deep ring and a split-K factor (splits >= 2: the -DGEMM_SPLITS
-        build; 1: no macro, the default build), compiled with NVRTC on first use."""
-        key = (bn, stages, splits)
+        build; 1: no macro, the default build), or the 2-SM build (pair: -DGEMM_PAIR=1), compiled with NVRTC on
+        first use."""
+        key = (bn, stages, splits, bool(pair))
         if key not in self._funcs:
             drv = self._drv
             opts = (f"-DGEMM_BN={bn}", f"-DGEMM_STAGES={stages}") + ((f"-DGEMM_SPLITS={splits}",) if splits > 1 else ())
+            opts += ("-DGEMM_PAIR=1",) if pair else ()
             _, cubin = nvrtc_compile(kernel_source(), self.arch, f"{KERNEL_NAME}.cu", opts)
             module = _drv_check(drv, drv.cuModuleLoadData(cubin), "cuModuleLoadData")
             self._modules.append(module)
             func = _drv_check(drv, drv.cuModuleGetFunction(module, KERNEL_NAME.encode()), "cuModuleGetFunction")
-            smem = shared_bytes(bn, stages)
+            smem = shared_bytes(bn, stages, pair)
             _drv_check(drv, drv.cuFuncSetAttribute(
                 func, drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem),
                 f"cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES={smem})")
@@ -321,14 +359,14 @@ class CudaGemm:
         return t
 
     def params(self, a: int, b: int, sfa_p: int, sfb_p: int, c: int, m: int, n: int, k: int, l: int,
-               splits: int = 1) -> _Params:
-        """Encoded tensor maps + packed parameters for these addresses, shape and split-K factor (cached: a map
-        depends on nothing else; splits >= 2 adds the shape's workspace and counters)."""
-        key = (a, b, sfa_p, sfb_p, c, m, n, k, l, splits)
+               splits: int = 1, pair: bool = False) -> _Params:
+        """Encoded tensor maps + packed parameters for these addresses, shape, split-K factor and variant (cached: a
+        map depends on nothing else; splits >= 2 adds the shape's workspace and counters; pair: b box BN/2 rows)."""
+        key = (a, b, sfa_p, sfb_p, c, m, n, k, l, splits, bool(pair))
         p = self._params.get(key)
         if p is None:
             bn = choose_bn(n)
-            prm = tensor_map_params(m, n, k, l, bn)
+            prm = tensor_map_params(m, n, k, l, bn, pair)
             maps = [encode_tensor_map(addr, prm[name]) for name, addr in
                     (("a", a), ("b", b), ("sfa", sfa_p), ("sfb", sfb_p))]
             extra = self.workspace(m, n, l, bn) if splits > 1 else ()
@@ -338,15 +376,31 @@ class CudaGemm:
         return p
 
     def launch(self, a: int, b: int, sfa_p: int, sfb_p: int, c: int, m: int, n: int, k: int, l: int,
-               stream: int = 0, splits: int = 1) -> None:
+               stream: int = 0, splits: int = 1, variant: str = "1sm") -> None:
         """Enqueue c (L, M, N) fp16 = GEMM of the physical buffers at those addresses on stream (splits: split-K
-        factor, check_splits; 1 = none)."""
-        plan = launch_plan(m, n, k, l, splits)
-        func = self.function(plan["bn"], plan["stages"], plan["splits"])
-        p = self.params(a, b, sfa_p, sfb_p, c, m, n, k, l, plan["splits"])
-        _drv_check(self._drv, self._drv.cuLaunchKernel(func, *plan["grid"], *plan["block"], plan["shared_bytes"],
-                                                       self._drv.CUstream(stream), p.address, 0),
-                   f"cuLaunchKernel({KERNEL_NAME}, grid={plan['grid']}, smem={plan['shared_bytes']})")
+        factor, check_splits; 1 = none; variant "1sm" | "2sm")."""
+        plan = launch_plan(m, n, k, l, splits, variant)
+        func = self.function(plan["bn"], plan["stages"], plan["splits"], plan["pair"])
+        p = self.params(a, b, sfa_p, sfb_p, c, m, n, k, l, plan["splits"], plan["pair"])
+        drv = self._drv
+        if plan["cluster"] is None:
+            _drv_check(drv, drv.cuLaunchKernel(func, *plan["grid"], *plan["block"], plan["shared_bytes"],
+                                               drv.CUstream(stream), p.address, 0),
+                       f"cuLaunchKernel({KERNEL_NAME}, grid={plan['grid']}, smem={plan['shared_bytes']})")
+            return
+        cfg = drv.CUlaunchConfig()   # 2sm: a cluster launch (cuLaunchKernelEx + CLUSTER_DIMENSION)
+        cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = plan["grid"]
+        cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = plan["block"]
+        cfg.sharedMemBytes = plan["shared_bytes"]
+        cfg.hStream = drv.CUstream(stream)
+        attr = drv.CUlaunchAttribute()
+        attr.id = drv.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+        attr.value.clusterDim.x, attr.value.clusterDim.y, attr.value.clusterDim.z = plan["cluster"]
+        cfg.attrs = [attr]
+        cfg.numAttrs = 1
+        _drv_check(drv, drv.cuLaunchKernelEx(cfg, func, p.address, 0),
+                   f"cuLaunchKernelEx({KERNEL_NAME}, grid={plan['grid']}, cluster={plan['cluster']}, "
+                   f"smem={plan['shared_bytes']})")
 
 
 _RUNNERS: dict[int, CudaGemm] = {}
@@ -399,6 +453,7 @@ def custom_kernel(data: Any) -> Any:
     a, b, _, _, sfa_p, sfb_p, c = data
     m, n, k, l = _shape(data)
     splits = resolve_splits(m, n, k, l)  # PTXLAB_GEMM_SPLITS, else GEMM_SPLITS (1: no split-K)
+    variant = resolve_variant()          # PTXLAB_GEMM_VARIANT, else GEMM_VARIANT ("1sm")
     if a.is_cuda:
         import torch
 
@@ -417,14 +472,14 @@ def custom_kernel(data: Any) -> Any:
         with torch.cuda.device(index):
             runner = cuda_gemm(index)  # RuntimeError on a GPU without tcgen05
             runner.launch(a_.data_ptr(), b_.data_ptr(), sfa_.data_ptr(), sfb_.data_ptr(), out.data_ptr(), m, n, k,
-                          l, stream=torch.cuda.current_stream(a.device).cuda_stream, splits=splits)
+                          l, stream=torch.cuda.current_stream(a.device).cuda_stream, splits=splits, variant=variant)
         if out is not c:
             c.copy_(out)
         return c
-    return _emulator_gemm(data, m, n, k, l, splits)
+    return _emulator_gemm(data, m, n, k, l, splits, variant)
 
 
-def _emulator_gemm(data: Any, m: int, n: int, k: int, l: int, splits: int = 1) -> Any:
+def _emulator_gemm(data: Any, m: int, n: int, k: int, l: int, splits: int = 1, variant: str = "1sm") -> Any:
     """CPU tensors: run THIS file's kernel text on the ptxlab emulator via ptxlab.production.gemm (lab/test path)."""
     import numpy as np
     import torch
@@ -438,16 +493,18 @@ def _emulator_gemm(data: Any, m: int, n: int, k: int, l: int, splits: int = 1) -
                            "or pass CUDA tensors on a B200") from exc
     c = data[6]
     p = from_torch(data)  # numpy views with the tensors' strides (no copy)
-    plan = launch_plan(m, n, k, l, splits)
-    key = (plan["bn"], plan["stages"], plan["splits"])
+    plan = launch_plan(m, n, k, l, splits, variant)
+    key = (plan["bn"], plan["stages"], plan["splits"], plan["pair"])
     if key not in _EMU:  # compile THIS file's kernel text (the embedded one in an exported submission)
-        split = f"_k{key[2]}" if key[2] > 1 else ""
+        tag = (f"_k{key[2]}" if key[2] > 1 else "") + ("_2sm" if key[3] else "")
         _EMU[key] = ptxlab.compile(kernel_source(), arch="sm_100a",
-                                   name=f"{KERNEL_NAME}_bn{key[0]}_s{key[1]}{split}.cu",
+                                   name=f"{KERNEL_NAME}_bn{key[0]}_s{key[1]}{tag}.cu",
                                    options=(f"-DGEMM_BN={key[0]}", f"-DGEMM_STAGES={key[1]}")
-                                   + ((f"-DGEMM_SPLITS={key[2]}",) if key[2] > 1 else ()))
+                                   + ((f"-DGEMM_SPLITS={key[2]}",) if key[2] > 1 else ())
+                                   + (("-DGEMM_PAIR=1",) if key[3] else ()))
     if "dev" not in _EMU:
         _EMU["dev"] = ptxlab.open_device("emu")
-    out = nvfp4_gemm(_EMU["dev"], p, bn=key[0], stages=key[1], module=_EMU[key], splits=key[2])
+    out = nvfp4_gemm(_EMU["dev"], p, bn=key[0], stages=key[1], module=_EMU[key], splits=key[2],
+                     variant="2sm" if key[3] else "1sm")
     c.copy_(torch.from_numpy(np.ascontiguousarray(out.transpose(2, 0, 1))).permute(1, 2, 0))
     return c

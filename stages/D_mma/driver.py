@@ -1,4 +1,5 @@
-"""Stages D1-D3: NVFP4 GEMV tile restructure (scalar), one MMA per K chunk with TMEM readback, pipelined K loop.
+"""Stages D1-D4: NVFP4 GEMV tile restructure (scalar), one MMA per K chunk with TMEM readback, pipelined K loop,
+and (D4, d4.py) one 2-SM MMA over a CTA pair.
 
 Data: fresh gpu-mode nvfp4_gemv inputs each run (seed printed in the rows): codes 0..3, SFs 0..2, so every partial
 sum is exact in fp32 and the kernels must match the host float64 sums bit for bit. Outputs and dumps are poisoned
@@ -18,6 +19,7 @@ from ptxlab.gpumode import generate_gemv, reference_gemv
 from ptxlab.lab.registry import Check, Stage, StageContext, StageResult
 
 from . import host as H
+from .d4 import run_d4
 
 D1_SHAPES: Tuple[Tuple[int, int, int], ...] = ((128, 256, 1), (256, 1536, 2))
 D2_SHAPES: Tuple[Tuple[int, int, int], ...] = ((128, 320, 1), (256, 512, 2))
@@ -188,4 +190,9 @@ STAGES = [
           "(full expect_tx / empty commit) and TMEM accumulation",
           "final accumulator (all 16 columns) == float64 sums exactly; SASS UTMALDG/UTCOMMA.4X/UTCBAR/LDTM/UTCCP",
           run_d3),
+    Stage("D4", "2-SM MMA: a CTA pair (cluster) issues one tcgen05.mma.cta_group::2 (mxf4nvf4 block16, M=256), "
+          "pair alloc, cp.cta_group::2 of the SFs, commit .multicast::cluster to both CTAs",
+          "both CTAs' TMEM readback == float64 sums and the M=256 tensor-core model exactly; SASS "
+          "UTCATOMSWS.2CTA/UTCCP.2CTA/UTCOMMA.2CTA/UTCBAR.2CTA.MULTICAST; broken variants (PTXLAB_STAGE_D4_BROKEN) "
+          "caught", run_d4),
 ]
