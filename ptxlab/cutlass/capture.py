@@ -122,6 +122,8 @@ def launch_captured(dev: Any, mod: Any, kernel: str, launch: Launch, args: Seque
     kw = {}
     if launch.cluster != (1, 1, 1):
         kw["cluster"] = launch.cluster
+        if launch.cluster[0] * launch.cluster[1] * launch.cluster[2] > 8:   # e.g. the tutorials' 4x4 clusters
+            kw["non_portable_cluster"] = True
     if launch.pdl:
         kw["pdl"] = True
     dev.launch(mod, kernel, grid=launch.grid, block=launch.block, args=list(args), shared_bytes=launch.smem_bytes,

@@ -202,6 +202,15 @@ EXAMPLES: dict = {
     # name: (runner, description, smallest shape)
     "tutorial_02": (_tutorial_f16_gemm("tutorial_02.cu", (128, 256, 64)),
                     "CuTe Blackwell tutorial 02: tcgen05.mma + TMA (02_mma_tma_sm100.cu)", dict(m=128, n=256, k=64)),
+    "tutorial_03": (_tutorial_f16_gemm("tutorial_03.cu", (512, 1024, 64)),
+                    "CuTe Blackwell tutorial 03: TMA multicast in a 4x4 cluster (03_mma_tma_multicast_sm100.cu)",
+                    dict(m=512, n=1024, k=64)),
+    "tutorial_04": (_tutorial_f16_gemm("tutorial_04.cu", (512, 1024, 64)),
+                    "CuTe Blackwell tutorial 04: 2-SM tcgen05.mma, 4x4 cluster (04_mma_tma_2sm_sm100.cu) [stops: 2-SM TMA load]",
+                    dict(m=512, n=1024, k=64)),
+    "tutorial_05": (_tutorial_f16_gemm("tutorial_05.cu", (512, 1024, 64)),
+                    "CuTe Blackwell tutorial 05: 2-SM MMA + TMA epilogue (05_mma_tma_epi_sm100.cu) [stops: 2-SM TMA load]",
+                    dict(m=512, n=1024, k=64)),
     "example_72b": (run_72b, "CUTLASS example 72b: NVFP4 x NVFP4 GEMM, FP4 D + UE8M0 SFD (72b_blackwell_nvfp4_nvfp4_gemm.cu)",
                     dict(m=128, n=128, k=256)),
 }
