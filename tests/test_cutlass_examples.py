@@ -69,6 +69,14 @@ def test_tutorial_04_stops_at_the_2sm_tma_load(dev, rng):
         pc.run("tutorial_04", dev, seed=_seed(rng))
 
 
+@pytest.mark.slow
+def test_72a_host_code_and_cluster_launch_then_the_2sm_tma_gap(dev, rng):
+    """72a's own run<Gemm>() builds its Params on the emulator and launches a 2x4 cluster through
+    ClusterLauncher (captured with the .entry's Params size); the kernel then stops at the 2-SM TMA load."""
+    with pytest.raises(EmuError, match=r"cp\.async\.bulk\.tensor direction \.cta_group::2"):
+        pc.run("example_72a", dev, seed=_seed(rng))
+
+
 def test_tutorial_02_strict_rules_name_the_missing_wait_ld(dev, rng):
     with dev.strict_rules("tcgen05_wait_ld"), pytest.raises(EmuError, match="tcgen05.wait::ld"):
         pc.run("tutorial_02", dev, seed=_seed(rng))

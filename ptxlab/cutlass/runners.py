@@ -198,6 +198,63 @@ def run_72b(dev: Any, m: int, n: int, k: int, alpha: float = 1.0, beta: float = 
                          dict(getattr(dev, "last_stats", {}) or {}), dict(build=t1 - t0, host=t2 - t1, kernel=t3 - t2))
 
 
+# ------------------------------------------------------------------------------------------------ examples 72a / 72c
+def _run_72ac(wrapper: str, a_fmt: str, vec: int, sf_fmt: str):
+    """72a (NVFP4 x NVFP4 -> BF16) and 72c (MXFP8 x MXFP4 -> BF16): 256x256 2-SM MMA tiles in a 2x4 cluster.
+    Reference: Gemm3x without SFD: D = bf16_rn(fma(beta, C, alpha * acc))."""
+
+    def run_72ac(dev: Any, m: int, n: int, k: int, alpha: float = 1.0, beta: float = 0.0, seed: int = 0,
+                 swizzle: int = 0) -> ExampleResult:
+        import ml_dtypes
+
+        from .. import numerics, scales
+
+        if m % 256 or n % 1024 or k % 256:
+            raise ValueError(f"{wrapper}: ({m},{n},{k}) must be multiples of (256, 1024, 256) here (one 2x4 cluster "
+                             "of 256x256 tiles; ptxlab's reference test does not draw residues)")
+        t0 = time.perf_counter()
+        mod = module(wrapper, [build.cutlass_source_dir() / "examples" / "72_blackwell_narrow_precision_gemm"])
+        entry = capture.kernel_entry(mod, "device_kernel")
+        t1 = time.perf_counter()
+        rng = np.random.default_rng(seed)
+        av = rng.integers(-2, 3, size=(m, k)).astype(np.float32)
+        bv = rng.integers(-2, 3, size=(n, k)).astype(np.float32)
+        choices = np.array([0.5, 1.0, 1.5, 2.0] if sf_fmt == "ue4m3" else [0.5, 1.0, 2.0], np.float32)
+        sfa = rng.choice(choices, size=(m, k // vec))
+        sfb = rng.choice(choices, size=(n, k // vec))
+        c = rng.integers(-4, 5, size=(m, n)).astype(ml_dtypes.bfloat16)
+        enc_sf = numerics.encode_ue4m3 if sf_fmt == "ue4m3" else numerics.encode_ue8m0
+        a_bytes = (numerics.pack_fp4(numerics.encode_e2m1(av)) if a_fmt == "e2m1"
+                   else numerics.encode_e4m3(av))
+        b_bytes = numerics.pack_fp4(numerics.encode_e2m1(bv))
+        bufs = {"A": dev.to_device(a_bytes), "B": dev.to_device(b_bytes),
+                "SFA": dev.to_device(scales.permuted_bytes(scales.ref_to_permuted(enc_sf(sfa)[:, :, None]))),
+                "SFB": dev.to_device(scales.permuted_bytes(scales.ref_to_permuted(enc_sf(sfb)[:, :, None]))),
+                "C": dev.to_device(c.view(np.uint16)), "D": dev.empty(m * n * 2), "workspace": dev.empty(1 << 20)}
+        dev.memset(bufs["D"], 0xFF)
+        dev.memset(bufs["workspace"], 0)
+        psize = dev.param_layout(mod, entry)[0].size
+        launch = capture.run_host(dev, mod, [bufs["workspace"], np.uint32(psize)]
+                                  + [bufs[x] for x in ("A", "B", "SFA", "SFB", "C", "D")]
+                                  + [np.int32(m), np.int32(n), np.int32(k), np.float32(alpha), np.float32(beta),
+                                     np.int32(swizzle)])
+        t2 = time.perf_counter()
+        args = capture.resolve_tensor_maps(dev, launch, list(bufs.values()))
+        capture.launch_captured(dev, mod, entry, launch, args)
+        t3 = time.perf_counter()
+        d = dev.to_host(bufs["D"], np.uint16).reshape(m, n)
+        A = av.astype(np.float64) * np.repeat(sfa.astype(np.float64), vec, axis=1)
+        B = bv.astype(np.float64) * np.repeat(sfb.astype(np.float64), vec, axis=1)
+        acc = (A @ B.T).astype(np.float32)
+        out = (np.float32(alpha) * acc).astype(np.float32)
+        out = (np.float64(np.float32(beta)) * c.astype(np.float64) + out.astype(np.float64)).astype(np.float32)
+        ref = out.astype(ml_dtypes.bfloat16).view(np.uint16)
+        return ExampleResult(wrapper.removesuffix(".cu"), dict(m=m, n=n, k=k, alpha=alpha, beta=beta), {"D": d},
+                             {"D": ref}, launch, dict(getattr(dev, "last_stats", {}) or {}),
+                             dict(build=t1 - t0, host=t2 - t1, kernel=t3 - t2))
+    return run_72ac
+
+
 EXAMPLES: dict = {
     # name: (runner, description, smallest shape)
     "tutorial_02": (_tutorial_f16_gemm("tutorial_02.cu", (128, 256, 64)),
@@ -211,6 +268,12 @@ EXAMPLES: dict = {
     "tutorial_05": (_tutorial_f16_gemm("tutorial_05.cu", (512, 1024, 64)),
                     "CuTe Blackwell tutorial 05: 2-SM MMA + TMA epilogue (05_mma_tma_epi_sm100.cu) [stops: 2-SM TMA load]",
                     dict(m=512, n=1024, k=64)),
+    "example_72a": (_run_72ac("example_72a.cu", "e2m1", 16, "ue4m3"),
+                    "CUTLASS example 72a: NVFP4 x NVFP4 -> BF16, 2-SM 256x256 tiles, 2x4 cluster "
+                    "(72a_blackwell_nvfp4_bf16_gemm.cu) [stops: 2-SM TMA load]", dict(m=256, n=1024, k=256)),
+    "example_72c": (_run_72ac("example_72c.cu", "e4m3", 32, "ue8m0"),
+                    "CUTLASS example 72c: MXFP8 x MXFP4 -> BF16, 2-SM 256x256 tiles, 2x4 cluster "
+                    "(72c_blackwell_mixed_mxfp8_bf16_gemm.cu) [stops: 2-SM TMA load]", dict(m=256, n=1024, k=256)),
     "example_72b": (run_72b, "CUTLASS example 72b: NVFP4 x NVFP4 GEMM, FP4 D + UE8M0 SFD (72b_blackwell_nvfp4_nvfp4_gemm.cu)",
                     dict(m=128, n=128, k=256)),
 }

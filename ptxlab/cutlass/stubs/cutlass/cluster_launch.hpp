@@ -13,16 +13,25 @@ template <class... Args> Status launch_kernel_on_cluster(ClusterLaunchParams con
 }
 // GemmUniversalAdapter's cluster launches: kernel_params[0] points at the kernel's Params (one argument).
 struct ClusterLauncher {
-  static Status launch(dim3, dim3, dim3, size_t, cudaStream_t, void const*, void**, bool = false) {
-    printf("ptxlab: ClusterLauncher::launch needs the Params type: not captured\n");
-    asm volatile("trap;");
-    return Status::kErrorInternal;
+  // kernel_params[0] points at the kernel's Params; its size (ptxlab::params_bytes) comes from the .entry's parameter
+  // layout, which Python passes to ptxlab_host (the stub has no Params type here)
+  static Status launch(dim3 grid, dim3 cluster, dim3 block, size_t smem, cudaStream_t, void const*,
+                       void** kernel_params, bool pdl = false) {
+    return ptxlab_capture(grid, cluster, block, smem, kernel_params, pdl);
   }
-  static Status launch_with_fallback_cluster(dim3, dim3, dim3, dim3, size_t, cudaStream_t, void const*, void**,
-                                             bool = false) {
-    printf("ptxlab: ClusterLauncher::launch_with_fallback_cluster is not captured (dynamic cluster shapes)\n");
-    asm volatile("trap;");
-    return Status::kErrorInternal;
+  static Status launch_with_fallback_cluster(dim3 grid, dim3 cluster, dim3 fallback, dim3 block, size_t smem,
+                                             cudaStream_t, void const*, void** kernel_params, bool pdl = false) {
+    if (fallback.x * fallback.y * fallback.z > 1) {
+      printf("ptxlab: a fallback cluster shape (dynamic clusters) is not captured\n");
+      asm volatile("trap;");
+    }
+    return ptxlab_capture(grid, cluster, block, smem, kernel_params, pdl);
+  }
+  static Status ptxlab_capture(dim3 grid, dim3 cluster, dim3 block, size_t smem, void** kernel_params, bool pdl) {
+    ptxlab::capture_pdl = pdl;
+    ptxlab::capture_launch_raw(grid, block, cluster, int(smem), kernel_params[0], ptxlab::params_bytes);
+    ptxlab::capture_done();
+    return Status::kSuccess;
   }
 };
 }  // namespace cutlass

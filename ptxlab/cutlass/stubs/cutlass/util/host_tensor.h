@@ -9,13 +9,13 @@
 namespace cutlass {
 template <class Element, class Layout> struct HostTensor {
   Element* ptxlab_dev;
-  Element ptxlab_scalar;
+  alignas(16) unsigned char ptxlab_scalar[sizeof(Element) < 16 ? 16 : sizeof(Element)];  // trivially initialized
   void ptxlab_bind(void* p) { ptxlab_dev = static_cast<Element*>(p); }
   template <class C> void reset(C const&, bool = true) {}
   Element* device_data() const { return ptxlab_dev; }
   Element* host_data() const { return nullptr; }
   TensorView<Element, Layout> host_view() const { return TensorView<Element, Layout>(); }
-  template <class C> Element& at(C const&) { return ptxlab_scalar; }
+  template <class C> Element& at(C const&) { return *reinterpret_cast<Element*>(ptxlab_scalar); }
   void sync_device() {}
   void sync_host() {}
 };
