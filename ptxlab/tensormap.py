@@ -269,9 +269,12 @@ def validate(spec: TensorMapSpec) -> None:
         _fail(f"global_shape[0] = {s.global_shape[0]} must be even for 16U4_ALIGN8B (it counts 4-bit values)")
     # strides
     stride_align = 32 if need_32 else 16
+    # 0 is accepted (H100 driver 580.159.04, 2026-11-24, tools/probes/tmap_stride0_probe.py: 0-byte strides on
+    # dims of size 1 and of size > 1, ranks 2..5, 5 dtypes, all accepted; TMA then reads the same data for every
+    # coordinate of that dim). CUTLASS passes 0 for a size-1 batch mode (make_cute_packed_stride with L == 1).
     for i, st in enumerate(s.global_strides):
-        if st % stride_align or st <= 0:
-            _fail(f"global_strides[{i}] (dim {i + 1}) = {st} bytes must be a positive multiple of {stride_align}")
+        if st % stride_align or st < 0:
+            _fail(f"global_strides[{i}] (dim {i + 1}) = {st} bytes must be a multiple of {stride_align} (0 allowed)")
         if st >= 2**40:
             _fail(f"global_strides[{i}] (dim {i + 1}) = {st} bytes must be < 2^40")
     # box

@@ -229,12 +229,14 @@ class Device(ABC):
 
     def launch(self, module: Any, kernel: str, grid: Union[int, Sequence[int]], block: Union[int, Sequence[int]],
                args: Sequence[Any] = (), shared_bytes: int = 0, cluster: Optional[Union[int, Sequence[int]]] = None,
-               non_portable_cluster: bool = False) -> None:
+               non_portable_cluster: bool = False, pdl: bool = False) -> None:
         """Launch kernel and wait for it; errors raise LaunchError naming the kernel.
 
         ``cluster=(cx, cy, cz)`` launches thread-block clusters (rules: ptxlab/device/cluster.py); a kernel with
         ``.reqnctapercluster`` gets its compile-time shape without it. More than 8 CTAs per cluster needs
-        ``non_portable_cluster=True``."""
+        ``non_portable_cluster=True``. ``pdl=True``: programmatic dependent launch (cuda backend: launch attribute
+        CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION; the emulator runs launches in order, which satisfies
+        griddepcontrol.wait at once: ptx_docs/cluster_launch_control.md)."""
         arch = getattr(module, "arch", None)
         if arch and not self.arch_supported(arch):
             raise DeviceUnavailable(
@@ -269,6 +271,8 @@ class Device(ABC):
             self._layouts[dkey] = kernel_cluster_directives(ptx, kernel)
         cl = resolve_cluster(kernel, g, cluster, non_portable_cluster, self._layouts[dkey])
         extra = {"cluster": cl} if cl is not None else {}     # backends without clusters never see the keyword
+        if pdl:
+            extra["pdl"] = True
         self._launch(module, kernel, g, b, params, offsets, layout, int(shared_bytes), **extra)
 
     def describe(self) -> str:

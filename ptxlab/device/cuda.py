@@ -155,7 +155,7 @@ class CudaDevice(Device):
         return key, self._functions[fkey]
 
     def _launch(self, module: Any, kernel: str, grid: Dim3, block: Dim3, params: bytes, offsets: list[int],
-                layout: list[Param], shared_bytes: int, cluster: Any = None) -> None:
+                layout: list[Param], shared_bytes: int, cluster: Any = None, pdl: bool = False) -> None:
         drv = self._drv
         key, func = self._function(module, kernel)
         if shared_bytes > 48 * 1024 and self._smem_set.get((key, kernel), -1) < shared_bytes:
@@ -170,8 +170,12 @@ class CudaDevice(Device):
         if cluster is not None and self.cc < (9, 0):
             raise LaunchError(f"kernel {kernel!r}: thread-block clusters need compute capability 9.0+; "
                               f"{self.describe()} has none (use open_device('emu'))")
-        if cluster is not None and not cluster.compile_time:
-            self._launch_cluster(func, kernel, grid, block, shared_bytes, kernel_params, cluster)
+        if pdl and self.cc < (9, 0):
+            raise LaunchError(f"kernel {kernel!r}: programmatic dependent launch (pdl=True) needs compute capability "
+                              f"9.0+; {self.describe()} has none")
+        if (cluster is not None and not cluster.compile_time) or pdl:
+            self._launch_cluster(func, kernel, grid, block, shared_bytes, kernel_params,
+                                 cluster if cluster is not None and not cluster.compile_time else None, pdl)
         else:   # no cluster, or .reqnctapercluster: the driver takes the shape from the cubin
             self._ok(drv.cuLaunchKernel(func, *grid, *block, shared_bytes, 0, kernel_params, 0),
                      f"launch of kernel {kernel!r} grid={grid} block={block} shared_bytes={shared_bytes}", LaunchError)
@@ -182,10 +186,12 @@ class CudaDevice(Device):
         del storage, ptrs
 
     def _launch_cluster(self, func: Any, kernel: str, grid: Dim3, block: Dim3, shared_bytes: int,
-                        kernel_params: int, cluster: Any) -> None:
-        """cuLaunchKernelEx with CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION (rules checked by device/cluster.py)."""
+                        kernel_params: int, cluster: Any, pdl: bool = False) -> None:
+        """cuLaunchKernelEx with CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION (rules checked by device/cluster.py) and/or
+        CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 1 (pdl: griddepcontrol.wait in this kernel waits for
+        the previous kernel of the stream; launch_dependents in that one may start this one early)."""
         drv = self._drv
-        if cluster.non_portable:
+        if cluster is not None and cluster.non_portable:
             self._ok(drv.cuFuncSetAttribute(
                 func, drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1),
                 f"kernel {kernel!r}: cuFuncSetAttribute(NON_PORTABLE_CLUSTER_SIZE_ALLOWED=1)", LaunchError)
@@ -194,11 +200,20 @@ class CudaDevice(Device):
         cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = block
         cfg.sharedMemBytes = shared_bytes
         cfg.hStream = 0
-        attr = drv.CUlaunchAttribute()
-        attr.id = drv.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
-        attr.value.clusterDim.x, attr.value.clusterDim.y, attr.value.clusterDim.z = cluster.dims
-        cfg.attrs = [attr]
-        cfg.numAttrs = 1
+        attrs = []
+        if cluster is not None:
+            attr = drv.CUlaunchAttribute()
+            attr.id = drv.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+            attr.value.clusterDim.x, attr.value.clusterDim.y, attr.value.clusterDim.z = cluster.dims
+            attrs.append(attr)
+        if pdl:
+            attr = drv.CUlaunchAttribute()
+            attr.id = drv.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+            attr.value.programmaticStreamSerializationAllowed = 1
+            attrs.append(attr)
+        cfg.attrs = attrs
+        cfg.numAttrs = len(attrs)
         self._ok(drv.cuLaunchKernelEx(cfg, func, kernel_params, 0),
-                 f"cluster launch (cuLaunchKernelEx) of kernel {kernel!r} grid={grid} block={block} "
-                 f"cluster={cluster.dims} shared_bytes={shared_bytes}", LaunchError)
+                 f"launch (cuLaunchKernelEx) of kernel {kernel!r} grid={grid} block={block} "
+                 f"cluster={cluster.dims if cluster is not None else None} pdl={pdl} shared_bytes={shared_bytes}",
+                 LaunchError)

@@ -13,6 +13,7 @@ from . import load_families
 from .machine import run_kernel
 from .memory import GLOBAL_BASE, GlobalHeap
 from .parser import parse
+from .fidelity import rules_of, strict_rules as _strict_rules, summarize as _fid_summarize
 from .program import Program
 
 
@@ -22,20 +23,29 @@ class EmuDevice(Device):
     name = "emu"
 
     def __init__(self, budget: int | None = None, initcheck: bool | None = None, stall_seconds: float | None = None,
-                 strict: bool | None = None, timing: Any = None,
-                 timing_sample: str | None = None):
+                 strict=None, timing: Any = None, timing_sample: str | None = None, clc: str | None = None,
+                 wave_ctas: int | None = None):
         super().__init__()
         # watchdog (watchdog.py): budget = thread-instructions per launch (PTXLAB_EMU_BUDGET), stall_seconds = wall
         # clock without forward progress per launch (PTXLAB_EMU_STALL_S, default 45 s, 0 = off)
         self.stall_seconds = stall_seconds
-        # strict=True: PTX-text rules that hardware tolerates raise instead of warning (sitewarn.py; PTXLAB_EMU_STRICT)
-        self.strict = strict
+        # PTX rules that shipped code breaks and hardware tolerates: warn by default, error when listed here
+        # ('all' or True, 'tcgen05_wait_ld,proxy_fence,barrier_exit', ...; None = PTXLAB_EMU_STRICT at each launch):
+        # fidelity.py (one switch for every such rule; sitewarn.py's warnings consult it too)
+        self.strict = rules_of(strict)
+        self.fidelity_log: list = []
         self.emu_warnings: list = []
         self._annotate_text = None     # set during a launch: adds CUDA lines to warnings (lineinfo.py)
         # timing model (ptxlab/timing): timing="b200"|"h100"|"h200" predicts each launch into self.last_timing
         self.timing = timing if timing is not None else (os.environ.get("PTXLAB_TIMING") or None)
         self.timing_sample = timing_sample or os.environ.get("PTXLAB_TIMING_SAMPLE") or None
         self.last_timing = None
+        # clusterlaunchcontrol.try_cancel policy ('every-other' default, 'all', 'never', 'first:N'; None =
+        # PTXLAB_EMU_CLC) and a cap on CTAs per wave (None = PTXLAB_EMU_WAVE_CTAS / thread-count waves): clc_model.py
+        from .clc_model import parse_policy
+        parse_policy(clc)
+        self.clc = clc
+        self.wave_ctas = wave_ctas
         # optional report of reads of never-written shared memory (compute-sanitizer initcheck analogue)
         self.initcheck = bool(int(os.environ.get("PTXLAB_EMU_INITCHECK", "0"))) if initcheck is None else initcheck
         load_families()
@@ -47,6 +57,10 @@ class EmuDevice(Device):
 
     def describe(self) -> str:
         return "ptxlab PTX emulator (CPU)"
+
+    def strict_rules(self, rules="all"):
+        """Context manager: make ``rules`` strict (errors) for the launches inside it (fidelity.py)."""
+        return _strict_rules(self, rules)
 
     def arch_supported(self, arch: str) -> bool:
         return True
@@ -105,7 +119,9 @@ class EmuDevice(Device):
             self._programs[pk] = prog
         return prog
 
-    def _launch(self, module, kernel, grid, block, params, offsets, layout, shared_bytes, cluster=None) -> None:
+    def _launch(self, module, kernel, grid, block, params, offsets, layout, shared_bytes, cluster=None,
+                pdl: bool = False) -> None:
+        # pdl: nothing to do, launches run in order (ops_griddepcontrol.py)
         from . import hwknown, lineinfo
         # reports name CUDA source lines even when the module was compiled without -lineinfo (lineinfo.py)
         self._annotate_text = lambda text: lineinfo.annotate_text(text, lineinfo.line_map(module))
@@ -126,6 +142,7 @@ class EmuDevice(Device):
         if not prog.has_dynamic_smem and shared_bytes:
             pass  # dynamic shared memory requested but the kernel declares no extern .shared: allowed, unused
         t0 = time.perf_counter()
+        self.fidelity_log = []
         kw = {} if self.budget is None else {"budget": self.budget}
         if cluster is not None:
             kw["cluster"] = cluster
@@ -143,6 +160,8 @@ class EmuDevice(Device):
         stats = run_kernel(prog, self.heap, tuple(grid), tuple(block), bytes(params), int(shared_bytes),
                            device=self, **kw)
         stats["seconds"] = time.perf_counter() - t0
+        stats["fidelity_warnings"] = [text for _, text in self.fidelity_log]
+        _fid_summarize(self.fidelity_log)
         stats["kernel"] = kernel
         self.last_stats = stats
         if os.environ.get("PTXLAB_EMU_STATS"):

@@ -23,6 +23,8 @@ from .memory import (CONST_WIN, GLOBAL_BASE, LOCAL_WIN, PARAM_WIN, POISON, SHARE
 from .program import K_BRA, K_EXIT, K_NORMAL, K_TRAP, Program
 from . import proxy as _proxy
 from . import cluster as _cluster
+from . import clc_model as _clc
+from . import fidelity as _fidelity
 
 from .thread_status import BAR, EXITED, PARK, RUN, SYNC  # noqa: F401  (re-exported)
 _STATUS = {BAR: "waiting at a CTA barrier", PARK: "parked", SYNC: "waiting for its warp at a .sync instruction"}
@@ -267,8 +269,11 @@ class Wave:
             return buf, a64
         self.fault(ins, sel, f"state space .{space} is not supported by the emulator")
 
-    def load(self, ins, space: str, addr, m, dt: np.dtype, count: int = 1) -> np.ndarray:
-        """Load ``count`` elements of ``dt`` per thread of mask ``m`` (None = all); zeros elsewhere."""
+    def load(self, ins, space: str, addr, m, dt: np.dtype, count: int = 1, align: int | None = None) -> np.ndarray:
+        """Load ``count`` elements of ``dt`` per thread of mask ``m`` (None = all); zeros elsewhere.
+
+        ``align`` (bytes) overrides the natural alignment rule (access size) for reads of objects whose own
+        alignment is smaller than their size, e.g. a 128-byte CUtensorMap operand (64-byte aligned)."""
         dt = np.dtype(dt)
         T = self.T
         sel = np.arange(T) if m is None else np.flatnonzero(m)
@@ -278,11 +283,12 @@ class Wave:
         out = np.zeros(shape, dtype=dt)
         if sel.size == 0:
             return out
-        mis = addr % np.uint64(nbytes) != 0
+        need = nbytes if align is None else int(align)
+        mis = addr % np.uint64(need) != 0
         if mis.any():
             k = int(np.flatnonzero(mis)[0])
             self.fault(ins, sel[k:], f"misaligned {nbytes}-byte load",
-                       f"address {int(addr[k]):#x} is not a multiple of {nbytes} (PTX ISA 5.4.2: accesses must be "
+                       f"address {int(addr[k]):#x} is not a multiple of {need} (PTX ISA 5.4.2: accesses must be "
                        f"naturally aligned to the access size)")
         for sp, s, a in self._space_of(space, addr, sel, ins):
             buf, flat = self._flat(ins, sp, s, a, nbytes, False)
@@ -574,10 +580,13 @@ class Scheduler:
             pm, what = pend
             hit = pm if gm is None else (pm & gm)
             if hit.any():
-                st.fault(e.ins, hit, f"register {st.prog.reg_names[s]} is read before the asynchronous {what} "
-                                     f"that writes it has completed",
-                         "rule: registers written by tcgen05.ld are valid only after tcgen05.wait::ld "
-                         "(PTX ISA 9.7.16.8.5); add 'tcgen05.wait::ld.sync.aligned;' before using them")
+                # default: warn, the value is the loaded one (ptxas scoreboards LDTM results); strict: error
+                _fidelity.violation(st, e.ins, hit, "tcgen05_wait_ld",
+                                    f"register {st.prog.reg_names[s]} is read before the asynchronous {what} "
+                                    f"that writes it has completed",
+                                    "rule: registers written by tcgen05.ld are valid only after tcgen05.wait::ld "
+                                    "(PTX ISA 9.7.16.8.5); add 'tcgen05.wait::ld.sync.aligned;' before using them")
+                st.clear_pending(hit, what)
 
     def _where_summary(self, mask) -> str:
         st = self.st
@@ -642,13 +651,17 @@ def run_kernel(prog: Program, heap: GlobalHeap, grid: tuple, block: tuple, param
     per_wave = max(1, min(nctas, WAVE_THREADS // tpc)) // csize * csize or csize
     order = _cluster.wave_order(grid, cluster.dims) if cluster is not None else None
     stats = {"thread_instrs": 0, "blocks": 0, "waves": 0}
-    for start in range(0, nctas, per_wave):
-        ids = order[start:start + per_wave] if order is not None else list(range(start, min(nctas, start + per_wave)))
+    # clusters not yet started, in launch order; clusterlaunchcontrol.try_cancel takes clusters from it (clc_model.py)
+    queue = _clc.LaunchQueue(order if order is not None else range(nctas), csize, per_wave, grid,
+                             getattr(device, "clc", None), _clc.wave_ctas_cap(device))
+    for ids in queue.waves():
         st = Wave(prog, heap, ids, grid, block, params, dyn_smem, device, cluster=cluster)
+        st.launch_queue = queue
         watch.start_wave()
         Scheduler(st, watch.remaining(), watch).run()
         watch.done += st.thread_instrs
         stats["thread_instrs"] += st.thread_instrs
         stats["blocks"] += st.steps
         stats["waves"] += 1
+    stats.update(queue.stats())
     return stats

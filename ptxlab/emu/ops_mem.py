@@ -7,7 +7,7 @@ from . import ir
 from .isa import Ctx, Unsupported, handler, inst_type
 from . import memory
 from .memory import WIN_BASE, WIN_SHIFT
-from .types import BITS, DTYPE, UINT
+from .types import BITS, DTYPE, UINT, b128_from_words, b128_words
 
 _SPACES = ("global", "shared", "local", "param", "const")
 
@@ -58,6 +58,8 @@ def build_mov(ins: ir.Instr, ctx: Ctx):
 def _build_pack(ins, ctx, ty, d, a):
     """mov.b64 {lo, hi}, %rd / mov.b64 %rd, {lo, hi}: pack/unpack (PTX ISA 9.7.9.1)."""
     bits = BITS[ty]
+    if bits == 128:
+        return _build_pack128(ins, ctx, d, a)
     if isinstance(a, ir.Vec):                       # pack
         n = len(a.items)
         eb = bits // n
@@ -85,21 +87,73 @@ def _build_pack(ins, ctx, ty, d, a):
     return run
 
 
+def _build_pack128(ins, ctx, d, a):
+    """mov.b128 %rq, {lo, hi} / mov.b128 {lo, hi}, %rq with .b64 halves (PTX ISA 9.7.9.1, .b128 since PTX 8.3);
+    element 0 is the low 64 bits. Halves of other widths (4 x .b32) are refused."""
+    vec = a if isinstance(a, ir.Vec) else d
+    if len(vec.items) != 2:
+        raise Unsupported(f"mov.b128 with {len(vec.items)} vector elements: the emulator supports {{lo, hi}} .b64 "
+                          f"halves (PTX ISA 9.7.9.1)")
+    if isinstance(a, ir.Vec):                       # pack
+        lo, hi = ctx.read_vec(a, "b64")
+        wr = ctx.write(d, "b128")
+
+        def run(st, m):
+            w = np.empty((st.T, 2), np.uint64)
+            w[:, 0] = lo(st)
+            w[:, 1] = hi(st)
+            wr(st, b128_from_words(w), m)
+        return run
+    rd = ctx.read(a, "b128")
+    wlo, whi = ctx.write_vec(d, "b64")
+
+    def run_unpack(st, m):
+        w = b128_words(np.broadcast_to(rd(st), (st.T,)))
+        wlo(st, w[:, 0].copy(), m)
+        whi(st, w[:, 1].copy(), m)
+    return run_unpack
+
+
 def _access(ins: ir.Instr, ctx: Ctx, addr_op, regs: list, what: str):
     """Common decode of ld/st: (state space, vector width, element dtype, address reader)."""
     ty = inst_type(ins)
-    if ty == "b128":
-        raise Unsupported(f"{ins.opcode}.b128 is not supported by the emulator yet")
     n = _vec(ins)
     if n != len(regs):
         raise Unsupported(f"vector width .v{n} does not match {len(regs)} {what} registers")
+    if ty == "b128":
+        ops = ins.args[0].items if isinstance(ins.args[0], ir.Vec) else (ins.args[0],) if what == "destination" \
+            else ins.args[1].items if isinstance(ins.args[1], ir.Vec) else (ins.args[1],)
+        for op in ops:
+            if isinstance(op, ir.Reg) and BITS.get(op.ty) != 128:
+                raise Unsupported(f"{ins.opcode}.b128 needs .b128 registers, got .{op.ty} {op} (PTX ISA 9.7.9.8)")
     return _space(ins, ctx), n, DTYPE[ty], ctx.address(addr_op)
+
+
+# .b128 (PTX ISA 9.7.9.8 ld / 9.7.9.10 st: type .b128, PTX 8.3, sm_70+): 16 bytes per element, naturally aligned;
+# moved as two little-endian u64 words (the register's bytes are the memory bytes).
+def _build_ld_b128(ins, wrs, space, n, addr):
+    def run(st, m):
+        v = st.load(ins, space, addr(st), m, np.uint64, 2 * n).reshape(st.T, n, 2)
+        for k, w in enumerate(wrs):
+            w(st, b128_from_words(v[:, k, :]), m)
+    return run
+
+
+def _build_st_b128(ins, rds, space, n, addr):
+    def run(st, m):
+        words = np.empty((st.T, n, 2), np.uint64)
+        for k, r in enumerate(rds):
+            words[:, k, :] = b128_words(np.broadcast_to(r(st), (st.T,)))
+        st.store(ins, space, addr(st), m, words.reshape(st.T, 2 * n), np.uint64, 2 * n)
+    return run
 
 
 @handler("ld", "ldu")
 def build_ld(ins: ir.Instr, ctx: Ctx):
     wrs = ctx.write_vec(ins.args[0], inst_type(ins))
     space, n, dt, addr = _access(ins, ctx, ins.args[1], wrs, "destination")
+    if inst_type(ins) == "b128":
+        return _build_ld_b128(ins, wrs, space, n, addr)
     if n == 1:
         w = wrs[0]
 
@@ -118,6 +172,8 @@ def build_ld(ins: ir.Instr, ctx: Ctx):
 def build_st(ins: ir.Instr, ctx: Ctx):
     rds = ctx.read_vec(ins.args[1], inst_type(ins))
     space, n, dt, addr = _access(ins, ctx, ins.args[0], rds, "source")
+    if inst_type(ins) == "b128":
+        return _build_st_b128(ins, rds, space, n, addr)
     if n == 1:
         rd = rds[0]
 

@@ -85,7 +85,9 @@ def _read_tensor_map(st, ins, t: int, addr: int):
                  "declared 'const __grid_constant__ CUtensorMap'")
     m = np.zeros(st.T, np.bool_)
     m[t] = True
-    raw = st.load(ins, space, np.uint64(addr), m, np.uint8, 128)[t]
+    # a CUtensorMap is 128 bytes with 64-byte alignment (alignas(64) in cuda.h; CuTe's NVRTC TmaDescriptor too):
+    # the 64-byte rule was checked above, so the read is not held to the 128-byte natural-alignment rule.
+    raw = st.load(ins, space, np.uint64(addr), m, np.uint8, 128, align=64)[t]
     try:
         return decode_emu(bytes(raw))
     except TensorMapError as exc:

@@ -40,6 +40,8 @@ import os
 
 import numpy as np
 
+from . import fidelity as _fidelity
+
 _WBITS = 11                      # writer local tid + 1 (1..1024) in the low bits
 _WMASK = (1 << _WBITS) - 1
 ENABLED = os.environ.get("PTXLAB_EMU_PROXYCHECK", "1") != "0"
@@ -230,14 +232,17 @@ class ProxyShadow:
         pub = w >> _WBITS
         how = ("after its last barrier" if pub == 0 else "before a CTA barrier, but no fence.proxy.async ran after it "
                "in the writer or in a thread that passed that barrier")
-        st.fault(ins, t, f"[proxy:fence-async] SMEM bytes written by generic stores are read by the async proxy "
-                         f"({what}) without fence.proxy.async",
-                 f"shared bytes: {bad.size} of the {a.size} read are dirty, in [{first:#x}, {int(ba.max()) + 1:#x}); "
-                 f"byte {first:#x} was written by thread {wtid} (warp {writer_lt // 32}) {how}"
-                 f"{f'; {nw} writing threads in all' if nw > 1 else ''}\n"
-                 f"  what to do: execute fence.proxy.async.shared::cta in the writing threads after their stores and "
-                 f"before the barrier that precedes this instruction (CUTLASS fence_view_async_shared(); PTX ISA 8.6 "
-                 f"proxies, 9.7.13.4 fence.proxy.async)")
+        # default: warn and read the one memory image; strict: error (fidelity.py, rule 'proxy_fence')
+        _fidelity.violation(
+            st, ins, t, "proxy_fence",
+            f"[proxy:fence-async] SMEM bytes written by generic stores are read by the async proxy ({what}) without "
+            f"fence.proxy.async",
+            f"shared bytes: {bad.size} of the {a.size} read are dirty, in [{first:#x}, {int(ba.max()) + 1:#x}); "
+            f"byte {first:#x} was written by thread {wtid} (warp {writer_lt // 32}) {how}"
+            f"{f'; {nw} writing threads in all' if nw > 1 else ''}\n"
+            f"  what to do: execute fence.proxy.async.shared::cta in the writing threads after their stores and "
+            f"before the barrier that precedes this instruction (CUTLASS fence_view_async_shared(); PTX ISA 8.6 "
+            f"proxies, 9.7.13.4 fence.proxy.async)")
 
 
 def shadow_of(st):

@@ -1,6 +1,6 @@
 """Warnings of the emulator: behaviour the PTX text forbids (or leaves undefined) but hardware is known or expected to
 tolerate.  Per the project's fidelity policy the default models the hardware and warns here, at the site; the strict
-rule (an EmuError) stays one switch away (``PTXLAB_EMU_STRICT=1`` or ``open_device("emu", strict=True)``).
+rule (an EmuError) stays one switch away (``PTXLAB_EMU_STRICT=<rule>|all|1`` or ``open_device("emu", strict=...)``, fidelity.py).
 
 Warnings are Python ``warnings`` of category :class:`EmuWarning` (shown once per distinct message by the default
 filter; ``-W error::ptxlab.emu.sitewarn.EmuWarning`` turns them into exceptions) and are also recorded on the device
@@ -8,7 +8,6 @@ filter; ``-W error::ptxlab.emu.sitewarn.EmuWarning`` turns them into exceptions)
 """
 from __future__ import annotations
 
-import os
 import warnings
 
 
@@ -16,12 +15,12 @@ class EmuWarning(UserWarning):
     """The emulated kernel relies on behaviour the PTX ISA text forbids or leaves undefined."""
 
 
-def strict_of(device) -> bool:
-    """True when the device (or PTXLAB_EMU_STRICT) asks for the strict PTX-text rules instead of hardware behaviour."""
-    v = getattr(device, "strict", None)
-    if v is None:
-        v = os.environ.get("PTXLAB_EMU_STRICT", "0").strip().lower() not in ("", "0", "no", "off", "false")
-    return bool(v)
+def strict_of(device, rule: str) -> bool:
+    """True when ``rule`` is strict for the device (``EmuDevice(strict=...)`` or PTXLAB_EMU_STRICT): the one switch of
+    fidelity.py, which holds every rule's name and hardware evidence."""
+    from .fidelity import parse_strict
+    rules = getattr(device, "strict", None)
+    return rule in (parse_strict(None) if rules is None else rules)
 
 
 _KEYS_SEEN: set = set()     # keys of warnings given by devices without a record (plain Wave tests)

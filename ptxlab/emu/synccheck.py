@@ -132,13 +132,13 @@ def check_release(st, bs, bid: int, ctas: np.ndarray, participants: np.ndarray):
         head = (f"synccheck: barrier {bid} at {_where(ins)} completed in block {block} without "
                 f"{int(np.count_nonzero(gone))} threads that exited before reaching it\n"
                 f"    arrived: {_warps(st, part)}\n{side_exit}\n")
-        if strict_of(st.device):
+        if strict_of(st.device, "barrier_exit"):
             raise EmuError(
                 head + "  rule: without a thread count all threads of the CTA participate; under .aligned (bar.sync = "
                 "barrier.sync.aligned) an exit in a CTA-divergent condition before the barrier is undefined "
                 "(PTX ISA 9.7.13.1). sm_70+ hardware completes the barrier with the non-exited threads (CUDA "
                 "Programming Guide, independent thread scheduling); this error is the strict mode "
-                "(PTXLAB_EMU_STRICT=1 / open_device('emu', strict=True))\n"
+                "(PTXLAB_EMU_STRICT=barrier_exit, all or 1 / open_device('emu', strict=True))\n"
                 "  what to do: let every thread reach the barrier (guard the work, not the barrier), or unset strict",
                 kernel=st.kernel, ptx_line=ins.line if ins is not None else None,
                 ptx_text=ins.text if ins is not None else None,
@@ -146,7 +146,7 @@ def check_release(st, bs, bid: int, ctas: np.ndarray, participants: np.ndarray):
         emu_warn(f"[{st.kernel}] " + head +
                  "    (sm_70+ hardware completes the barrier with the non-exited threads, and so does the emulator; "
                  "the PTX text leaves it undefined under .aligned: PTX ISA 9.7.13.1, ptx_docs/emulator_checks.md; "
-                 "PTXLAB_EMU_STRICT=1 makes it an error)",
+                 "PTXLAB_EMU_STRICT=barrier_exit (or all, or 1) makes it an error)",
                  st.device, key=("synccheck-exit", st.kernel, ins.line if ins is not None else None))
 
 

@@ -19,7 +19,9 @@ DTYPE: dict[str, np.dtype] = {
     "tf32": np.dtype(np.uint32),
     "b64": np.dtype(np.uint64), "u64": np.dtype(np.uint64), "s64": np.dtype(np.int64),
     "f64": np.dtype(np.float64),
-    "b128": np.dtype(np.uint64),  # handled as 2×u64 by the instructions that allow it
+    # 128-bit registers (PTX ISA 5.2.1 .b128, PTX 8.3+): 16 raw little-endian bytes per thread; instructions view
+    # them as (T, 2) uint64 (low word first) with b128_words / b128_from_words
+    "b128": np.dtype("V16"),
 }
 
 # bit width of each type
@@ -34,7 +36,7 @@ BITS: dict[str, int] = {
 
 STORAGE: dict[int, np.dtype] = {
     1: np.dtype(np.bool_), 8: np.dtype(np.uint8), 16: np.dtype(np.uint16),
-    32: np.dtype(np.uint32), 64: np.dtype(np.uint64), 128: np.dtype(np.uint64),
+    32: np.dtype(np.uint32), 64: np.dtype(np.uint64), 128: np.dtype("V16"),
 }
 UINT: dict[int, np.dtype] = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: np.dtype(np.uint32),
                              64: np.dtype(np.uint64)}
@@ -101,3 +103,20 @@ def from_storage(arr: np.ndarray, ty: str) -> np.ndarray:
     # wider type read from a narrower register: extend per the register's value
     return arr.astype(UINT[dt.itemsize * 8]).view(dt) if not is_signed(ty) else \
         arr.view(SINT[arr.dtype.itemsize * 8]).astype(dt)
+
+
+B128 = np.dtype("V16")
+
+
+def b128_words(v: np.ndarray) -> np.ndarray:
+    """(T,) .b128 register values -> (T, 2) uint64 (word 0 = bits 0..63)."""
+    v = np.ascontiguousarray(v)
+    if v.dtype != B128:
+        raise TypeError(f"expected a .b128 register value, got dtype {v.dtype}")
+    return v.view(np.uint64).reshape(v.shape + (2,))
+
+
+def b128_from_words(w: np.ndarray) -> np.ndarray:
+    """(T, 2) uint64 (low word first) -> (T,) .b128 register values."""
+    w = np.ascontiguousarray(w, dtype=np.uint64)
+    return w.view(B128).reshape(w.shape[:-1])

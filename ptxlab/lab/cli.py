@@ -223,6 +223,8 @@ SUBCOMMANDS: Dict[str, Subcommand] = {
         Subcommand("diff", "compare stage dumps: lane x column heat map (ptxlab.lab.diff)", "ptxlab.lab.diff:main"),
         Subcommand("status", "which stages passed where, on which source hash", "ptxlab.lab.status:main"),
         Subcommand("graduate", "record a stage that passed on its current source", "ptxlab.lab.graduate:main"),
+        Subcommand("cutlass", "run a CUTLASS example unmodified, bit-exact vs its reference (ptxlab.cutlass)",
+                   "ptxlab.cutlass.cli:main"),
     )
 }
 

@@ -134,7 +134,12 @@ def launch_guarded(dev_getter: Any, mod: Any, kernel: str, **kw: Any) -> LaunchO
     and emulator/launch errors to a detail with the error text plus the likely cause."""
     try:
         dev = dev_getter()
-        dev.launch(mod, kernel, **kw)
+        strict = getattr(dev, "strict_rules", None)   # the lab checks the PTX ISA text: strict emulator rules
+        if callable(strict):                          # (ptxlab/emu/fidelity.py; hardware-tolerated breaks error)
+            with strict("all"):
+                dev.launch(mod, kernel, **kw)
+        else:
+            dev.launch(mod, kernel, **kw)
         sync = getattr(dev, "synchronize", None)
         if callable(sync):  # surface sticky errors here, in the stage that caused them
             sync()

@@ -11,6 +11,8 @@ naming the pairing mistake. See ptx_docs/tcgen05_cta_pair.md.
 """
 from __future__ import annotations
 
+import contextlib
+
 import os
 from typing import List, Optional, Sequence, Tuple
 
@@ -116,12 +118,14 @@ def run_d4(ctx, cases: Sequence[Tuple[int, int, int]] = D4_CASES, broken: Option
         seed = H.fresh_seed()
         a, b, sfa, sfb = _problem(seed, 256 * pairs, n)
         d = H.poisoned(dev, 4 * 256 * pairs * n)
-        try:
-            dev.launch(mod, "d4_pair", grid=(2 * pairs, 1, 1), block=(128, 1, 1),
-                       cluster=(csize, 1, 1) if with_cluster else None,
-                       args=[dev.to_device(_pack(a)), dev.to_device(_pack(b)),
-                             dev.to_device(blocked_sf(sfa).view(np.uint32)),
-                             dev.to_device(blocked_sf(sfb).view(np.uint32)), d])
+        strict = getattr(dev, "strict_rules", None)   # the lab checks the PTX ISA text: strict emulator rules, as
+        try:                                          # launch_guarded does (ptxlab/emu/fidelity.py)
+            with (strict("all") if callable(strict) else contextlib.nullcontext()):
+                dev.launch(mod, "d4_pair", grid=(2 * pairs, 1, 1), block=(128, 1, 1),
+                           cluster=(csize, 1, 1) if with_cluster else None,
+                           args=[dev.to_device(_pack(a)), dev.to_device(_pack(b)),
+                                 dev.to_device(blocked_sf(sfa).view(np.uint32)),
+                                 dev.to_device(blocked_sf(sfb).view(np.uint32)), d])
         except DeviceUnavailable as e:
             return H.refuse_rows("D4", e)
         except PtxlabError as e:

@@ -21,7 +21,8 @@ FENCE = 'asm volatile("fence.proxy.async.shared::cta;" ::: "memory");'
 
 @pytest.fixture(scope="module")
 def dev():
-    return ptxlab.open_device("emu")
+    """Strict proxy rule: a missing fence is an error (the default only warns: ptxlab/emu/fidelity.py)."""
+    return ptxlab.open_device("emu", strict="proxy_fence")
 
 
 def _variant(src: str, how: str, fence: str = FENCE, sync: str = "__syncthreads();",
@@ -286,3 +287,39 @@ def test_cp_mask_checks_only_the_selected_bytes(dev) -> None:
     msg = str(e.value)
     assert "(cp.async.bulk shared::cta -> global source (.cp_mask bytes)) without fence.proxy.async" in msg, msg
     assert "in [0x8, " in msg and "written by thread (8, 0, 0)" in msg, msg
+
+
+def test_default_warns_once_per_site_and_runs_on(rng) -> None:
+    """Default setting (no strict rule): the unfenced TMA store runs on with the data the generic stores wrote,
+    with one EmuFidelityWarning naming the reader's PTX line, listed in last_stats."""
+    from ptxlab.emu.fidelity import EmuFidelityWarning
+
+    dev = ptxlab.open_device("emu", strict=())
+    mod = module("px_store_nofence", _variant(STORE_SRC, "nofence"))
+    img = rng.integers(1, 256, 1024, dtype=np.uint8)
+    gbuf = dev.empty(8 * 128)
+    dev.memset(gbuf, 0)
+    tm = dev.tensor_map(gbuf, dtype=np.uint8, global_shape=[128, 8], global_strides=[128], box=[64, 8],
+                        swizzle="64B")
+    with pytest.warns(EmuFidelityWarning, match=r"\[proxy:fence-async\].*TMA store") as rec:
+        dev.launch(mod, "store2d", grid=1, block=64, args=[tm, dev.to_device(img), np.int32(0), np.int32(0),
+                                                             np.uint32(512)])
+    fw = [w for w in rec if issubclass(w.category, EmuFidelityWarning)]
+    assert len(fw) == 1 and "PTXLAB_EMU_STRICT=proxy_fence" in str(fw[0].message)
+    assert len(dev.last_stats["fidelity_warnings"]) == 1
+    assert dev.to_host(gbuf, np.uint8).any()        # the store happened (data of the generic stores)
+    with dev.strict_rules("proxy_fence"), pytest.raises(EmuError, match="strict rule 'proxy_fence'"):
+        dev.launch(mod, "store2d", grid=1, block=64, args=[tm, dev.to_device(img), np.int32(0), np.int32(0),
+                                                             np.uint32(512)])
+
+
+def test_strict_from_env(monkeypatch) -> None:
+    monkeypatch.setenv("PTXLAB_EMU_STRICT", "all")
+    dev = ptxlab.open_device("emu")
+    mod = module("px_store_nofence", _variant(STORE_SRC, "nofence"))
+    gbuf = dev.empty(8 * 128)
+    tm = dev.tensor_map(gbuf, dtype=np.uint8, global_shape=[128, 8], global_strides=[128], box=[64, 8],
+                        swizzle="64B")
+    with pytest.raises(EmuError, match="without fence.proxy.async"):
+        dev.launch(mod, "store2d", grid=1, block=64, args=[tm, dev.to_device(np.ones(1024, np.uint8)),
+                                                             np.int32(0), np.int32(0), np.uint32(512)])

@@ -69,13 +69,30 @@ def test_roundtrip_sass() -> None:
     require(mod, ["UTCATOMSWS", "STTM", "LDTM"])
 
 
-def test_ld_without_wait_is_caught(dev) -> None:
+def test_ld_without_wait_is_caught_when_strict(dev) -> None:
     mod = ptxlab.compile(roundtrip("32x32b", 2, False, wait_ld=False), arch="sm_100a")
-    with pytest.raises(EmuError) as e:
+    with dev.strict_rules("tcgen05_wait_ld"), pytest.raises(EmuError) as e:
         dev.launch(mod, "k", grid=(1, 1, 1), block=(128, 1, 1),
                    args=[dev.to_device(np.ones(256, np.uint32)), _poisoned(dev, 1024)])
     msg = str(e.value)
     assert "tcgen05.wait::ld" in msg and "before the asynchronous tcgen05.ld at PTX line" in msg
+    assert "strict rule 'tcgen05_wait_ld'" in msg and "scoreboard" in msg
+
+
+def test_ld_without_wait_default_warns_and_reads_loaded_value(rng) -> None:
+    """Default: like the hardware (ptxas scoreboards LDTM destinations), the loaded value is read; one warning per
+    reading site naming it."""
+    from ptxlab.emu.fidelity import EmuFidelityWarning
+
+    dev = ptxlab.open_device("emu", strict=())
+    mod = ptxlab.compile(roundtrip("32x32b", 2, False, wait_ld=False), arch="sm_100a")
+    x = rng.integers(1, 2**32, 256, dtype=np.uint64).astype(np.uint32)
+    out = _poisoned(dev, 1024)
+    with pytest.warns(EmuFidelityWarning, match=r"tcgen05_wait_ld.*read before the asynchronous tcgen05\.ld"):
+        dev.launch(mod, "k", grid=(1, 1, 1), block=(128, 1, 1), args=[dev.to_device(x), out])
+    assert np.array_equal(dev.to_host(out, np.uint32), x)
+    warns = dev.last_stats["fidelity_warnings"]
+    assert 1 <= len(warns) <= 2 and all("PTX line" in w or "ptx    : line" in w for w in warns)
 
 
 def _run_mma(dev, a: np.ndarray, b: np.ndarray, **kw) -> np.ndarray:

@@ -12,7 +12,7 @@ what was stored.
     PYTHONPATH=. python3 tests/fidelity/proxy/proxy_race_probe.py --backend cuda [--blocks 264 --rounds 64 --reps 5]
     PYTHONPATH=. python3 tests/fidelity/proxy/proxy_race_probe.py --backend emu --blocks 2 --rounds 2
 
-On the emulator the `nofence` variant stops with the `[proxy:fence-async]` error (by design); the `fence` variant
+On the emulator the `nofence` variant warns (`[proxy:fence-async]`; PTXLAB_EMU_STRICT=proxy_fence makes it the error); the `fence` variant
 matches. On hardware a zero count for `nofence` proves nothing (a race need not show); a nonzero count shows the
 hazard the emulator reports.
 """

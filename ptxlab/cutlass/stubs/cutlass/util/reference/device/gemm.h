@@ -1,0 +1,2 @@
+// ptxlab stub (device reference GEMM, unused)
+#pragma once

@@ -1,0 +1,2 @@
+// ptxlab stub (device compare, unused)
+#pragma once
