@@ -18,9 +18,14 @@ Two cases are checked when such a barrier completes for a CTA:
   barrier, the warps that arrived and the warps that exited.  Strict mode (``PTXLAB_EMU_STRICT=1``,
   ``open_device("emu", strict=True)``) raises instead.
 * **divergent aligned barrier** — the CTA's participants arrived at *different* ``.aligned`` barrier instructions
-  with the same id (``if (c) __syncthreads(); else __syncthreads();``).  Undefined by the text, and no hardware
-  evidence says what sm_90/sm_100 do with it, so it is an error (as compute-sanitizer's synccheck reports a
-  "divergent thread(s) in block" barrier error), naming the warps at each instruction.
+  with the same id (``if (c) __syncthreads(); else __syncthreads();``).  Undefined by the text.  Measured on an H100
+  (tools/probes/barrier_divergence_probe.py, 2026-11-24): whole warps at different ``bar.sync`` instructions complete
+  the barrier and it orders their shared-memory accesses, so the emulator completes it with an :class:`EmuWarning`
+  naming the warps at each instruction (strict mode raises; compute-sanitizer's synccheck reports it as "Divergent
+  thread(s) in block" and aborts the kernel).  The lanes of *one warp* split over two ``.aligned`` instructions hang
+  on the H100, so that stays an error.  Non-aligned ``barrier.sync`` at different instructions is legal and silent.
+* The H100 also confirms the early-exit model: the barrier waits for threads that are still running and completes
+  when they exit (warps or lanes), ordering the survivors' accesses; compute-sanitizer reports nothing there.
 
 A barrier reached by only part of the CTA while the others neither arrive nor exit is a deadlock; the deadlock report
 gets a line per such barrier saying which warps arrived and which are missing (``explain``).
@@ -104,22 +109,7 @@ def check_release(st, bs, bid: int, ctas: np.ndarray, participants: np.ndarray):
         ulines = np.unique(lines)
         block = st.coords(int(np.flatnonzero(in_cta)[0]))[0]
         if ulines.size > 1 and any(_is_aligned(bs.ins_of_line.get(int(ln))) for ln in ulines):
-            sides = []
-            for ln in ulines:
-                m = part.copy()
-                m[part] = lines == ln
-                sides.append(f"    {_warps(st, m)} at {_where(bs.ins_of_line.get(int(ln)))}")
-            ins = bs.ins_of_line.get(int(ulines[0]))
-            raise EmuError(
-                f"synccheck: divergent barrier — the threads of block {block} completed barrier {bid} at "
-                f"{ulines.size} different barrier instructions\n" + "\n".join(sides) +
-                "\n  rule: bar.sync / barrier.sync.aligned require every thread of the CTA to execute the same "
-                "barrier instruction; a CTA-divergent condition around it is undefined behaviour (PTX ISA 9.7.13.1 "
-                ".aligned)\n  what to do: move the __syncthreads() out of the divergent branch so that all threads "
-                "reach the same one (see ptx_docs/emulator_checks.md)",
-                kernel=st.kernel, ptx_line=ins.line if ins is not None else None,
-                ptx_text=ins.text if ins is not None else None,
-                src_loc=f"{ins.loc[0]}:{ins.loc[1]}" if ins is not None and ins.loc else None, block=block)
+            _divergent(st, bs, bid, block, part, lines, ulines)
         gone = in_cta & st.valid & (st.status == EXITED)
         if not gone.any():
             continue
@@ -148,6 +138,53 @@ def check_release(st, bs, bid: int, ctas: np.ndarray, participants: np.ndarray):
                  "the PTX text leaves it undefined under .aligned: PTX ISA 9.7.13.1, ptx_docs/emulator_checks.md; "
                  "PTXLAB_EMU_STRICT=1 makes it an error)",
                  st.device, key=("synccheck-exit", st.kernel, ins.line if ins is not None else None))
+
+
+def _divergent(st, bs, bid: int, block, part: np.ndarray, lines: np.ndarray, ulines: np.ndarray):
+    """The CTA's participants completed barrier ``bid`` at different ``.aligned`` barrier instructions.
+
+    H100 evidence (tools/probes/barrier_divergence_probe.py, ptx_docs/emulator_checks.md): whole warps at different
+    ``bar.sync`` instructions complete the barrier and it orders their shared-memory accesses (0 stale reads of
+    17.3M); the lanes of one warp split over two ``bar.sync`` instructions hang (ptxas puts a ``WARPSYNC.ALL`` before
+    each ``.aligned`` barrier). So a split between warps is a warning (strict: error), a split inside a warp an
+    error."""
+    sides = []
+    for ln in ulines:
+        m = part.copy()
+        m[part] = lines == ln
+        sides.append(f"    {_warps(st, m)} at {_where(bs.ins_of_line.get(int(ln)))}")
+    ins = bs.ins_of_line.get(int(ulines[0]))
+    where = dict(kernel=st.kernel, ptx_line=ins.line if ins is not None else None,
+                 ptx_text=ins.text if ins is not None else None,
+                 src_loc=f"{ins.loc[0]}:{ins.loc[1]}" if ins is not None and ins.loc else None, block=block)
+    at = np.full(st.T, -1, np.int64)
+    at[part] = lines
+    split = [int(w) for w in np.unique(st.warp[part])
+             if np.unique(at[part & (st.warp == w)]).size > 1]
+    head = (f"synccheck: divergent barrier — the threads of block {block} completed barrier {bid} at "
+            f"{ulines.size} different barrier instructions\n" + "\n".join(sides))
+    rule = ("  rule: bar.sync / barrier.sync.aligned require every thread of the CTA to execute the same barrier "
+            "instruction; a CTA-divergent condition around it is undefined behaviour (PTX ISA 9.7.13.1 .aligned)")
+    todo = ("  what to do: move the __syncthreads() out of the divergent branch so that all threads reach the same "
+            "one, or use the non-aligned barrier.sync (see ptx_docs/emulator_checks.md)")
+    if split:
+        raise EmuError(
+            head + f"\n    the lanes of warp{'s' if len(split) > 1 else ''} {', '.join(map(str, split[:8]))}"
+            f"{' ...' if len(split) > 8 else ''} are split over different .aligned barrier instructions\n" + rule +
+            "\n  hardware: on an H100 this hangs (lanes of one warp at two bar.sync instructions never complete: "
+            "ptxas puts a WARPSYNC.ALL before each .aligned barrier; tools/probes/barrier_divergence_probe.py "
+            "case div_lanes_aligned, 2026-11-24); the non-aligned barrier.sync completes\n" + todo, **where)
+    note = ("  hardware: on an H100 whole warps at different bar.sync instructions complete the barrier and it orders "
+            "their shared-memory accesses (tools/probes/barrier_divergence_probe.py case div_warps_aligned, "
+            "2026-11-24); compute-sanitizer --tool synccheck reports it as \"Barrier error detected. Divergent "
+            "thread(s) in block\" and aborts the kernel")
+    if strict_of(st.device):
+        raise EmuError(head + "\n" + rule + "\n" + note + "\n  this error is the strict mode (PTXLAB_EMU_STRICT=1 / "
+                       "open_device('emu', strict=True))\n" + todo, **where)
+    emu_warn(f"[{st.kernel}] " + head + "\n    (the emulator completes the barrier as the H100 does; undefined by "
+             "the PTX text under .aligned: PTX ISA 9.7.13.1; compute-sanitizer's synccheck reports it as an error; "
+             "ptx_docs/emulator_checks.md; PTXLAB_EMU_STRICT=1 makes it an error)",
+             st.device, key=("synccheck-divergent", st.kernel, tuple(int(x) for x in ulines)))
 
 
 def explain(st) -> str | None:

@@ -96,23 +96,81 @@ def test_whole_cta_reaching_the_barrier_is_silent(rng):
     assert (dev.to_host(y, np.uint32) == (xs + np.uint32(5))[::-1]).all() and not dev.emu_warnings
 
 
-def test_divergent_aligned_barrier_is_reported_with_both_sides(rng):
-    mod = ptxlab.compile(DIVERGENT, arch="sm_90a", name="divg.cu", options=("-lineinfo",))
-    dev = ptxlab.open_device("emu")
-    split = int(rng.integers(1, 4)) * 32
-    x, y = dev.to_device(rng.integers(1, 2**31, 128, dtype=np.uint32)), dev.empty(4 * 128)
-    with pytest.raises(EmuError) as ei:
-        dev.launch(mod, "divg", grid=(1, 1, 1), block=(128, 1, 1), args=[x, y, np.uint32(split)])
-    msg = str(ei.value)
+def _launch_divg(dev, mod, rng, split):
+    xs = rng.integers(1, 2**31, 128, dtype=np.uint32)
+    x, y = dev.to_device(xs), dev.empty(4 * 128)
+    dev.memset(y, 0xFF)
+    dev.launch(mod, "divg", grid=(1, 1, 1), block=(128, 1, 1), args=[x, y, np.uint32(split)])
+    ref = xs[::-1] + np.where(np.arange(128) < split, 1, 2).astype(np.uint32)
+    return ref, dev.to_host(y, np.uint32)
+
+
+def _check_sides(msg, split):
     assert "divergent barrier" in msg and "2 different barrier instructions" in msg
     lo = f"warps 0-{split // 32 - 1}" if split > 32 else "warp 0"
     assert f"{lo} ({split} threads) at PTX line" in msg
     assert f"({128 - split} threads) at PTX line" in msg and "divg.cu:6" in msg and "divg.cu:7" in msg
-    # split = 0 or 128: every thread takes one branch, no divergence, correct result
-    xs = rng.integers(1, 2**31, 128, dtype=np.uint32)
-    x = dev.to_device(xs)
-    dev.launch(mod, "divg", grid=(1, 1, 1), block=(128, 1, 1), args=[x, y, np.uint32(128)])
-    assert (dev.to_host(y, np.uint32) == xs[::-1] + np.uint32(1)).all()
+
+
+def test_divergent_aligned_barrier_between_warps_completes_like_h100_with_a_warning(rng):
+    """H100 (tools/probes/barrier_divergence_probe.py div_warps_aligned): whole warps at two different bar.sync 0
+    complete the barrier, and it orders the shared-memory exchange; the emulator does the same and warns."""
+    mod = ptxlab.compile(DIVERGENT, arch="sm_90a", name="divg.cu", options=("-lineinfo",))
+    dev = ptxlab.open_device("emu", strict=False)
+    split = int(rng.integers(1, 4)) * 32
+    with pytest.warns(EmuWarning) as rec:
+        ref, out = _launch_divg(dev, mod, rng, split)
+    assert (out == ref).all()
+    msg = str(rec[0].message)
+    _check_sides(msg, split)
+    assert "H100" in msg or "PTXLAB_EMU_STRICT" in msg
+    assert "compute-sanitizer" in msg and "9.7.13.1" in msg and dev.emu_warnings == [msg]
+    # split = 0 or 128: every thread takes one branch, no divergence, no warning, correct result
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", EmuWarning)
+        ref, out = _launch_divg(ptxlab.open_device("emu", strict=True), mod, rng, 128)
+    assert (out == ref).all()
+
+
+def test_divergent_aligned_barrier_between_warps_is_an_error_in_strict_mode(rng):
+    mod = ptxlab.compile(DIVERGENT, arch="sm_90a", name="divg.cu", options=("-lineinfo",))
+    split = int(rng.integers(1, 4)) * 32
+    with pytest.raises(EmuError) as ei:
+        _launch_divg(ptxlab.open_device("emu", strict=True), mod, rng, split)
+    msg = str(ei.value)
+    _check_sides(msg, split)
+    assert "strict mode" in msg and "H100" in msg and "compute-sanitizer" in msg
+
+
+def test_divergent_aligned_barrier_inside_a_warp_is_an_error_because_the_h100_hangs(rng):
+    """H100 (div_lanes_aligned): the lanes of one warp at two different bar.sync instructions never complete."""
+    mod = ptxlab.compile(DIVERGENT, arch="sm_90a", name="divg.cu", options=("-lineinfo",))
+    split = int(rng.integers(0, 4)) * 32 + int(rng.integers(1, 32))
+    with pytest.raises(EmuError) as ei:
+        _launch_divg(ptxlab.open_device("emu", strict=False), mod, rng, split)
+    msg = str(ei.value)
+    assert "divergent barrier" in msg and f"({split} threads) at PTX line" in msg
+    assert f"the lanes of warp {split // 32} are split" in msg
+    assert "H100 this hangs" in msg and "div_lanes_aligned" in msg
+
+
+NONALIGNED = DIVERGENT.replace("bar.sync 0;", "barrier.sync 0;").replace("divg(", "divn(")
+
+
+def test_divergent_non_aligned_barrier_completes_silently(rng):
+    """barrier.sync (no .aligned) at different instructions is legal (PTX ISA 9.7.13.1) and completes on the H100,
+    split between warps or inside a warp (div_warps_nonaligned, div_lanes_nonaligned)."""
+    mod = ptxlab.compile(NONALIGNED, arch="sm_90a", name="divn.cu")
+    dev = ptxlab.open_device("emu", strict=True)
+    for split in (32 * int(rng.integers(1, 4)), int(rng.integers(1, 128))):
+        xs = rng.integers(1, 2**31, 128, dtype=np.uint32)
+        x, y = dev.to_device(xs), dev.empty(4 * 128)
+        dev.memset(y, 0xFF)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", EmuWarning)
+            dev.launch(mod, "divn", grid=(2, 1, 1), block=(128, 1, 1), args=[x, y, np.uint32(split)])
+        ref = xs[::-1] + np.where(np.arange(128) < split, 1, 2).astype(np.uint32)
+        assert (dev.to_host(y, np.uint32) == ref).all()
 
 
 def test_partial_barrier_deadlock_names_the_missing_warps():
