@@ -187,17 +187,62 @@ def _divergent(st, bs, bid: int, block, part: np.ndarray, lines: np.ndarray, uli
              st.device, key=("synccheck-divergent", st.kernel, tuple(int(x) for x in ulines)))
 
 
+def check_overshoot(st, bs, bid: int, ctas: np.ndarray, participants: np.ndarray):
+    """Barrier ``bid`` with an explicit thread count completed for ``ctas`` with more arrivals than the count.
+
+    PTX ISA 9.7.13.1 says only that b threads participate; it does not say what more arrivals do.  The emulator,
+    like the hardware model below, releases every waiting thread and starts the next generation at zero, so the
+    extra arrivals are consumed by this generation.  H100 (tools/probes/barrier_divergence_probe.py): one
+    ``bar.sync 1, 64`` reached by 128 threads completes (count_more_once, count_more_staggered), but a loop of two
+    such barriers hung (count_more): a generation that takes more than b arrivals leaves a later one short."""
+    if not ENABLED:
+        return
+    for c in ctas:
+        c = int(c)
+        part = participants & (st.cta_of == c)
+        ln = int(bs.at_line[part][0]) if part.any() else -1
+        ins = bs.ins_of_line.get(ln)
+        block = st.coords(int(np.flatnonzero(st.cta_of == c)[0]))[0]
+        exp, got = int(bs.expected[bid][c]), int(bs.arrived[bid][c])
+        head = (f"synccheck: barrier {bid} with thread count {exp} at {_where(ins)} completed in block {block} with "
+                f"{got} arrivals, more than its count\n    released: {_warps(st, part)}\n")
+        note = ("  hardware: on an H100 one such barrier completes, but a loop of two bar.sync 1, 64 reached by 128 "
+                "threads hung (tools/probes/barrier_divergence_probe.py cases count_more_once / count_more, "
+                "2026-11-24): the arrivals beyond the count are consumed by one generation and a later one never "
+                "fills; PTX ISA 9.7.13.1 says only that b threads participate")
+        if strict_of(st.device):
+            raise EmuError(head + note + "\n  this error is the strict mode (PTXLAB_EMU_STRICT=1 / "
+                           "open_device('emu', strict=True))\n  what to do: give the barrier the number of threads that "
+                           "reach it (or split them over two barrier ids)", kernel=st.kernel,
+                           ptx_line=ins.line if ins is not None else None,
+                           ptx_text=ins.text if ins is not None else None,
+                           src_loc=f"{ins.loc[0]}:{ins.loc[1]}" if ins is not None and ins.loc else None, block=block)
+        emu_warn(f"[{st.kernel}] " + head + note + "\n    (the emulator releases all of them; "
+                 "ptx_docs/emulator_checks.md; PTXLAB_EMU_STRICT=1 makes it an error)",
+                 st.device, key=("synccheck-overshoot", st.kernel, ln))
+
+
 def explain(st) -> str | None:
-    """Deadlock-report lines: CTA barriers (no thread count) reached by only part of the CTA, and who is missing."""
+    """Deadlock-report lines: CTA barriers (no thread count) reached by only part of the CTA, and who is missing;
+    barriers with a thread count that fewer threads reached."""
     s = st.side.get("bar")
     if s is None:
         return None
     lines = []
     for bid in range(s.arrived.shape[0]):
         for c in np.flatnonzero(s.arrived[bid]):
-            if s.expected[bid][c] >= 0:
-                continue
             in_cta = st.cta_of == c
+            if s.expected[bid][c] >= 0:
+                at = in_cta & (st.status == BAR) & (st.bar_id == bid)
+                if at.any():
+                    ins = s.ins_of_line.get(int(s.at_line[at][0]))
+                    block = st.coords(int(np.flatnonzero(in_cta)[0]))[0]
+                    lines.append(f"  barrier with a thread count: block {block} barrier {bid} expects "
+                                 f"{int(s.expected[bid][c])} threads, {int(s.arrived[bid][c])} arrived "
+                                 f"({_warps(st, at)} wait at {_where(ins)}); threads that exited do not count toward "
+                                 f"an explicit count (PTX ISA 9.7.13.1); the H100 hangs here too "
+                                 f"(tools/probes/barrier_divergence_probe.py case count_fewer_exit)")
+                continue
             at = in_cta & (st.status == BAR) & (st.bar_id == bid)
             missing = in_cta & st.valid & (st.status != EXITED) & ~at
             if not missing.any() or not at.any():

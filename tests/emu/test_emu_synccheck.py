@@ -183,3 +183,58 @@ def test_partial_barrier_deadlock_names_the_missing_warps():
     assert "deadlock" in msg and "barrier divergence (synccheck): block (0, 0, 0) barrier 0" in msg
     assert "warps 0-1 (64 threads) wait at PTX line" in msg and "part.cu:4" in msg
     assert "warps 2-3 (64 threads) of the CTA never arrive there" in msg
+
+
+COUNTED = r'''
+extern "C" __global__ void counted(const unsigned* x, unsigned* y, unsigned nthreads) {
+  __shared__ unsigned s[128];
+  unsigned t = threadIdx.x;
+  if (t >= nthreads) return;
+  s[t] = x[t] ^ 0x5A5A5A5Au;
+  asm volatile("bar.sync 1, 64;" ::: "memory");
+  y[t] = s[t ^ 32u] + t;
+}'''
+
+
+def _launch_counted(dev, mod, rng, nthreads):
+    xs = rng.integers(1, 2**31, 128, dtype=np.uint32)
+    x, y = dev.to_device(xs), dev.empty(4 * 128)
+    dev.memset(y, 0xFF)
+    dev.launch(mod, "counted", grid=(1, 1, 1), block=(128, 1, 1), args=[x, y, np.uint32(nthreads)])
+    t = np.arange(128, dtype=np.uint32)
+    ref = np.where(t < nthreads, (xs[t ^ 32] ^ np.uint32(0x5A5A5A5A)) + t, np.uint32(0xFFFFFFFF))
+    return ref, dev.to_host(y, np.uint32)
+
+
+def test_counted_barrier_with_exactly_its_count_is_silent(rng):
+    mod = ptxlab.compile(COUNTED, arch="sm_90a", name="counted.cu")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", EmuWarning)
+        ref, out = _launch_counted(ptxlab.open_device("emu", strict=True), mod, rng, 64)
+    assert (out == ref).all()
+
+
+def test_counted_barrier_reached_by_more_threads_warns_and_strict_raises(rng):
+    """H100: one bar.sync 1, 64 reached by 128 threads completes (count_more_once); a loop of them hung
+    (count_more). The emulator releases them, warns; strict raises."""
+    mod = ptxlab.compile(COUNTED, arch="sm_90a", name="counted.cu", options=("-lineinfo",))
+    dev = ptxlab.open_device("emu", strict=False)
+    with pytest.warns(EmuWarning) as rec:
+        ref, out = _launch_counted(dev, mod, rng, 128)
+    assert (out == ref).all()
+    msg = str(rec[0].message)
+    assert "barrier 1 with thread count 64" in msg and "with 128 arrivals, more than its count" in msg
+    assert "counted.cu:7" in msg and "count_more" in msg and "H100" in msg
+    with pytest.raises(EmuError, match="with 128 arrivals, more than its count[\\s\\S]*strict mode"):
+        _launch_counted(ptxlab.open_device("emu", strict=True), mod, rng, 128)
+
+
+def test_counted_barrier_reached_by_fewer_threads_deadlocks_naming_the_count(rng):
+    """Exited threads do not count toward an explicit count: the H100 hangs (count_fewer_exit), the emulator
+    reports a deadlock with the barrier's count and arrivals."""
+    mod = ptxlab.compile(COUNTED, arch="sm_90a", name="counted.cu", options=("-lineinfo",))
+    with pytest.raises(EmuError) as ei:
+        _launch_counted(ptxlab.open_device("emu"), mod, rng, 32)
+    msg = str(ei.value)
+    assert "deadlock" in msg and "block (0, 0, 0) barrier 1 expects 64 threads, 32 arrived" in msg
+    assert "warp 0 (32 threads) wait at PTX line" in msg and "counted.cu:7" in msg and "count_fewer_exit" in msg
