@@ -127,7 +127,8 @@ def check_release(st, bs, bid: int, ctas: np.ndarray, participants: np.ndarray):
                 head + "  rule: without a thread count all threads of the CTA participate; under .aligned (bar.sync = "
                 "barrier.sync.aligned) an exit in a CTA-divergent condition before the barrier is undefined "
                 "(PTX ISA 9.7.13.1). sm_70+ hardware completes the barrier with the non-exited threads (CUDA "
-                "Programming Guide, independent thread scheduling); this error is the strict mode "
+                "Programming Guide, independent thread scheduling; measured on an H100: "
+                "tools/probes/barrier_divergence_probe.py cases exit_*); this error is the strict mode "
                 "(PTXLAB_EMU_STRICT=1 / open_device('emu', strict=True))\n"
                 "  what to do: let every thread reach the barrier (guard the work, not the barrier), or unset strict",
                 kernel=st.kernel, ptx_line=ins.line if ins is not None else None,
@@ -135,6 +136,9 @@ def check_release(st, bs, bid: int, ctas: np.ndarray, participants: np.ndarray):
                 src_loc=f"{ins.loc[0]}:{ins.loc[1]}" if ins is not None and ins.loc else None, block=block)
         emu_warn(f"[{st.kernel}] " + head +
                  "    (sm_70+ hardware completes the barrier with the non-exited threads, and so does the emulator; "
+                 "measured on an H100, which also orders the survivors' shared-memory accesses: "
+                 "tools/probes/barrier_divergence_probe.py cases exit_*; compute-sanitizer's synccheck reports "
+                 "nothing; "
                  "the PTX text leaves it undefined under .aligned: PTX ISA 9.7.13.1, ptx_docs/emulator_checks.md; "
                  "PTXLAB_EMU_STRICT=1 makes it an error)",
                  st.device, key=("synccheck-exit", st.kernel, ins.line if ins is not None else None))
@@ -194,7 +198,8 @@ def check_overshoot(st, bs, bid: int, ctas: np.ndarray, participants: np.ndarray
     like the hardware model below, releases every waiting thread and starts the next generation at zero, so the
     extra arrivals are consumed by this generation.  H100 (tools/probes/barrier_divergence_probe.py): one
     ``bar.sync 1, 64`` reached by 128 threads completes (count_more_once, count_more_staggered), but a loop of two
-    such barriers hung (count_more): a generation that takes more than b arrivals leaves a later one short."""
+    such barriers hung (count_more); a likely cause (not documented): a generation that takes more than b arrivals
+    leaves a later one short."""
     if not ENABLED:
         return
     for c in ctas:
@@ -208,12 +213,12 @@ def check_overshoot(st, bs, bid: int, ctas: np.ndarray, participants: np.ndarray
                 f"{got} arrivals, more than its count\n    released: {_warps(st, part)}\n")
         note = ("  hardware: on an H100 one such barrier completes, but a loop of two bar.sync 1, 64 reached by 128 "
                 "threads hung (tools/probes/barrier_divergence_probe.py cases count_more_once / count_more, "
-                "2026-11-24): the arrivals beyond the count are consumed by one generation and a later one never "
-                "fills; PTX ISA 9.7.13.1 says only that b threads participate")
+                "2026-11-24; a likely cause, not documented: arrivals beyond the count are consumed by one generation, "
+                "so a later one never fills); PTX ISA 9.7.13.1 says only that b threads participate")
         if strict_of(st.device):
             raise EmuError(head + note + "\n  this error is the strict mode (PTXLAB_EMU_STRICT=1 / "
-                           "open_device('emu', strict=True))\n  what to do: give the barrier the number of threads that "
-                           "reach it (or split them over two barrier ids)", kernel=st.kernel,
+                           "open_device('emu', strict=True))\n  what to do: give the barrier the number of threads "
+                           "that reach it (or split them over two barrier ids)", kernel=st.kernel,
                            ptx_line=ins.line if ins is not None else None,
                            ptx_text=ins.text if ins is not None else None,
                            src_loc=f"{ins.loc[0]}:{ins.loc[1]}" if ins is not None and ins.loc else None, block=block)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-_spec = importlib.util.spec_from_file_location(
-    "barrier_divergence_probe", Path(__file__).resolve().parents[2] / "tools" / "probes" / "barrier_divergence_probe.py")
+PROBE = Path(__file__).resolve().parents[2] / "tools" / "probes" / "barrier_divergence_probe.py"
+_spec = importlib.util.spec_from_file_location("barrier_divergence_probe", PROBE)
 probe = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(probe)
 
@@ -19,8 +19,8 @@ COMPLETES = {"exit_warps": 64, "exit_lanes_late": 96, "div_warps_aligned": 128, 
 
 def test_barrier_cases_the_hardware_completes_and_orders(cuda_dev, tmp_path):
     grid, iters, repeats = 132, 16, 2
-    res = {r["case"]: r for r in probe.drive(list(COMPLETES), "cuda", str(tmp_path / "hw.jsonl"), grid=grid, iters=iters,
-                                             repeats=repeats, delay=2000)}
+    res = {r["case"]: r for r in probe.drive(list(COMPLETES), "cuda", str(tmp_path / "hw.jsonl"), grid=grid,
+                                             iters=iters, repeats=repeats, delay=2000)}
     for name in COMPLETES:
         r = res[name]
         assert r["outcome"] == "completed", (name, r)
