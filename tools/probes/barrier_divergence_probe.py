@@ -328,7 +328,7 @@ def drive(cases, backend: str, log: str, grid: int, iters: int, repeats: int, de
                "--grid", str(grid), "--iters", str(iters), "--repeats", str(repeats), "--delay", str(delay)]
         so = open(log + ".stdout", "a")
         p = subprocess.Popen(cmd, stdout=so, stderr=subprocess.STDOUT, start_new_session=True)
-        t_start, cur, t_cur, seen = time.time(), None, None, 0
+        t_start, cur, t_cur, seen, progressed, exited = time.time(), None, None, 0, False, False
         while True:
             time.sleep(0.1)
             lines = [json.loads(x) for x in open(log).read().splitlines() if x.strip().endswith("}")]
@@ -338,31 +338,32 @@ def drive(cases, backend: str, log: str, grid: int, iters: int, repeats: int, de
                 elif ev["event"] == "done":
                     results.append(ev)
                     todo.remove(ev["case"])
-                    cur = None
+                    cur, progressed = None, True
                 elif ev["event"] == "ready":
                     print("worker ready:", ev["device"], flush=True)
             seen = len(lines)
-            if p.poll() is not None:
+            if exited:            # one more read of the log after the worker exited
                 break
+            exited = p.poll() is not None
+            if exited:
+                continue
             if cur is not None and time.time() - t_cur > hang_s:
                 os.killpg(p.pid, 9)
                 p.wait()
                 results.append({"event": "done", "case": cur, "outcome": "hang",
                                 "error": f"no completion within {hang_s} s (worker killed)"})
                 todo.remove(cur)
+                cur, progressed = None, True
                 break
-            if cur is None and time.time() - t_start > start_s:
+            if cur is None and time.time() - t_start > start_s and not progressed:
                 os.killpg(p.pid, 9)
                 p.wait()
-                results += [{"event": "done", "case": c, "outcome": "not run", "error": "worker did not start"}
-                            for c in todo]
-                todo = []
                 break
-        if p.returncode not in (0, -9) and cur is not None and cur in todo:
+        if cur is not None:       # the worker died inside a case (a crash, not a hang)
             results.append({"event": "done", "case": cur, "outcome": "error",
                             "error": f"worker exited with {p.returncode} (see {log}.stdout)"})
             todo.remove(cur)
-        elif p.returncode not in (0, -9) and cur is None and todo and not any(r["case"] in todo for r in results):
+        elif todo and not progressed:    # it died or stalled before its first case: do not retry forever
             results += [{"event": "done", "case": c, "outcome": "not run",
                          "error": f"worker exited with {p.returncode} before it (see {log}.stdout)"} for c in todo]
             todo = []
