@@ -16,6 +16,8 @@ Rules (name: default, evidence):
 
   barrier_exit     warn   a CTA barrier completes without threads that exited before it (synccheck.py; PTX ISA
                           9.7.13.1 leaves an exit in a CTA-divergent condition undefined under .aligned).
+  barrier_divergence warn whole warps at different .aligned bar.sync instructions (H100: completes, ordered).
+  barrier_count    warn   a counted barrier completed by more arrivals than its count (H100: once yes, in a loop hang).
 
 Switches: ``EmuDevice(strict="all" | True | "rule,rule" | ())`` or ``PTXLAB_EMU_STRICT`` (same syntax; the device argument
 wins), and ``dev.strict_rules(...)`` (a context manager, used by ptxlab.lab, whose stages teach the PTX text).
@@ -36,6 +38,8 @@ RULES = {
     "tcgen05_wait_ld": "tcgen05.ld destination read before tcgen05.wait::ld",
     "proxy_fence": "generic SMEM stores read by the async proxy without fence.proxy.async",
     "barrier_exit": "a CTA barrier completed without threads that exited before reaching it (synccheck.py)",
+    "barrier_divergence": "whole warps of a CTA completed one barrier at different .aligned bar.sync instructions",
+    "barrier_count": "a barrier with a thread count completed with more arrivals than its count",
 }
 HARDWARE = {
     "tcgen05_wait_ld": "sm_100a SASS: ptxas guards every LDTM destination register with a scoreboard wait before "
@@ -44,7 +48,13 @@ HARDWARE = {
     "proxy_fence": "an H100 showed no stale data for unfenced generic->cp.async.bulk reads (NOTES.md); tcgen05 readers "
                    "are unmeasured; the emulator continues with the data the generic stores wrote",
     "barrier_exit": "sm_70+ hardware completes bar.sync with the non-exited threads (CUDA Programming Guide, "
-                    "independent thread scheduling; ptx_docs/emulator_checks.md); the emulator does the same",
+                    "independent thread scheduling; H100 probe tools/probes/barrier_divergence_probe.py; "
+                    "ptx_docs/emulator_checks.md); the emulator does the same",
+    "barrier_divergence": "an H100 completes the barrier and orders both sides' shared-memory accesses "
+                          "(tools/probes/barrier_divergence_probe.py, ptx_docs/emulator_checks.md); compute-sanitizer "
+                          "synccheck reports it; the emulator completes it",
+    "barrier_count": "an H100 completes one such barrier, but a loop of two hung (tools/probes/"
+                     "barrier_divergence_probe.py, ptx_docs/emulator_checks.md); the emulator releases every arrival",
 }
 
 __all__ = ["RULES", "EmuFidelityWarning", "parse_strict", "is_strict", "violation", "strict_rules"]

@@ -48,6 +48,8 @@ def _release(st, bid: int) -> bool:
     waiting = (st.status == BAR) & (st.bar_id == bid) & done[st.cta_of]
     if (default & done).any():   # barrier divergence / early-exit checks (synccheck.py)
         synccheck.check_release(st, s, bid, np.flatnonzero(default & done), waiting)
+    if (done & ~default & (s.arrived[bid] > exp)).any():   # more arrivals than an explicit thread count
+        synccheck.check_overshoot(st, s, bid, np.flatnonzero(done & ~default & (s.arrived[bid] > exp)), waiting)
     if st.proxy is not None:   # generic→async proxy check: publish the participants' SMEM writes (proxy.py)
         st.proxy.release(st, bid, done, waiting)
     red = s.red_op.get(bid)
