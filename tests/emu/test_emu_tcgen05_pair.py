@@ -22,13 +22,6 @@ def dev():
     return ptxlab.open_device("emu")
 
 
-@pytest.fixture
-def rng():
-    seed = np.random.SeedSequence().entropy
-    print(f"seed={seed}")
-    return np.random.default_rng(seed)
-
-
 def _mod(src: str):
     return ptxlab.compile(src, arch="sm_100a", include_dirs=[KERNELS_DIR])
 

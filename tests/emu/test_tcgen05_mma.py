@@ -15,15 +15,6 @@ from ptxlab.numerics import E2M1_VALUES
 
 from mma_images import POISON_D, UE4M3, f32_bits, kmajor_none, kmajor_sw128, pack_e2m1, sf_to_tmem
 
-SEED = np.random.SeedSequence().entropy
-
-
-@pytest.fixture
-def rng() -> np.random.Generator:
-    print(f"seed={SEED}")
-    return np.random.default_rng(SEED)
-
-
 @pytest.mark.parametrize("kslice", [0, 3])
 @pytest.mark.parametrize("accumulate", [False, True])
 def test_mxf4nvf4_sw128_exact(rng: np.random.Generator, kslice: int, accumulate: bool) -> None:

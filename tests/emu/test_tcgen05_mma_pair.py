@@ -19,15 +19,6 @@ from ptxlab.numerics import E2M1_VALUES
 
 from mma_images import POISON_D, UE4M3, f32_bits, kmajor_none, kmajor_sw128, pack_e2m1, sf_to_tmem
 
-SEED = np.random.SeedSequence().entropy
-
-
-@pytest.fixture
-def rng() -> np.random.Generator:
-    print(f"seed={SEED}")
-    return np.random.default_rng(SEED)
-
-
 def _nvfp4_pair(rng: np.random.Generator, N: int, accumulate: bool):
     M = 256
     a = rng.integers(0, 16, (M, 128), dtype=np.uint8)   # 128 e2m1 per row = 64 B: 2 K-slices of 64
