@@ -46,7 +46,7 @@ from ptxlab.production.submission_gemm import (B200_SMS, BK_BYTES, BM, DEFAULT_S
 
 __all__ = ["KERNEL_FILE", "KERNEL_NAME", "BLOCKS_USED", "THREADS", "compile_gemm", "choose_bn", "check_shape",
            "stage_bytes", "shared_bytes", "blocks_report", "nvfp4_gemm", "DEFAULT_STAGES", "check_splits",
-           "choose_splits", "SplitKWorkspace", "B200_SMS", "BM", "BK_BYTES", "SF_BOX"]
+           "choose_splits", "SplitKWorkspace", "B200_SMS", "BM", "BK_BYTES", "SF_BOX", "model_c"]
 
 BLOCKS_USED = ("common.cuh", "mbarrier.cuh", "tma.cuh", "tmem.cuh", "scales.cuh", "mma.cuh", "epilogue.cuh",
                "splitk.cuh", "pair.cuh")
@@ -156,6 +156,24 @@ def blocks_report() -> Dict[str, List[str]]:
     except Exception as exc:  # lab state unreadable: report it rather than fail the GEMM
         return {f"blocks/{b}": [f"lab state unavailable: {exc}"] for b in BLOCKS_USED}
     return {f"blocks/{b}": list(g.get(f"blocks/{b}", [])) for b in BLOCKS_USED}
+
+
+def model_c(problem: Any) -> np.ndarray:
+    """(M, N, L) fp16: c as the kernel must produce it, bit for bit (both variants, splits=1): the bit-exact
+    tensor-core model ``ptxlab.mma.mma`` over the full K in the kernel's order (chained 64-wide MMAs, D of chunk i
+    = C of chunk i+1), then fp32 -> fp16 round-to-nearest-even. The exact check of
+    tests/production/test_production_gemm*.py and ``benchmarks/emu_gemm_tests.py --exact``."""
+    from ptxlab.mma import mma
+    from ptxlab.numerics import unpack_fp4
+
+    out = []
+    for l in range(problem.l):
+        a = unpack_fp4(problem.a[:, :, l]).astype(np.uint8)
+        b = unpack_fp4(problem.b[:, :, l]).astype(np.uint8)
+        d = mma("mxf4nvf4", a, b, a_fmt="e2m1", b_fmt="e2m1", sfa=np.ascontiguousarray(problem.sfa[:, :, l]),
+                sfb=np.ascontiguousarray(problem.sfb[:, :, l]), scale_fmt="ue4m3", block=16)
+        out.append(d.view(np.float32).astype(np.float16))
+    return np.stack(out, axis=2)
 
 
 def _physical(x: np.ndarray) -> np.ndarray:
