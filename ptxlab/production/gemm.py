@@ -41,7 +41,7 @@ import numpy as np
 # in the self-contained gpu-mode adapter the exporter ships; this wrapper uses it so the two cannot drift apart
 from ptxlab.production.submission_gemm import (B200_SMS, BK_BYTES, BM, DEFAULT_STAGES, KERNEL_FILE, KERNEL_NAME,
                                                    PAIR_CLUSTER, SF_BOX, THREADS, check_shape, check_splits,
-                                                   choose_bn, choose_splits, parse_variant,
+                                                   choose_bn, choose_splits, launch_grid, parse_variant,
                                                    shared_bytes, stage_bytes, tensor_map_params)
 
 __all__ = ["KERNEL_FILE", "KERNEL_NAME", "BLOCKS_USED", "THREADS", "compile_gemm", "choose_bn", "check_shape",
@@ -245,7 +245,7 @@ def nvfp4_gemm(dev: Any, problem: Any, *, bn: Optional[int] = None, stages: Opti
         if tx != stage_bytes(bn, pair):  # the kernel's compile-time expect_tx must equal what the boxes deliver
             raise AssertionError(f"nvfp4 GEMM: tensor-map boxes deliver {tx} B per stage, kernel expects "
                                  f"{stage_bytes(bn, pair)}")
-        grid = (2 * (-(-m // 256)), n // bn, l) if pair else (m // BM, n // bn, l * splits)
+        grid = launch_grid(m, n, l, bn, splits, pair)
         cluster = PAIR_CLUSTER if pair else None
         smem = shared_bytes(bn, s, pair)
         args = [tm_a, tm_b, tm_sfa, tm_sfb, d_c, np.uint32(m), np.uint32(n), np.uint32(k)]
