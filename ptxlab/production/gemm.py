@@ -42,7 +42,7 @@ import numpy as np
 from ptxlab.production.submission_gemm import (B200_SMS, BK_BYTES, BM, DEFAULT_STAGES, KERNEL_FILE, KERNEL_NAME,
                                                    PAIR_CLUSTER, SF_BOX, THREADS, check_shape, check_splits,
                                                    choose_bn, choose_splits, launch_grid, parse_variant,
-                                                   shared_bytes, stage_bytes, tensor_map_params)
+                                                   shared_bytes, stage_bytes, tensor_map_params, variant_is_pair)
 
 __all__ = ["KERNEL_FILE", "KERNEL_NAME", "BLOCKS_USED", "THREADS", "compile_gemm", "choose_bn", "check_shape",
            "stage_bytes", "shared_bytes", "blocks_report", "nvfp4_gemm", "DEFAULT_STAGES", "check_splits",
@@ -86,9 +86,7 @@ def compile_gemm(bn: int = 256, stages: Optional[int] = None, wait_probes: int =
         raise ValueError("nvfp4 GEMM: wait_probes must fit in 32 bits")
     if isinstance(splits, bool) or not isinstance(splits, (int, np.integer)) or splits < 1:
         raise ValueError(f"nvfp4 GEMM: splits must be an integer >= 1, got {splits!r}")
-    pair = parse_variant(variant) == "2sm"
-    if pair and splits != 1:
-        raise ValueError("nvfp4 GEMM: the 2sm variant does not combine with split-K")
+    pair = variant_is_pair(variant, splits)
     return _compile(bn, s, int(wait_probes), int(splits), pair)
 
 
@@ -212,9 +210,7 @@ def nvfp4_gemm(dev: Any, problem: Any, *, bn: Optional[int] = None, stages: Opti
     check_shape(m, n, k, l, bn)
     splits = check_splits(splits, k, l)
     variant = parse_variant(variant)
-    pair = variant == "2sm"
-    if pair and splits != 1:
-        raise ValueError(f"nvfp4 GEMM: the 2sm variant does not combine with split-K (splits={splits})")
+    pair = variant_is_pair(variant, splits)
     if workspace is not None and (splits == 1 or not workspace.matches(m, n, l, bn)):
         raise ValueError(f"nvfp4 GEMM: workspace {workspace.shape} bn={workspace.bn} does not fit splits={splits}, "
                          f"(L, M, N)=({l}, {m}, {n}), bn={bn}")

@@ -208,6 +208,15 @@ def parse_variant(value: Any, source: str = "variant") -> str:
     return v
 
 
+def variant_is_pair(variant: Any, splits: int) -> bool:
+    """True for the 2sm variant (CTA pairs), False for 1sm (:func:`parse_variant`); ValueError for 2sm with
+    split-K (splits != 1), a combination the kernel does not have."""
+    pair = parse_variant(variant) == "2sm"
+    if pair and splits != 1:
+        raise ValueError(f"nvfp4 GEMM: the 2sm variant does not combine with split-K (splits={splits})")
+    return pair
+
+
 def resolve_variant(setting: Any = None) -> str:
     """The GEMM variant: `setting`, else the environment's PTXLAB_GEMM_VARIANT, else GEMM_VARIANT."""
     if setting is None:
@@ -235,9 +244,7 @@ def launch_plan(m: int, n: int, k: int, l: int, splits: int = 1, variant: str = 
     bn = choose_bn(n)
     check_shape(m, n, k, l, bn)
     splits = check_splits(splits, k, l)
-    pair = parse_variant(variant) == "2sm"
-    if pair and splits != 1:
-        raise ValueError(f"nvfp4 GEMM: the 2sm variant does not combine with split-K (splits={splits})")
+    pair = variant_is_pair(variant, splits)
     stages = DEFAULT_STAGES[bn]
     grid = launch_grid(m, n, l, bn, splits, pair)
     return {"bn": bn, "stages": stages, "splits": splits, "pair": pair, "grid": grid,
