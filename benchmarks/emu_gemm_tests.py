@@ -34,21 +34,6 @@ from ptxlab.production import gemm as G
 from ptxlab.progress import track
 
 
-def model_c(p) -> np.ndarray:
-    """(M, N, L) fp16 of the bit-exact tensor-core model over the full K (chained 64-wide MMAs), RNE to fp16."""
-    from ptxlab.mma import mma
-    from ptxlab.numerics import unpack_fp4
-
-    out = []
-    for l in range(p.l):
-        a = unpack_fp4(p.a[:, :, l]).astype(np.uint8)
-        b = unpack_fp4(p.b[:, :, l]).astype(np.uint8)
-        d = mma("mxf4nvf4", a, b, a_fmt="e2m1", b_fmt="e2m1", sfa=np.ascontiguousarray(p.sfa[:, :, l]),
-                sfb=np.ascontiguousarray(p.sfb[:, :, l]), scale_fmt="ue4m3", block=16)
-        out.append(d.view(np.float32).astype(np.float16))
-    return np.stack(out, axis=2)
-
-
 def work(t: dict) -> int:
     bn = G.choose_bn(t["n"])
     return (t["m"] // 128) * (t["n"] // bn) * (t["k"] // 256) * t["l"]
@@ -92,7 +77,7 @@ def main(argv=None) -> int:
             emu = float(getattr(dev, "last_stats", {}).get("seconds", wall))
             errs = gpumode.check_close(c, gpumode.reference_gemm(p), rtol=1e-3, atol=1e-3)
             if args.exact:
-                nbad = int((c.view(np.uint16) != model_c(p).view(np.uint16)).sum())
+                nbad = int((c.view(np.uint16) != G.model_c(p).view(np.uint16)).sum())
                 if nbad:
                     errs = list(errs) + [f"{nbad} of {c.size} values differ from fp16(tensor-core model)"]
             ok = not errs and not np.isnan(c).any()

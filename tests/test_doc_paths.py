@@ -4,9 +4,9 @@ every relative markdown link exists; nothing points at the team's shared referen
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
-ROOT = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
+from repo_root import REPO as ROOT
+
 DOCS = sorted((ROOT / "ptx_docs").glob("*.md")) + [ROOT / "README.md"]
 TOP = ("ptxlab", "stages", "tests", "benchmarks", "ptx_docs", ".ci")
 PATH = re.compile(r"(?<![\w/.$~-])((?:" + "|".join(re.escape(t) for t in TOP) + r")/[^\s`'\"()\[\],;|]*)")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-ROOT = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
+from repo_root import REPO as ROOT
+
 SCANNED = ("ptxlab", "stages", "tests", "benchmarks", "ptx_docs", ".ci", "lab.py", "README.md", "pyproject.toml")
 SUFFIXES = {".py", ".sh", ".md", ".cu", ".cuh", ".toml", ".txt", ".json", ".cfg", ""}
 # home directories, this team's work tree, a temporary virtualenv, another interpreter's site-packages

@@ -9,14 +9,14 @@ import select
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from ptxlab import gpumode
 
-REPO = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
+from repo_root import REPO
+
 
 DEMO = """
 import sys, time

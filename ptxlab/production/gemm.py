@@ -41,12 +41,12 @@ import numpy as np
 # in the self-contained gpu-mode adapter the exporter ships; this wrapper uses it so the two cannot drift apart
 from ptxlab.production.submission_gemm import (B200_SMS, BK_BYTES, BM, DEFAULT_STAGES, KERNEL_FILE, KERNEL_NAME,
                                                    PAIR_CLUSTER, SF_BOX, THREADS, check_shape, check_splits,
-                                                   choose_bn, choose_splits, parse_variant,
-                                                   shared_bytes, stage_bytes, tensor_map_params)
+                                                   choose_bn, choose_splits, launch_grid, parse_variant,
+                                                   shared_bytes, stage_bytes, tensor_map_params, variant_is_pair)
 
 __all__ = ["KERNEL_FILE", "KERNEL_NAME", "BLOCKS_USED", "THREADS", "compile_gemm", "choose_bn", "check_shape",
            "stage_bytes", "shared_bytes", "blocks_report", "nvfp4_gemm", "DEFAULT_STAGES", "check_splits",
-           "choose_splits", "SplitKWorkspace", "B200_SMS", "BM", "BK_BYTES", "SF_BOX"]
+           "choose_splits", "SplitKWorkspace", "B200_SMS", "BM", "BK_BYTES", "SF_BOX", "model_c"]
 
 BLOCKS_USED = ("common.cuh", "mbarrier.cuh", "tma.cuh", "tmem.cuh", "scales.cuh", "mma.cuh", "epilogue.cuh",
                "splitk.cuh", "pair.cuh")
@@ -86,9 +86,7 @@ def compile_gemm(bn: int = 256, stages: Optional[int] = None, wait_probes: int =
         raise ValueError("nvfp4 GEMM: wait_probes must fit in 32 bits")
     if isinstance(splits, bool) or not isinstance(splits, (int, np.integer)) or splits < 1:
         raise ValueError(f"nvfp4 GEMM: splits must be an integer >= 1, got {splits!r}")
-    pair = parse_variant(variant) == "2sm"
-    if pair and splits != 1:
-        raise ValueError("nvfp4 GEMM: the 2sm variant does not combine with split-K")
+    pair = variant_is_pair(variant, splits)
     return _compile(bn, s, int(wait_probes), int(splits), pair)
 
 
@@ -158,6 +156,24 @@ def blocks_report() -> Dict[str, List[str]]:
     return {f"blocks/{b}": list(g.get(f"blocks/{b}", [])) for b in BLOCKS_USED}
 
 
+def model_c(problem: Any) -> np.ndarray:
+    """(M, N, L) fp16: c as the kernel must produce it, bit for bit (both variants, splits=1): the bit-exact
+    tensor-core model ``ptxlab.mma.mma`` over the full K in the kernel's order (chained 64-wide MMAs, D of chunk i
+    = C of chunk i+1), then fp32 -> fp16 round-to-nearest-even. The exact check of
+    tests/production/test_production_gemm*.py and ``benchmarks/emu_gemm_tests.py --exact``."""
+    from ptxlab.mma import mma
+    from ptxlab.numerics import unpack_fp4
+
+    out = []
+    for l in range(problem.l):
+        a = unpack_fp4(problem.a[:, :, l]).astype(np.uint8)
+        b = unpack_fp4(problem.b[:, :, l]).astype(np.uint8)
+        d = mma("mxf4nvf4", a, b, a_fmt="e2m1", b_fmt="e2m1", sfa=np.ascontiguousarray(problem.sfa[:, :, l]),
+                sfb=np.ascontiguousarray(problem.sfb[:, :, l]), scale_fmt="ue4m3", block=16)
+        out.append(d.view(np.float32).astype(np.float16))
+    return np.stack(out, axis=2)
+
+
 def _physical(x: np.ndarray) -> np.ndarray:
     """(rows, cols, L) gpu-mode view -> its (L, rows, cols) bytes, contiguous."""
     return np.ascontiguousarray(np.asarray(x).transpose(2, 0, 1))
@@ -194,9 +210,7 @@ def nvfp4_gemm(dev: Any, problem: Any, *, bn: Optional[int] = None, stages: Opti
     check_shape(m, n, k, l, bn)
     splits = check_splits(splits, k, l)
     variant = parse_variant(variant)
-    pair = variant == "2sm"
-    if pair and splits != 1:
-        raise ValueError(f"nvfp4 GEMM: the 2sm variant does not combine with split-K (splits={splits})")
+    pair = variant_is_pair(variant, splits)
     if workspace is not None and (splits == 1 or not workspace.matches(m, n, l, bn)):
         raise ValueError(f"nvfp4 GEMM: workspace {workspace.shape} bn={workspace.bn} does not fit splits={splits}, "
                          f"(L, M, N)=({l}, {m}, {n}), bn={bn}")
@@ -227,7 +241,7 @@ def nvfp4_gemm(dev: Any, problem: Any, *, bn: Optional[int] = None, stages: Opti
         if tx != stage_bytes(bn, pair):  # the kernel's compile-time expect_tx must equal what the boxes deliver
             raise AssertionError(f"nvfp4 GEMM: tensor-map boxes deliver {tx} B per stage, kernel expects "
                                  f"{stage_bytes(bn, pair)}")
-        grid = (2 * (-(-m // 256)), n // bn, l) if pair else (m // BM, n // bn, l * splits)
+        grid = launch_grid(m, n, l, bn, splits, pair)
         cluster = PAIR_CLUSTER if pair else None
         smem = shared_bytes(bn, s, pair)
         args = [tm_a, tm_b, tm_sfa, tm_sfb, d_c, np.uint32(m), np.uint32(n), np.uint32(k)]

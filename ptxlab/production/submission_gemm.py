@@ -208,6 +208,15 @@ def parse_variant(value: Any, source: str = "variant") -> str:
     return v
 
 
+def variant_is_pair(variant: Any, splits: int) -> bool:
+    """True for the 2sm variant (CTA pairs), False for 1sm (:func:`parse_variant`); ValueError for 2sm with
+    split-K (splits != 1), a combination the kernel does not have."""
+    pair = parse_variant(variant) == "2sm"
+    if pair and splits != 1:
+        raise ValueError(f"nvfp4 GEMM: the 2sm variant does not combine with split-K (splits={splits})")
+    return pair
+
+
 def resolve_variant(setting: Any = None) -> str:
     """The GEMM variant: `setting`, else the environment's PTXLAB_GEMM_VARIANT, else GEMM_VARIANT."""
     if setting is None:
@@ -222,19 +231,22 @@ def workspace_bytes(m: int, n: int, l: int, bn: int, splits: int) -> int:
     return 0 if splits == 1 else l * m * n * 4 + l * (m // BM) * (n // bn) * 4
 
 
+def launch_grid(m: int, n: int, l: int, bn: int, splits: int = 1, pair: bool = False) -> tuple[int, int, int]:
+    """The launch grid: (M/128, N/bn, L*splits); 2sm: (2 * ceil(M/256), N/bn, L), a CTA pair per 256 rows (with
+    M % 256 == 128 the last odd CTA has no rows of its own and only loads its half of B)."""
+    return (2 * (-(-m // 256)), n // bn, l) if pair else (m // BM, n // bn, l * splits)
+
+
 def launch_plan(m: int, n: int, k: int, l: int, splits: int = 1, variant: str = "1sm") -> dict[str, Any]:
     """Tile config and launch geometry for a shape, split-K factor and variant: bn, stages, splits, pair, grid
-    (z = L*splits), cluster (None, or (2,1,1) for 2sm), block, shared_bytes (dynamic), workspace_bytes (0 without
-    split-K). 2sm: grid x = 2 * ceil(M/256) (a pair per 256 rows; with M % 256 == 128 the last odd CTA has no rows of
-    its own and only loads its half of B)."""
+    (:func:`launch_grid`), cluster (None, or (2,1,1) for 2sm), block, shared_bytes (dynamic), workspace_bytes (0
+    without split-K)."""
     bn = choose_bn(n)
     check_shape(m, n, k, l, bn)
     splits = check_splits(splits, k, l)
-    pair = parse_variant(variant) == "2sm"
-    if pair and splits != 1:
-        raise ValueError(f"nvfp4 GEMM: the 2sm variant does not combine with split-K (splits={splits})")
+    pair = variant_is_pair(variant, splits)
     stages = DEFAULT_STAGES[bn]
-    grid = (2 * (-(-m // 256)), n // bn, l) if pair else (m // BM, n // bn, l * splits)
+    grid = launch_grid(m, n, l, bn, splits, pair)
     return {"bn": bn, "stages": stages, "splits": splits, "pair": pair, "grid": grid,
             "cluster": PAIR_CLUSTER if pair else None, "block": (THREADS, 1, 1),
             "shared_bytes": shared_bytes(bn, stages, pair), "workspace_bytes": workspace_bytes(m, n, l, bn, splits)}

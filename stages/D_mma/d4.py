@@ -20,6 +20,8 @@ import numpy as np
 
 from ptxlab.errors import DeviceUnavailable, PtxlabError
 from ptxlab.lab.registry import Check, StageResult
+from ptxlab.numerics import pack_fp4
+from ptxlab.scales import to_blocked
 
 from . import host as H
 
@@ -38,20 +40,6 @@ BROKEN = {
 D4_CASES: Tuple[Tuple[int, int, int], ...] = ((64, 2, 1), (256, 4, 2))
 SASS = ["UTCATOMSWS.2CTA", "UTCCP.T.S.2CTA", "UTCOMMA.2CTA", "UTCBAR.2CTA.MULTICAST", "UCGABAR_ARV", "LDTM"]
 UE4M3 = {0x30: 0.5, 0x38: 1.0, 0x40: 2.0}
-
-
-def blocked_sf(sf: np.ndarray) -> np.ndarray:
-    """(rows, 4) SF codes -> gpu-mode blocked 512-B blocks per 128 rows: byte 16*(r%32) + 4*((r%128)//32) + j."""
-    nblk = (sf.shape[0] + 127) // 128
-    out = np.zeros(512 * nblk, np.uint8)
-    r = np.arange(sf.shape[0])
-    for j in range(4):
-        out[512 * (r // 128) + 16 * (r % 32) + 4 * ((r % 128) // 32) + j] = sf[:, j]
-    return out
-
-
-def _pack(codes: np.ndarray) -> np.ndarray:
-    return (codes[:, 0::2] | (codes[:, 1::2] << 4)).astype(np.uint8)   # element 2i in the low nibble
 
 
 def _problem(seed: int, rows: int, n: int):
@@ -123,9 +111,9 @@ def run_d4(ctx, cases: Sequence[Tuple[int, int, int]] = D4_CASES, broken: Option
             with (strict("all") if callable(strict) else contextlib.nullcontext()):
                 dev.launch(mod, "d4_pair", grid=(2 * pairs, 1, 1), block=(128, 1, 1),
                            cluster=(csize, 1, 1) if with_cluster else None,
-                           args=[dev.to_device(_pack(a)), dev.to_device(_pack(b)),
-                                 dev.to_device(blocked_sf(sfa).view(np.uint32)),
-                                 dev.to_device(blocked_sf(sfb).view(np.uint32)), d])
+                           args=[dev.to_device(pack_fp4(a)), dev.to_device(pack_fp4(b)),
+                                 dev.to_device(to_blocked(sfa).view(np.uint32)),   # gpu-mode blocked 512-B SF blocks
+                                 dev.to_device(to_blocked(sfb).view(np.uint32)), d])
         except DeviceUnavailable as e:
             return H.refuse_rows("D4", e)
         except PtxlabError as e:

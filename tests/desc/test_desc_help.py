@@ -7,13 +7,13 @@ import re
 import shlex
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from ptxlab.desc import cli
 
-REPO = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
+from repo_root import REPO
+
 COMMANDS = ("smem", "idesc", "tmem", "encode smem", "encode idesc")
 
 

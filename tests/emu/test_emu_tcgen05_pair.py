@@ -22,13 +22,6 @@ def dev():
     return ptxlab.open_device("emu")
 
 
-@pytest.fixture
-def rng():
-    seed = np.random.SeedSequence().entropy
-    print(f"seed={seed}")
-    return np.random.default_rng(seed)
-
-
 def _mod(src: str):
     return ptxlab.compile(src, arch="sm_100a", include_dirs=[KERNELS_DIR])
 
@@ -119,10 +112,6 @@ def test_cute_2sm_partition_puts_half_of_a_b_and_c_in_each_cta(dev):
     partition_shape_A/B/C of its 2-SM atoms, compiled by NVRTC and evaluated on the emulator, give each CTA 128 of
     the 256 A rows, N/2 B rows and a 128 x N accumulator (the tutorial 04 comment '((_256,_16),_1,_4)' for B is
     stale)."""
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from cutlass_tutorial import build
     from probes.tcgen05_pair_probes import cute_partition_shapes
 
@@ -138,14 +127,10 @@ def test_pair_accumulator_matches_cute_fragment(dev, m_mma, n):
     """The TMEM cell where the emulator's pair MMA puts D[m][j] of a CTA's M/2 rows equals the address CuTe's own
     accumulator fragment (tmem_frg_2sm) gives that element, for every (m, j): Layout B for M = 128 (64 rows over all
     128 lanes, N/2 columns), Layout A for M = 256 (lane m, column j)."""
-    import sys
-    from pathlib import Path
-
     from ptxlab.desc.smem import SmemDesc
     from ptxlab.emu.tcgen05_mma import spec_from_idesc
     from ptxlab.emu.tcgen05_mma_pair import run_mma_pair
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from cutlass_tutorial import build
     from probes.tcgen05_pair_probes import cute_accumulator_addresses
 

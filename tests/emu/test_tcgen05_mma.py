@@ -1,8 +1,8 @@
 """tcgen05.mma operand fetch + execution (ptxlab.emu.tcgen05_mma) against exact float64 / int references.
 
-SMEM images are written here with the canonical-layout formulas of PTX 9.7.16.3 (K-major NONE / SW128 with the
-128B XOR, MN-major NONE) independently of ptxlab.desc's address function; SFs are written in the ptx_facts §6
-TMEM layout. Data are integer-valued/dyadic so every accumulation order gives the exact result.
+SMEM images are written (tests/mma_images.py) with the canonical-layout formulas of PTX 9.7.16.3 (K-major NONE /
+SW128 with the 128B XOR, MN-major NONE) independently of ptxlab.desc's address function; SFs are written in the
+ptx_facts §6 TMEM layout. Data are integer-valued/dyadic so every accumulation order gives the exact result.
 """
 from __future__ import annotations
 
@@ -13,52 +13,7 @@ from ptxlab.desc.smem import SmemDesc
 from ptxlab.emu.tcgen05_mma import MmaError, MmaSpec, run_mma, spec_from_idesc
 from ptxlab.numerics import E2M1_VALUES
 
-SEED = np.random.SeedSequence().entropy
-
-
-@pytest.fixture
-def rng() -> np.random.Generator:
-    print(f"seed={SEED}")
-    return np.random.default_rng(SEED)
-
-
-POISON_D = 0xDEADBEEF
-
-
-def _kmajor_sw128(smem: np.ndarray, base: int, rowbytes: np.ndarray) -> None:
-    """rows x 128 B, 8-row groups 1024 B apart, 16-B chunk c of line L at c ^ (L%8) (PTX 5.5.7 / 9.7.16.3)."""
-    rows = rowbytes.shape[0]
-    for r in range(rows):
-        for kb in range(128):
-            a = base + (r % 8) * 128 + (r // 8) * 1024 + kb
-            a ^= ((a >> 7) & 7) << 4
-            smem[a] = rowbytes[r, kb]
-
-
-def _kmajor_none(smem: np.ndarray, base: int, rowbytes: np.ndarray, sbo: int, lbo: int) -> None:
-    for r in range(rowbytes.shape[0]):
-        for kb in range(rowbytes.shape[1]):
-            smem[base + (r % 8) * 16 + (r // 8) * sbo + (kb % 16) + (kb // 16) * lbo] = rowbytes[r, kb]
-
-
-def _pack_e2m1(codes: np.ndarray) -> np.ndarray:
-    return (codes[:, 0::2] | (codes[:, 1::2] << 4)).astype(np.uint8)
-
-
-def _sf_to_tmem(tm: np.ndarray, col: int, sf: np.ndarray) -> None:
-    """SF codes (rows, nblk) -> word col + r//32, lane r%32 + 32q (all q), byte j (ptx_facts §6)."""
-    for r in range(sf.shape[0]):
-        w = sum(int(sf[r, j]) << (8 * j) for j in range(sf.shape[1]))
-        for q in range(4):
-            tm[r % 32 + 32 * q, col + r // 32] = w
-
-
-def _f32_bits(x: np.ndarray) -> np.ndarray:
-    return np.asarray(x, np.float32).view(np.uint32)
-
-
-UE4M3 = {0x30: 0.5, 0x38: 1.0, 0x40: 2.0, 0x44: 3.0, 0x00: 0.0}
-
+from mma_images import POISON_D, UE4M3, f32_bits, kmajor_none, kmajor_sw128, pack_e2m1, sf_to_tmem
 
 @pytest.mark.parametrize("kslice", [0, 3])
 @pytest.mark.parametrize("accumulate", [False, True])
@@ -67,16 +22,16 @@ def test_mxf4nvf4_sw128_exact(rng: np.random.Generator, kslice: int, accumulate:
     smem = rng.integers(0, 256, 65536, dtype=np.uint8)
     a_full = rng.integers(0, 16, (M, 256), dtype=np.uint8)  # whole 128-B rows (4 K slices of 64)
     b_full = rng.integers(0, 16, (N, 256), dtype=np.uint8)
-    _kmajor_sw128(smem, 0x0000, _pack_e2m1(a_full))
-    _kmajor_sw128(smem, 0x8000, _pack_e2m1(b_full))
+    kmajor_sw128(smem, 0x0000, pack_e2m1(a_full))
+    kmajor_sw128(smem, 0x8000, pack_e2m1(b_full))
     codes = np.array(list(UE4M3))
     sfa = rng.choice(codes, (M, 4)).astype(np.uint8)
     sfb = rng.choice(codes, (N, 4)).astype(np.uint8)
     tm = np.full((128, 512), POISON_D, np.uint32)
-    _sf_to_tmem(tm, 256, sfa)
-    _sf_to_tmem(tm, 264, sfb)
+    sf_to_tmem(tm, 256, sfa)
+    sf_to_tmem(tm, 264, sfb)
     c = rng.integers(-64, 64, (M, N)).astype(np.float32)
-    tm[:, 0:N] = _f32_bits(c)
+    tm[:, 0:N] = f32_bits(c)
     a = E2M1_VALUES[a_full[:, 64 * kslice: 64 * kslice + 64]].astype(np.float64)
     b = E2M1_VALUES[b_full[:, 64 * kslice: 64 * kslice + 64]].astype(np.float64)
     sa = np.vectorize(UE4M3.get)(np.repeat(sfa, 16, axis=1)).astype(np.float64)
@@ -88,7 +43,7 @@ def test_mxf4nvf4_sw128_exact(rng: np.random.Generator, kslice: int, accumulate:
     res = run_mma(spec, smem, tm, d_taddr=(0, 0), a_desc=adesc, b_desc=bdesc, sfa_taddr=(0, 256),
                   sfb_taddr=(0, 264), enable_input_d=accumulate)
     assert np.array_equal(res.lanes, np.arange(128)) and np.array_equal(res.cols, np.arange(N))
-    assert np.array_equal(res.d, _f32_bits(ref)), "D differs from the exact reference"
+    assert np.array_equal(res.d, f32_bits(ref)), "D differs from the exact reference"
     whats = [w for w, _, _ in res.tmem_reads]
     assert ("accumulator D" in whats) == accumulate and "scale-A" in whats
 
@@ -96,8 +51,8 @@ def test_mxf4nvf4_sw128_exact(rng: np.random.Generator, kslice: int, accumulate:
 def test_sf_not_replicated_is_error(rng: np.random.Generator) -> None:
     smem = np.zeros(65536, np.uint8)
     tm = np.zeros((128, 512), np.uint32)
-    _sf_to_tmem(tm, 0, np.full((128, 4), 0x38, np.uint8))
-    _sf_to_tmem(tm, 4, np.full((128, 4), 0x38, np.uint8))
+    sf_to_tmem(tm, 0, np.full((128, 4), 0x38, np.uint8))
+    sf_to_tmem(tm, 4, np.full((128, 4), 0x38, np.uint8))
     lane = int(rng.integers(32, 128))
     tm[lane, 1] ^= 1
     spec = spec_from_idesc("mxf4nvf4", 0x08200480, block=16)
@@ -118,15 +73,15 @@ def test_f16_kmajor_none_and_bf16(rng: np.random.Generator, M: int) -> None:
         ab = av.astype(dtype).view(np.uint8).reshape(M, 32)
         bb = bv.astype(dtype).view(np.uint8).reshape(N, 32)
         smem = rng.integers(0, 256, 32768, dtype=np.uint8)
-        _kmajor_none(smem, 0x0000, ab, sbo=256, lbo=128)
-        _kmajor_none(smem, 0x4000, bb, sbo=256, lbo=128)
+        kmajor_none(smem, 0x0000, ab, sbo=256, lbo=128)
+        kmajor_none(smem, 0x4000, bb, sbo=256, lbo=128)
         idesc = (1 << 4) | (idesc_ab << 7) | (idesc_ab << 10) | ((N >> 3) << 17) | ((M >> 4) << 24)
         spec = spec_from_idesc("f16", idesc)
         tm = np.full((128, 512), POISON_D, np.uint32)
         lane0 = 16 if M == 64 else 0
         res = run_mma(spec, smem, tm, d_taddr=(lane0, 40), a_desc=SmemDesc.encode(0, 128, 256, "NONE"),
                       b_desc=SmemDesc.encode(0x4000, 128, 256, "NONE"), enable_input_d=False)
-        assert np.array_equal(res.d, _f32_bits(av @ bv.T))
+        assert np.array_equal(res.d, f32_bits(av @ bv.T))
         if M == 64:  # Layout F: row m -> lane 16 + m%16 + 32*(m//16)
             assert res.lanes[:20].tolist() == list(range(16, 32)) + list(range(48, 52))
 
@@ -136,7 +91,7 @@ def test_f16_mn_major_b(rng: np.random.Generator) -> None:
     av = rng.integers(-4, 5, (M, 16)).astype(np.float64)
     bv = rng.integers(-4, 5, (N, 16)).astype(np.float64)
     smem = rng.integers(0, 256, 32768, dtype=np.uint8)
-    _kmajor_none(smem, 0, av.astype(np.float16).view(np.uint8).reshape(M, 32), sbo=256, lbo=128)
+    kmajor_none(smem, 0, av.astype(np.float16).view(np.uint8).reshape(M, 32), sbo=256, lbo=128)
     # MN-major NONE: byte mnb of K-row k at (mnb%16) + (mnb//16)*SBO + (k%8)*16 + (k//8)*LBO
     bb = bv.astype(np.float16).view(np.uint8).reshape(N, 16, 2)  # (n, k, byte)
     base, sbo, lbo = 0x4000, 128, 512
@@ -151,7 +106,7 @@ def test_f16_mn_major_b(rng: np.random.Generator) -> None:
     res = run_mma(spec, smem, np.zeros((128, 512), np.uint32), d_taddr=(0, 0),
                   a_desc=SmemDesc.encode(0, 128, 256, "NONE"), b_desc=SmemDesc.encode(base, lbo, sbo, "NONE"),
                   enable_input_d=False)
-    assert np.array_equal(res.d, _f32_bits(av @ bv.T))
+    assert np.array_equal(res.d, f32_bits(av @ bv.T))
 
 
 def test_i8_signed_unsigned_accumulate(rng: np.random.Generator) -> None:
@@ -159,8 +114,8 @@ def test_i8_signed_unsigned_accumulate(rng: np.random.Generator) -> None:
     a = rng.integers(-128, 128, (M, 32))
     b = rng.integers(0, 256, (N, 32))
     smem = np.zeros(65536, np.uint8)
-    _kmajor_sw128(smem, 0, np.pad(a.astype(np.int8).view(np.uint8), ((0, 0), (0, 96))))
-    _kmajor_sw128(smem, 0x8000, np.pad(b.astype(np.uint8), ((0, 0), (0, 96))))
+    kmajor_sw128(smem, 0, np.pad(a.astype(np.int8).view(np.uint8), ((0, 0), (0, 96))))
+    kmajor_sw128(smem, 0x8000, np.pad(b.astype(np.uint8), ((0, 0), (0, 96))))
     c = rng.integers(-2**20, 2**20, (M, N))
     tm = np.zeros((128, 512), np.uint32)
     tm[:, 100:100 + N] = c.astype(np.int32).view(np.uint32)
@@ -178,13 +133,13 @@ def test_tf32_a_from_tmem_and_disable_output_lane(rng: np.random.Generator) -> N
     tm = np.full((128, 512), POISON_D, np.uint32)
     tm[:, 200:208] = av.view(np.uint32)  # A in TMEM: lane m, 8 words of K (PTX 9.7.16.10.4)
     smem = np.zeros(16384, np.uint8)
-    _kmajor_none(smem, 0, bv.view(np.uint8).reshape(N, 32), sbo=256, lbo=128)
+    kmajor_none(smem, 0, bv.view(np.uint8).reshape(N, 32), sbo=256, lbo=128)
     idesc = (1 << 4) | (2 << 7) | (2 << 10) | ((N >> 3) << 17) | (8 << 24)
     spec = spec_from_idesc("tf32", idesc)
     dol = rng.integers(0, 2**32, 4, dtype=np.uint64)
     res = run_mma(spec, smem, tm, d_taddr=(0, 0), a_taddr=(0, 200), b_desc=SmemDesc.encode(0, 128, 256, "NONE"),
                   enable_input_d=False, disable_output_lane=dol)
-    assert np.array_equal(res.d, _f32_bits(av.astype(np.float64) @ bv.astype(np.float64).T))
+    assert np.array_equal(res.d, f32_bits(av.astype(np.float64) @ bv.astype(np.float64).T))
     want = np.array([not (int(dol[l // 32]) >> (l % 32)) & 1 for l in range(128)])
     assert np.array_equal(res.lane_mask, want)
     assert res.tmem_reads[0][0] == "A operand"
@@ -220,13 +175,13 @@ def test_mxf8f6f4_e4m3_sf_id_byte_select(rng: np.random.Generator) -> None:
     a = rng.choice(keys, (M, 32)).astype(np.uint8)
     b = rng.choice(keys, (N, 32)).astype(np.uint8)
     smem = np.zeros(65536, np.uint8)
-    _kmajor_sw128(smem, 0, np.pad(a, ((0, 0), (0, 96))))
-    _kmajor_sw128(smem, 0x8000, np.pad(b, ((0, 0), (0, 96))))
+    kmajor_sw128(smem, 0, np.pad(a, ((0, 0), (0, 96))))
+    kmajor_sw128(smem, 0x8000, np.pad(b, ((0, 0), (0, 96))))
     tm = np.zeros((128, 512), np.uint32)
     sfa4 = rng.integers(120, 134, (M, 4)).astype(np.uint8)
     sfb4 = rng.integers(120, 134, (N, 4)).astype(np.uint8)
-    _sf_to_tmem(tm, 300, sfa4)
-    _sf_to_tmem(tm, 310, sfb4)
+    sf_to_tmem(tm, 300, sfa4)
+    sf_to_tmem(tm, 310, sfb4)
     ida, idb = int(rng.integers(0, 4)), int(rng.integers(0, 4))
     idesc = (idb << 4) | (0 << 7) | (0 << 10) | ((N >> 3) << 17) | (1 << 23) | (1 << 27) | (ida << 29)
     spec = spec_from_idesc("mxf8f6f4", idesc, block=32)
@@ -236,7 +191,7 @@ def test_mxf8f6f4_e4m3_sf_id_byte_select(rng: np.random.Generator) -> None:
                   enable_input_d=False)
     av = np.vectorize(e4m3_vals.get)(a) * 2.0 ** (sfa4[:, ida:ida + 1].astype(np.float64) - 127)
     bv = np.vectorize(e4m3_vals.get)(b) * 2.0 ** (sfb4[:, idb:idb + 1].astype(np.float64) - 127)
-    assert np.array_equal(res.d, _f32_bits(av @ bv.T))
+    assert np.array_equal(res.d, f32_bits(av @ bv.T))
 
 
 def test_gather_operand_codes_exact(rng: np.random.Generator) -> None:
@@ -246,11 +201,11 @@ def test_gather_operand_codes_exact(rng: np.random.Generator) -> None:
     rows = 24
     smem = rng.integers(0, 256, 32768, dtype=np.uint8)
     e = rng.integers(0, 16, (rows, 256), dtype=np.uint8)
-    _kmajor_sw128(smem, 0x1000 * 0, _pack_e2m1(e))
+    kmajor_sw128(smem, 0x1000 * 0, pack_e2m1(e))
     for ks in range(4):
         got = gather_smem_operand(smem, SmemDesc.encode(32 * ks, 16, 1024, "128B"), rows, "e2m1", "mxf4nvf4")
         assert np.array_equal(got, e[:, 64 * ks: 64 * ks + 64])
     h = rng.integers(0, 2**16, (rows, 16), dtype=np.uint16)
-    _kmajor_none(smem, 0x4000, h.view(np.uint8).reshape(rows, 32), sbo=256, lbo=128)
+    kmajor_none(smem, 0x4000, h.view(np.uint8).reshape(rows, 32), sbo=256, lbo=128)
     got = gather_smem_operand(smem, SmemDesc.encode(0x4000, 128, 256, "NONE"), rows, "bf16", "f16")
     assert got.dtype == np.uint16 and np.array_equal(got, h)

@@ -3,7 +3,7 @@ one-MMA tensor-core model over the whole M=256 problem.
 
 Pair placement (ptx_docs/tcgen05_cta_pair.md, CUTLASS SM100_MMA_*_2x1SM_SS): CTA v holds A rows 128v.., B rows
 (N/2)v.. at the same SMEM offsets, scale_A of its own rows and scale_B of all N in its own TMEM; D rows 128v.. land
-in CTA v's TMEM lanes 0..127. SMEM images are written here with the PTX 9.7.16.3 canonical-layout formulas,
+in CTA v's TMEM lanes 0..127. SMEM images (tests/mma_images.py) follow the PTX 9.7.16.3 canonical-layout formulas,
 independently of ptxlab.desc's address function. Data are small dyadic values: every accumulation order is exact.
 """
 from __future__ import annotations
@@ -17,47 +17,7 @@ from ptxlab.emu.tcgen05_mma_pair import run_mma_pair
 from ptxlab.mma import mma as tc_model
 from ptxlab.numerics import E2M1_VALUES
 
-SEED = np.random.SeedSequence().entropy
-POISON_D = 0xDEADBEEF
-UE4M3 = {0x30: 0.5, 0x38: 1.0, 0x40: 2.0, 0x44: 3.0, 0x00: 0.0}
-
-
-@pytest.fixture
-def rng() -> np.random.Generator:
-    print(f"seed={SEED}")
-    return np.random.default_rng(SEED)
-
-
-def _kmajor_sw128(smem: np.ndarray, base: int, rowbytes: np.ndarray) -> None:
-    """rows x 128 B, 8-row groups 1024 B apart, 16-B chunk c of line L at c ^ (L%8) (PTX 5.5.7 / 9.7.16.3)."""
-    for r in range(rowbytes.shape[0]):
-        for kb in range(rowbytes.shape[1]):
-            a = base + (r % 8) * 128 + (r // 8) * 1024 + kb
-            a ^= ((a >> 7) & 7) << 4
-            smem[a] = rowbytes[r, kb]
-
-
-def _kmajor_none(smem: np.ndarray, base: int, rowbytes: np.ndarray, sbo: int, lbo: int) -> None:
-    for r in range(rowbytes.shape[0]):
-        for kb in range(rowbytes.shape[1]):
-            smem[base + (r % 8) * 16 + (r // 8) * sbo + (kb % 16) + (kb // 16) * lbo] = rowbytes[r, kb]
-
-
-def _pack_e2m1(codes: np.ndarray) -> np.ndarray:
-    return (codes[:, 0::2] | (codes[:, 1::2] << 4)).astype(np.uint8)
-
-
-def _sf_to_tmem(tm: np.ndarray, col: int, sf: np.ndarray) -> None:
-    """SF codes (rows, nblk) -> word col + r//32, lane r%32 + 32q (all q), byte j (cta_group::1 4x1 layout)."""
-    for r in range(sf.shape[0]):
-        w = sum(int(sf[r, j]) << (8 * j) for j in range(sf.shape[1]))
-        for q in range(4):
-            tm[r % 32 + 32 * q, col + r // 32] = w
-
-
-def _f32_bits(x: np.ndarray) -> np.ndarray:
-    return np.asarray(x, np.float32).view(np.uint32)
-
+from mma_images import POISON_D, UE4M3, f32_bits, kmajor_none, kmajor_sw128, pack_e2m1, sf_to_tmem
 
 def _nvfp4_pair(rng: np.random.Generator, N: int, accumulate: bool):
     M = 256
@@ -70,12 +30,12 @@ def _nvfp4_pair(rng: np.random.Generator, N: int, accumulate: bool):
     smems, tms = [], []
     for v in (0, 1):
         smem = rng.integers(0, 256, 65536, dtype=np.uint8)
-        _kmajor_sw128(smem, 0x0000, _pack_e2m1(a[128 * v: 128 * v + 128]))
-        _kmajor_sw128(smem, 0x8000, _pack_e2m1(b[(N // 2) * v: (N // 2) * (v + 1)]))
+        kmajor_sw128(smem, 0x0000, pack_e2m1(a[128 * v: 128 * v + 128]))
+        kmajor_sw128(smem, 0x8000, pack_e2m1(b[(N // 2) * v: (N // 2) * (v + 1)]))
         tm = np.full((128, 512), POISON_D, np.uint32)
-        _sf_to_tmem(tm, 300, sfa[128 * v: 128 * v + 128])
-        _sf_to_tmem(tm, 308, sfb)
-        tm[:, 32:32 + N] = _f32_bits(c[128 * v: 128 * v + 128])
+        sf_to_tmem(tm, 300, sfa[128 * v: 128 * v + 128])
+        sf_to_tmem(tm, 308, sfb)
+        tm[:, 32:32 + N] = f32_bits(c[128 * v: 128 * v + 128])
         smems.append(smem)
         tms.append(tm)
     return a, b, sfa, sfb, c, smems, tms
@@ -97,12 +57,12 @@ def test_mxf4nvf4_m256_pair_exact(rng: np.random.Generator, kslice: int, accumul
     sa = np.vectorize(UE4M3.get)(np.repeat(sfa, 16, axis=1)).astype(np.float64)
     sb = np.vectorize(UE4M3.get)(np.repeat(sfb, 16, axis=1)).astype(np.float64)
     exact = (E2M1_VALUES[a[:, ks]] * sa) @ (E2M1_VALUES[b[:, ks]] * sb).T + (c if accumulate else 0)
-    model = tc_model("mxf4nvf4", a[:, ks], b[:, ks], c=_f32_bits(c) if accumulate else None, sfa=sfa, sfb=sfb,
+    model = tc_model("mxf4nvf4", a[:, ks], b[:, ks], c=f32_bits(c) if accumulate else None, sfa=sfa, sfb=sfb,
                      scale_fmt="ue4m3", block=16, a_fmt="e2m1", b_fmt="e2m1", d_fmt="f32")
     for v in (0, 1):
         rows = slice(128 * v, 128 * v + 128)
         assert np.array_equal(res[v].lanes, np.arange(128)) and np.array_equal(res[v].cols, 32 + np.arange(N))
-        assert np.array_equal(res[v].d, _f32_bits(exact[rows])), f"CTA {v}: D differs from the exact sum"
+        assert np.array_equal(res[v].d, f32_bits(exact[rows])), f"CTA {v}: D differs from the exact sum"
         assert np.array_equal(res[v].d, model[rows]), f"CTA {v}: D differs from the M=256 tensor-core model"
     assert sorted(set(reads)) == [(0, "A"), (0, "B"), (1, "A"), (1, "B")]
 
@@ -114,9 +74,9 @@ def test_f16_m256_pair_exact(rng: np.random.Generator) -> None:
     smems, tms = [], []
     for v in (0, 1):
         smem = rng.integers(0, 256, 32768, dtype=np.uint8)
-        _kmajor_none(smem, 0x0000, av[128 * v: 128 * v + 128].astype(np.float16).view(np.uint8).reshape(128, 32),
+        kmajor_none(smem, 0x0000, av[128 * v: 128 * v + 128].astype(np.float16).view(np.uint8).reshape(128, 32),
                      sbo=256, lbo=128)
-        _kmajor_none(smem, 0x4000, bv[16 * v: 16 * v + 16].astype(np.float16).view(np.uint8).reshape(16, 32),
+        kmajor_none(smem, 0x4000, bv[16 * v: 16 * v + 16].astype(np.float16).view(np.uint8).reshape(16, 32),
                      sbo=256, lbo=128)
         smems.append(smem)
         tms.append(np.full((128, 512), POISON_D, np.uint32))
@@ -126,7 +86,7 @@ def test_f16_m256_pair_exact(rng: np.random.Generator) -> None:
                        b_desc=SmemDesc.encode(0x4000, 128, 256, "NONE"), enable_input_d=False)
     ref = av @ bv.T
     for v in (0, 1):
-        assert np.array_equal(res[v].d, _f32_bits(ref[128 * v: 128 * v + 128]))
+        assert np.array_equal(res[v].d, f32_bits(ref[128 * v: 128 * v + 128]))
 
 
 @pytest.mark.parametrize("accumulate", [False, True])
@@ -141,14 +101,14 @@ def test_f16_m128_pair_layout_b_exact(rng: np.random.Generator, accumulate: bool
     smems, tms = [], []
     for v in (0, 1):
         smem = rng.integers(0, 256, 32768, dtype=np.uint8)
-        _kmajor_none(smem, 0x0000, av[64 * v: 64 * v + 64].astype(np.float16).view(np.uint8).reshape(64, 32),
+        kmajor_none(smem, 0x0000, av[64 * v: 64 * v + 64].astype(np.float16).view(np.uint8).reshape(64, 32),
                      sbo=256, lbo=128)
-        _kmajor_none(smem, 0x4000, bv[(N // 2) * v: (N // 2) * (v + 1)].astype(np.float16).view(np.uint8)
+        kmajor_none(smem, 0x4000, bv[(N // 2) * v: (N // 2) * (v + 1)].astype(np.float16).view(np.uint8)
                      .reshape(N // 2, 32), sbo=256, lbo=128)
         tm = np.full((128, 512), POISON_D, np.uint32)
         mine = cv[64 * v: 64 * v + 64]
-        tm[0:64, 8:8 + N // 2] = _f32_bits(mine[:, :N // 2])
-        tm[64:128, 8:8 + N // 2] = _f32_bits(mine[:, N // 2:])
+        tm[0:64, 8:8 + N // 2] = f32_bits(mine[:, :N // 2])
+        tm[64:128, 8:8 + N // 2] = f32_bits(mine[:, N // 2:])
         smems.append(smem)
         tms.append(tm)
     spec = spec_from_idesc("f16", (1 << 4) | ((N >> 3) << 17) | ((M >> 4) << 24), cta_group=2)
@@ -158,8 +118,8 @@ def test_f16_m128_pair_layout_b_exact(rng: np.random.Generator, accumulate: bool
     for v in (0, 1):
         r = ref[64 * v: 64 * v + 64]
         assert np.array_equal(res[v].lanes, np.arange(128)) and np.array_equal(res[v].cols, 8 + np.arange(N // 2))
-        assert np.array_equal(res[v].d[:64], _f32_bits(r[:, :N // 2])), f"CTA {v}: lanes 0..63 (columns < N/2)"
-        assert np.array_equal(res[v].d[64:], _f32_bits(r[:, N // 2:])), f"CTA {v}: lanes 64..127 (columns >= N/2)"
+        assert np.array_equal(res[v].d[:64], f32_bits(r[:, :N // 2])), f"CTA {v}: lanes 0..63 (columns < N/2)"
+        assert np.array_equal(res[v].d[64:], f32_bits(r[:, N // 2:])), f"CTA {v}: lanes 64..127 (columns >= N/2)"
 
 
 def test_pair_shape_rules() -> None:

@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-REPO = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
+from repo_root import REPO
+
 
 PASSING = """
 from ptxlab.lab.registry import Stage, StageResult, Check

@@ -13,7 +13,8 @@ import numpy as np
 
 from ptxlab.lab import state
 
-REPO = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
+from repo_root import REPO
+
 
 DRIVER = """
 from ptxlab.lab.registry import Stage, StageResult, Check

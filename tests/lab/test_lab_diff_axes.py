@@ -15,7 +15,7 @@ from ptxlab.debug import DebugFlags
 from ptxlab.lab.dumps import write_dump
 from ptxlab.lab.registry import StageContext, discover
 
-REPO = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
+from repo_root import REPO
 
 
 def _diff(*args: str) -> subprocess.CompletedProcess:

@@ -15,7 +15,7 @@ def cp_shift(shift: bool = False) -> str:
     """Each CTA stages its own 128 rows x 32 B (K-major SWIZZLE_NONE, LBO 128, SBO 256) from src[rank]; the even CTA
     issues tcgen05.cp.cta_group::2.128x256b (+ tcgen05.shift.cta_group::2.down when shift) and commits with
     .multicast::cluster to both CTAs; every warp reads its CTA's lanes 32w.. x 8 columns into out[rank][lane][col]."""
-    return HEAD + """
+    return HEAD + f"#define SHIFT {int(shift)}\n" + """
 extern "C" __global__ void __launch_bounds__(128) k(const unsigned* src, unsigned* out) {
   __shared__ __align__(1024) unsigned char s[128 * 32];
   __shared__ __align__(8) unsigned long long bar;
@@ -35,7 +35,9 @@ extern "C" __global__ void __launch_bounds__(128) k(const unsigned* src, unsigne
   unsigned base;
   asm volatile("ld.shared.b32 %0, [%1];" : "=r"(base) : "r"(smem_u32(&slot)) : "memory");
   if (rank == 0 && threadIdx.x == 0) {
-    const unsigned long long d = smem_desc_encode_pair(smem_u32(s));
+    // K-major SWIZZLE_NONE descriptor: start >> 4, LBO 128 >> 4 (bits 16..29), SBO 256 >> 4 (bits 32..45), bit 46
+    const unsigned long long d = ((unsigned long long)(((256u >> 4) & 0x3FFFu) | (1u << 14)) << 32) |
+                                 ((smem_u32(s) >> 4) & 0x3FFFu) | ((unsigned long long)(128u >> 4) << 16);
     asm volatile("tcgen05.cp.cta_group::2.128x256b [%0], %1;" :: "r"(base), "l"(d) : "memory");
 #if SHIFT
     asm volatile("tcgen05.shift.cta_group::2.down [%0];" :: "r"(base) : "memory");
@@ -52,10 +54,7 @@ extern "C" __global__ void __launch_bounds__(128) k(const unsigned* src, unsigne
   pair::cluster_sync();
   if (warp == 0) pair::tmem_dealloc(base, 32u);
 }
-""".replace("#if SHIFT", f"#if {int(shift)}").replace(
-        "smem_desc_encode_pair(smem_u32(s))",
-        "((unsigned long long)(((256u >> 4) & 0x3FFFu) | (1u << 14)) << 32) | ((smem_u32(s) >> 4) & 0x3FFFu) "
-        "| ((unsigned long long)(128u >> 4) << 16)")
+"""
 
 
 def alloc_dealloc(odd_alloc: int = 64, odd_dealloc: int = 64, dealloc_before_barrier: bool = False) -> str:

@@ -25,21 +25,6 @@ def fresh_seed() -> int:
     return int(np.random.SeedSequence().entropy % (2**63))
 
 
-def model_c(p: gpumode.NvFp4Problem) -> np.ndarray:
-    """(M, N, L) fp16: the bit-exact tensor-core model over the full K, then fp32 -> fp16 round-to-nearest-even."""
-    from ptxlab.mma import mma
-    from ptxlab.numerics import unpack_fp4
-
-    out = []
-    for l in range(p.l):
-        a = unpack_fp4(p.a[:, :, l]).astype(np.uint8)
-        b = unpack_fp4(p.b[:, :, l]).astype(np.uint8)
-        d = mma("mxf4nvf4", a, b, a_fmt="e2m1", b_fmt="e2m1", sfa=np.ascontiguousarray(p.sfa[:, :, l]),
-                sfb=np.ascontiguousarray(p.sfb[:, :, l]), scale_fmt="ue4m3", block=16)
-        out.append(d.view(np.float32).astype(np.float16))
-    return np.stack(out, axis=2)
-
-
 @pytest.fixture(scope="module")
 def dev():
     d = ptxlab.open_device("emu")
@@ -66,7 +51,7 @@ def test_gemm_exact_vs_model_and_reference(dev, m, n, k, l, bn, stages):
     tag = f"seed={seed} shape=({m},{n},{k},{l}) bn={bn} stages={rep.get('stages')}"
     assert c.shape == (m, n, l) and c.dtype == np.float16
     assert not np.isnan(c).any(), f"{tag}: {int(np.isnan(c).sum())} outputs still poisoned (NaN)"
-    want = model_c(p)
+    want = G.model_c(p)
     cb, wb = c.view(np.uint16), want.view(np.uint16)
     bad = np.argwhere(cb != wb)
     assert bad.size == 0, (f"{tag}: {len(bad)} outputs differ from the bit-exact model; first (m,n,l)={tuple(bad[0])}: "
@@ -117,7 +102,7 @@ def test_bounded_wait_build(dev):
     p = gpumode.generate_gemm(128, 256, 768, 1, seed)
     c = G.nvfp4_gemm(dev, p, stages=2, wait_probes=1 << 22)
     assert not gpumode.check_close(c, gpumode.reference_gemm(p)), f"seed={seed}"
-    assert (c.view(np.uint16) == model_c(p).view(np.uint16)).all(), f"seed={seed}"
+    assert (c.view(np.uint16) == G.model_c(p).view(np.uint16)).all(), f"seed={seed}"
     with pytest.raises(Exception, match="trap"):
         G.nvfp4_gemm(dev, p, stages=2, wait_probes=1)
 
@@ -169,7 +154,7 @@ def test_split_k_vs_reference_and_reset(dev, m, n, k, l, bn, splits):
         assert not np.isnan(c).any(), f"{tag}: {int(np.isnan(c).sum())} outputs still poisoned (NaN)"
         errs = gpumode.check_close(c, gpumode.reference_gemm(p), rtol=1e-3, atol=1e-3)
         assert not errs, f"{tag}: vs reference_gemm: " + "; ".join(errs)
-        want = model_c(p).astype(np.float32)
+        want = G.model_c(p).astype(np.float32)
         assert np.allclose(c.astype(np.float32), want, rtol=2e-3, atol=1e-3), tag
         assert ws.is_zero(), f"{tag}: workspace/counters not reset by the launch"
         c2 = G.nvfp4_gemm(dev, p, bn=bn, splits=splits, workspace=ws)

@@ -18,7 +18,7 @@ from ptxlab.production import gemm as G
 from ptxlab.production import submission_gemm as compat
 
 from test_export import _FakeDriver, _fake_cuda, load, write_submission  # noqa: F401 (fixtures of the adapter tests)
-from test_production_gemm import fresh_seed, model_c
+from test_production_gemm import fresh_seed
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +48,7 @@ def test_2sm_exact_vs_tensor_core_model(dev, m, n, k, l, bn, stages):
     assert rep["variant"] == "2sm" and rep["cluster"] == (2, 1, 1)
     assert rep["grid"] == (2 * (-(-m // 256)), n // bn, l)
     assert rep["tx_bytes"] == G.stage_bytes(bn, pair=True) == G.stage_bytes(bn) - bn // 2 * 128
-    exp = model_c(p)
+    exp = G.model_c(p)
     bad = np.argwhere(c.view(np.uint16) != exp.view(np.uint16))
     assert not len(bad), (f"seed={seed}: {len(bad)} of {c.size} differ; first (m, n, l) = {tuple(bad[0])}: "
                           f"got {c[tuple(bad[0])]!r} expected {exp[tuple(bad[0])]!r}")
@@ -168,5 +168,5 @@ def test_custom_kernel_2sm_on_emulator(monkeypatch):
     data = gpumode.to_torch(p)
     data[6].fill_(float("nan"))
     out = compat.custom_kernel(data)
-    assert np.array_equal(out.numpy().view(np.uint16), model_c(p).view(np.uint16))
+    assert np.array_equal(out.numpy().view(np.uint16), G.model_c(p).view(np.uint16))
     assert any(k[3] for k in compat._EMU if isinstance(k, tuple))
