@@ -620,8 +620,8 @@ class TimedWave(machine.Wave):
 
     recorder: Optional[Recorder] = None
 
-    def load(self, ins, space, addr, m, dt, count=1):
-        out = super().load(ins, space, addr, m, dt, count)
+    def load(self, ins, space, addr, m, dt, count=1, align=None):
+        out = super().load(ins, space, addr, m, dt, count, align)
         self._note(ins, space, addr, m, dt, count, False)
         return out
 
