@@ -72,6 +72,7 @@ class GpuParams:
     dsmem_latency_clk: float         # DSMEM load round trip to a peer SM (SM-to-SM network), beyond issue
     dsmem_bytes_clk: float           # one SM's DSMEM / peer bulk-copy bandwidth (bytes per cycle, SM-to-SM port)
     cluster_bar_latency_clk: float   # barrier.cluster: last arrive to the waiters' next issue
+    cluster_release_clk: float       # an mbarrier arrive with .release at .cluster scope holds the issuing warp
     max_threads_sm: int = 2048
     max_ctas_sm: int = 32
     regs_sm: int = 65536
@@ -109,7 +110,7 @@ H100 = _check(GpuParams(
     tc_flops_clk={"f16": 4096.0, "mxf4nvf4": 16384.0, "mxf4": 16384.0, "mxf8f6f4": 8192.0, "f8f6f4": 8192.0,
                   "tf32": 2048.0, "i8": 8192.0, "cp": 0.0},
     tmem_ld_bytes_clk=0.0, tmem_ld_latency_clk=0.0,
-    dsmem_latency_clk=200.0, dsmem_bytes_clk=32.0, cluster_bar_latency_clk=190.0,
+    dsmem_latency_clk=187.2, dsmem_bytes_clk=8.2, cluster_bar_latency_clk=756.6, cluster_release_clk=756.6,
     sources={
         "sms": HOPPER_WP, "clock_ghz": H100_MEASURED + " (clock64 / globaltimer under an all-SM FMA load: 1.9794)",
         "dram_bw": H100_MEASURED + " (1 GiB device-to-device copy, read + written bytes: 3010 GB/s)",
@@ -148,6 +149,9 @@ H100 = _check(GpuParams(
                                           "thread, 1024 threads)",
         "cluster_bar_latency_clk": H100_CLUSTER + " (barrier.cluster.arrive + wait loop, cluster of 2, one warp per "
                                                   "CTA)",
+        "cluster_release_clk": "assumed equal to the barrier.cluster round trip (arrive.release + wait.acquire) "
+                               "measured by the same probe: " + NO_SOURCE + "; added after the first comparison "
+                               "(ptx_docs/timing.md 'Clusters')",
         "max_threads_sm": CUDA_GUIDE, "max_ctas_sm": CUDA_GUIDE, "regs_sm": CUDA_GUIDE, "smem_sm": CUDA_GUIDE,
         "smem_per_cta_reserved": CUDA_GUIDE, "tmem_cols": "no TMEM on the H100",
     }))
@@ -184,7 +188,7 @@ B200 = _check(GpuParams(
                   "tf32": 4096.0, "i8": 16384.0, "cp": 0.0},
     tmem_ld_bytes_clk=512.0, tmem_ld_latency_clk=30.0,
     dsmem_latency_clk=H100.dsmem_latency_clk, dsmem_bytes_clk=H100.dsmem_bytes_clk,
-    cluster_bar_latency_clk=H100.cluster_bar_latency_clk,
+    cluster_bar_latency_clk=H100.cluster_bar_latency_clk, cluster_release_clk=H100.cluster_release_clk,
     max_threads_sm=2048, max_ctas_sm=32, regs_sm=65536, smem_sm=233472, tmem_cols=512,
     sources={
         "sms": CNC_B200 + "; " + BW_UB,
@@ -220,6 +224,7 @@ B200 = _check(GpuParams(
                              NO_SOURCE,
         "dsmem_bytes_clk": "assumed equal to the H100's measured value: " + NO_SOURCE,
         "cluster_bar_latency_clk": "assumed equal to the H100's measured value: " + NO_SOURCE,
+        "cluster_release_clk": "assumed equal to the H100's value: " + NO_SOURCE,
         "max_threads_sm": CUDA_GUIDE, "max_ctas_sm": CUDA_GUIDE, "regs_sm": CUDA_GUIDE, "smem_sm": CUDA_GUIDE,
         "smem_per_cta_reserved": CUDA_GUIDE, "tmem_cols": "PTX ISA 9.7.16.2 (512 columns x 128 lanes)",
     }))

@@ -464,8 +464,18 @@ class SmSim:
                             self.ev(w, f"bar.sync {key[2]}", w.t, done, "wait", pc)
                             w.t = done
                 elif k == MB_CONTRIB:
-                    self.contribute(d, ti + p.mbar_arrive_clk +
-                                    (self.dsmem_lat if self.trace.contribs[d].remote else 0.0))
+                    cb = self.trace.contribs[d]
+                    if cb.release_cluster and self.nsm > 1:
+                        # .release at .cluster scope: the warp waits until its earlier memory operations are
+                        # visible cluster-wide (cluster_release_clk, ptx_docs/timing.md "Clusters")
+                        rel = ti + p.cluster_release_clk
+                        w.waits["release.cluster"] += rel - w.t
+                        ws["waits"]["release.cluster"] += rel - w.t
+                        self.ev(w, "release.cluster", ti, rel, "wait", pc)
+                        w.t = max(w.t, rel)
+                        self.contribute(d, rel + (self.dsmem_lat if cb.remote else 0.0))
+                    else:
+                        self.contribute(d, ti + p.mbar_arrive_clk + (self.dsmem_lat if cb.remote else 0.0))
                 elif k == DSMEM:
                     ws["roles"].add("DSMEM")
                     _, e = u.dsmem.serve(ti, d[0])
@@ -534,7 +544,8 @@ class SmSim:
             # .cta_group::2: one MMA over the CTA pair; each CTA's tensor core computes its M/2 rows from its own
             # SMEM (PTX ISA 9.7.16.10.5 Layout A: a 4x1 data path in each CTA), so both pipes are busy for the
             # time of an (M/2)xNxK tile at the per-SM rate (ptx_docs/timing.md "Clusters")
-            dur = dur / 2.0
+            if kind != "cp":    # tcgen05.cp.cta_group::2: both CTAs copy their own bytes (the same time each)
+                dur = dur / 2.0
             if pair:
                 peer = self._pair_peer(w.cta)
                 if peer is not None:

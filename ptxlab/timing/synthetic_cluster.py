@@ -5,8 +5,10 @@ CL > 1 (CL = 1: an ordinary launch, the non-cluster reference).
 
 * ``MCAST``: a bulk-copy ring (STAGES x CHUNK bytes) where the CL CTAs of a cluster share every chunk: CTA rank r
   loads slice r (CHUNK / CL bytes) with ``cp.async.bulk ... .multicast::cluster`` into all CL CTAs' SMEM; each
-  consumer warp frees a stage by a remote ``mbarrier.arrive`` on every CTA's empty barrier.  DRAM bytes: 1 / CL of
-  the CL = 1 version (which loads every chunk per CTA from its own data).
+  consumer warp frees a stage by a remote ``mbarrier.arrive`` on every CTA's empty barrier (``REL`` = 1:
+  ``.release.cluster``, the form measured on the H100; 0: CUTLASS's ``mbarrier.arrive.shared::cluster`` without a
+  cluster-scope release).  DRAM bytes: 1 / CL of the CL = 1 version (which loads every chunk per CTA from its own
+  data).
 * ``DSMEM_CHASE``: a dependent pointer chase through the peer's (rank + 1) shared memory (``ld.shared::cluster``):
   SM-to-SM latency bound; the result is checkable (tab[i] = (i + step) % N).
 * ``DSMEM_BW``: independent 16-byte loads of the peer's shared memory (SM-to-SM bandwidth probe).
@@ -58,6 +60,9 @@ MCAST = COMMON + r'''
 #ifndef CW
 #define CW 4
 #endif
+#ifndef REL
+#define REL 1   // 1: consumers free a stage with mbarrier.arrive.release.cluster (measured form); 0: CUTLASS's form
+#endif
 extern "C" __global__ void __launch_bounds__(32 * (1 + CW)) mcast(const unsigned char* __restrict__ src,
                                                                   float* __restrict__ out, int chunks) {
   __shared__ alignas(128) unsigned char buf[STAGES][CHUNK];
@@ -105,8 +110,11 @@ extern "C" __global__ void __launch_bounds__(32 * (1 + CW)) mcast(const unsigned
       __syncwarp();
       if (lane == 0) {
         for (unsigned r = 0; r < CL; ++r) {
-#if CL > 1
+#if CL > 1 && REL
           asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];"
+                       :: "r"(cl_map(smem_u32(&empty[s]), r)) : "memory");
+#elif CL > 1   // CUTLASS ClusterBarrier::arrive(cta_id) form: default .release at .cta scope
+          asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];"
                        :: "r"(cl_map(smem_u32(&empty[s]), r)) : "memory");
 #else
           asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(smem_u32(&empty[s])) : "memory");

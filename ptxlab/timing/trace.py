@@ -61,6 +61,7 @@ class Contribution:
     key: tuple
     parts: int = 0
     remote: bool = False      # an arrive on a peer CTA's mbarrier (crosses the SM-to-SM network)
+    release_cluster: bool = False   # .release at .cluster scope: the issuing warp waits for the release (sim.py)
 
 
 class Trace:
@@ -436,6 +437,7 @@ def _wrap(i: int, e, ctx, rec: Recorder):
     op, mods = ins.opcode, ins.mods
     trace = rec.trace
     kind = PLAIN
+    rel_cluster = False
     if op in _BAR_OPS and mods and [m for m in mods if m not in ("cta", "aligned")][:1] in (["sync"], ["arrive"],
                                                                                           ["red"]):
         kind = BAR
@@ -450,6 +452,7 @@ def _wrap(i: int, e, ctx, rec: Recorder):
         kind = MB_CONTRIB
         bar_addr = next((a for a in ins.args if isinstance(a, ir.Addr)), None)
         tgt_rd = cluster_trace.target_reader(ctx, ins, bar_addr)
+        rel_cluster = "cluster" in mods and "relaxed" not in mods    # default semantics: .release (9.7.13.15.13)
     elif cluster_trace.is_cluster_barrier(ins):
         kind = CBAR_ARRIVE if "arrive" in mods else CBAR_WAIT
     elif op == "mbarrier" and mods and mods[0] in ("try_wait", "test_wait"):
@@ -465,7 +468,8 @@ def _wrap(i: int, e, ctx, rec: Recorder):
         idesc_rd = ctx.read(ins.args[3], "b32")
     elif op == "tcgen05" and mods and mods[0] == "cp":
         kind = MMA
-        mma_kind, mma_block, idesc_rd, mma_cg = "cp", None, None, 1
+        mma_kind, mma_block, idesc_rd = "cp", None, None
+        mma_cg = 2 if ins.has("cta_group::2") else 1     # .cta_group::2: each CTA of the pair copies its own SMEM
         cp_nbytes = tcgen05_cp_bytes(ins)
     elif op == "tcgen05" and mods and mods[0] == "commit":
         kind = MB_CONTRIB   # its arrive happens in the async op; this records the issue
@@ -545,6 +549,7 @@ def _wrap(i: int, e, ctx, rec: Recorder):
                 cid = trace.new_contrib((id(bar), phase))
                 trace.contribs[cid].parts = len(cw)
                 trace.contribs[cid].remote = remote
+                trace.contribs[cid].release_cluster = rel_cluster
                 for w in cw:
                     items[w].append((MB_CONTRIB, cid))
         elif kind in (CBAR_ARRIVE, CBAR_WAIT):
@@ -629,7 +634,7 @@ def _mma_size(st, m, warps, kind, block, idesc_rd, cp_bytes: int = 0, cta_group:
     for t in sel:
         w = int(st.gwarp[int(t)])
         if kind == "cp":
-            out[w] = ("cp", cp_bytes, 0, 0)
+            out[w] = ("cp", cp_bytes, 0, 0) + ((2,) if cta_group == 2 else ())
             continue
         from ..emu.tcgen05_mma import KIND_K, spec_from_idesc
         v = idesc_rd(st)

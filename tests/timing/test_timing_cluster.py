@@ -18,8 +18,8 @@ from ptxlab.timing.predict import resimulate
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _mcast(cl: int, nctas: int = 264, chunks: int = 8):
-    mod = ptxlab.compile(S.defines(CL=cl) + SC.MCAST, arch="sm_90a", name=f"mcast{cl}.cu")
+def _mcast(cl: int, nctas: int = 264, chunks: int = 8, rel: int = 0):
+    mod = ptxlab.compile(S.defines(CL=cl, REL=rel) + SC.MCAST, arch="sm_90a", name=f"mcast{cl}.cu")
     dev = ptxlab.open_device("emu", timing="h100")
     rng = np.random.default_rng()
     src = dev.to_device(rng.integers(1, 255, (nctas // cl) * chunks * 8192, dtype=np.uint8))
@@ -122,3 +122,14 @@ def test_pair_mma_runs_at_the_rate_of_an_m256_tile(d4):
         assert mine[-1]["t1"] - mine[0]["t0"] == pytest.approx(reps * per, rel=1e-6)   # back to back
     # tensor-core FLOP GPU-wide per pair: reps x 2*256*N*K over the two SMs
     assert t.amounts["tensor_flops"] / t.busy_sms * 2 == pytest.approx(reps * 2.0 * 256 * n * 64)
+
+
+def test_release_cluster_arrives_hold_the_consumer():
+    """mbarrier.arrive.release.cluster holds the issuing warp for cluster_release_clk (one per remote arrive): the
+    REL=1 multicast ring is slower than CUTLASS's arrive form and gets slower with the cluster size (as measured on
+    the H100, ptx_docs/timing.md "Clusters")."""
+    plain, rel2, rel4 = _mcast(2, rel=0), _mcast(2, rel=1), _mcast(4, rel=1)
+    assert rel2.us > plain.us and rel4.us > rel2.us, (plain.us, rel2.us, rel4.us)
+    assert any("release.cluster" in k for w in rel2.warps.values() for k in w["waits"])
+    slow = resimulate(rel2, replace(P.H100, cluster_release_clk=2 * P.H100.cluster_release_clk))
+    assert slow.us > rel2.us * 1.2
