@@ -37,7 +37,6 @@ def split_dsmem(rec, st, sel, warps, a: np.ndarray, nbytes: int, write: bool):
     remote = (a >> _cl.RANK_SHIFT) != (st.cta_of[sel] % n)
     if not remote.any():
         return a, warps
-    from .trace import SMEM
     by = np.bincount(warps[remote], minlength=st.T // 32) * nbytes
     for w in np.flatnonzero(by):
         w = int(w)
@@ -46,8 +45,7 @@ def split_dsmem(rec, st, sel, warps, a: np.ndarray, nbytes: int, write: bool):
         if prev is not None and prev[0] == DSMEM:
             b += prev[1][0]
             write = write and prev[1][1]
-        elif prev is not None and prev[0] == SMEM:
-            pass   # mixed own / peer access in one instruction: the peer part dominates (latency)
+        # (a mixed own / peer access in one instruction is recorded as DSMEM: the peer part dominates the latency)
         rec.cur_mem[w] = (DSMEM, (b, bool(write)))
     keep = ~remote
     return a[keep], warps[keep]
