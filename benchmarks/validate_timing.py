@@ -36,7 +36,6 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from ptxlab.timing import synthetic as S  # noqa: E402
 from ptxlab.timing import synthetic_cluster as SC  # noqa: E402
 
-READ_FLOOR_SRC = None   # filled from gemv_floor_h100.SRC (its flat2_k)
 
 MICRO_SRC = r"""
 extern "C" __global__ void chase(const unsigned* __restrict__ next, unsigned start, int hops, unsigned* out,
@@ -219,8 +218,8 @@ def cluster_kernels() -> list:
 
 def _source(k: dict) -> str:
     if k["src"] == "floor":
-        import gemv_floor_h100
-        return gemv_floor_h100.SRC
+        import read_kernels     # the floor kernels moved from gemv_floor_h100.py (its flat2_k)
+        return read_kernels.SRC
     return k["src"]
 
 
