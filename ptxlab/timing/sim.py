@@ -23,7 +23,9 @@ Model (documented in ptx_docs/timing.md):
   (``SmUnits``: issue, pipes, L1, SMEM, TMA, tensor pipe, fill paths, SM-to-SM port); DRAM / L2 give the group
   C / busy-SMs of their bandwidth.  A cluster takes one slot on each of its SMs and frees them when all its CTAs
   are done.  DSMEM loads wait for the SM-to-SM latency after their bytes passed the requester's SM-to-SM port;
-  remote mbarrier arrives and barrier.cluster add that latency; a multicast TMA load reads L2/DRAM once and fills
+  remote mbarrier arrives add that latency (and an arrive with .release at .cluster scope first holds its warp for
+  cluster_release_clk); a barrier.cluster phase completes cluster_bar_latency_clk after its last arrival; a
+  multicast TMA load reads L2/DRAM once and fills
   every destination SM (completion: the last); a cta_group::2 MMA occupies both SMs' tensor pipes for 2*M*N*K /
   (2 x the per-SM rate), i.e. the time of an M=128 tile on each SM (each CTA's tensor core computes its M/2 rows).
 """
@@ -469,8 +471,8 @@ class SmSim:
                         # .release at .cluster scope: the warp waits until its earlier memory operations are
                         # visible cluster-wide (cluster_release_clk, ptx_docs/timing.md "Clusters")
                         rel = ti + p.cluster_release_clk
-                        w.waits["release.cluster"] += rel - w.t
-                        ws["waits"]["release.cluster"] += rel - w.t
+                        w.waits["release.cluster"] += max(0.0, rel - w.t)
+                        ws["waits"]["release.cluster"] += max(0.0, rel - w.t)
                         self.ev(w, "release.cluster", ti, rel, "wait", pc)
                         w.t = max(w.t, rel)
                         self.contribute(d, rel + (self.dsmem_lat if cb.remote else 0.0))
@@ -566,11 +568,10 @@ class SmSim:
 
     def _pair_peer(self, cta: int):
         """The global CTA of ``cta``'s pair peer (%cluster_ctarank ^ 1, PTX ISA 9.7.16.5.1), if simulated."""
+        if not hasattr(self, "_by_rank"):
+            self._by_rank = {self.trace.cluster_of.get(c, (c, 0)): c for c in self.sm_of}
         k, r = self.trace.cluster_of.get(cta, (None, 0))
-        for c, (k2, r2) in self.trace.cluster_of.items():
-            if k2 == k and r2 == (r ^ 1):
-                return c if c in self.sm_of else None
-        return None
+        return self._by_rank.get((k, r ^ 1))
 
     def async_op(self, w, ti, aid, pc):
         a = self.trace.asyncs[aid]
