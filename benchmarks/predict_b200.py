@@ -3,7 +3,7 @@
     python benchmarks/predict_b200.py [--gpu b200] [--png-dir ptx_docs/img] [--json out.json] [--sensitivity]
 
 Kernels: the CUDA-core NVFP4 GEMV (tuned config, sm_100a PTX, grid sized for the GPU's SMs), the fused tcgen05 GEMV
-and the tcgen05 GEMM, on ptxlab.gpumode.GEMV_BENCHMARKS / GEMM_BENCHMARKS. Each row: predicted µs, the bound, the
+and the tcgen05 GEMM (the 1-SM default and the opt-in 2-SM cta_group::2 variant ``nvfp4_gemm_2sm``), on ptxlab.gpumode.GEMV_BENCHMARKS / GEMM_BENCHMARKS. Each row: predicted µs, the bound, the
 busiest resources, and the biggest wait of the busiest warp role; --png-dir writes one timeline per kernel (first
 shape). Parameters: ptxlab/timing/params.py (B200 table: datasheets and publications; unsourced values listed with
 their sensitivity by --sensitivity). Never fitted to any measured B200 time.
@@ -22,11 +22,14 @@ from ptxlab import gpumode  # noqa: E402
 from ptxlab.timing import cli, trace_export  # noqa: E402
 
 
-def rows(gpu: str, png_dir=None, sens: bool = False) -> list:
+def rows(gpu: str, png_dir=None, sens: bool = False, only=None) -> list:
     out = []
     jobs = [("nvfp4_gemv", (b["m"], b["k"], b["l"])) for b in gpumode.GEMV_BENCHMARKS]
     jobs += [("nvfp4_gemv_tcgen05", (b["m"], b["k"], b["l"])) for b in gpumode.GEMV_BENCHMARKS]
     jobs += [("nvfp4_gemm", (b["m"], b["n"], b["k"], b["l"])) for b in gpumode.GEMM_BENCHMARKS]
+    jobs += [("nvfp4_gemm_2sm", (b["m"], b["n"], b["k"], b["l"])) for b in gpumode.GEMM_BENCHMARKS]
+    if only:
+        jobs = [j for j in jobs if j[0] in only]
     first = set()
     for prob, shape in jobs:
         t0 = time.perf_counter()
@@ -73,10 +76,11 @@ def main(argv=None) -> int:
     ap.add_argument("--png-dir")
     ap.add_argument("--json")
     ap.add_argument("--sensitivity", action="store_true")
+    ap.add_argument("--only", nargs="*", help="kernels to predict (default: all)")
     args = ap.parse_args(argv)
     if args.png_dir:
         Path(args.png_dir).mkdir(parents=True, exist_ok=True)
-    rs = rows(args.gpu, args.png_dir, args.sensitivity)
+    rs = rows(args.gpu, args.png_dir, args.sensitivity, args.only)
     print(markdown(rs, args.gpu))
     if args.json:
         Path(args.json).write_text(json.dumps(rs, indent=2))

@@ -8,7 +8,9 @@ with per-launch CUDA events behind a GPU sleep, inputs rotated through buffers l
 reads DRAM (benchmarks/bench_gemv_h100.py time_launches); the median is the measurement. ``--micro`` first runs the
 microbenchmarks the H100 parameter table is calibrated from (copy bandwidth, empty-kernel launch, CTA launch rounds,
 pointer-chase latencies, L2 bandwidth, SM clock under FMA load, dependent-FMA latency, shared-memory bandwidth,
-one-SM read bandwidth); results in $OUT/micro_<gpu>.json and printed.
+one-SM read bandwidth); results in $OUT/micro_<gpu>.json and printed.  ``--micro-cluster`` runs the cluster probes
+(DSMEM pointer-chase latency, DSMEM bandwidth, barrier.cluster round trip; ptxlab/timing/synthetic_cluster.py) into
+"micro_cluster".  Kernels with a ``cluster`` entry are launched with cuLaunchKernelEx (cluster dimension attribute).
 Emulator side (``--predict GPU``): each kernel runs on ``open_device("emu", timing=GPU)`` with the same grid and
 sizes (one input set); the table prints predicted vs measured, |error|, per-shape ranking, median and max |error|.
 No parameter is fitted to these kernels: the table is the model's out-of-the-box error.
@@ -32,8 +34,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from ptxlab.timing import synthetic as S  # noqa: E402
+from ptxlab.timing import synthetic_cluster as SC  # noqa: E402
 
-READ_FLOOR_SRC = None   # filled from gemv_floor_h100.SRC (its flat2_k)
 
 MICRO_SRC = r"""
 extern "C" __global__ void chase(const unsigned* __restrict__ next, unsigned start, int hops, unsigned* out,
@@ -188,13 +190,36 @@ def kernels() -> list:
     K.append(dict(name="tiny launch (1 CTA stream, 4 KB)", group="tiny", kind="raw", src=S.STREAM, entry="stream",
                   grid=(1, 1, 1), block=(256, 1, 1), smem=0,
                   args=[("in", 4096, 0), ("out", 4096), ("i32", 256)], region=4096))
+    K += cluster_kernels()
+    return K
+
+
+def cluster_kernels() -> list:
+    """Thread-block-cluster kernels (ptxlab/timing/synthetic_cluster.py): multicast streaming, DSMEM ring exchange,
+    cluster-barrier loop.  The CL = 1 ring is the non-multicast reference of the multicast rows (ranking group)."""
+    K = []
+    nct, chunks = 2 * SMS_H100, 32
+    for cl in (1, 2, 4):
+        region = nct // cl * chunks * 8192
+        K.append(dict(name=f"multicast ring, cluster {cl}, 264 CTAs x 32 x 8 KB" if cl > 1 else
+                      "ring without cluster (multicast reference), 264 CTAs x 32 x 8 KB", group="mcast", kind="raw",
+                      src=S.defines(CL=cl) + SC.MCAST, entry="mcast", grid=(nct, 1, 1), block=(160, 1, 1), smem=0,
+                      cluster=(cl, 1, 1) if cl > 1 else None,
+                      args=[("in", region, 0), ("out", nct * 128 * 4), ("i32", chunks)], region=region))
+    K.append(dict(name="DSMEM ring exchange, cluster 2, 264 x 1024 thr x 128 it", group="dsmem", kind="raw",
+                  src=S.defines(CL=2) + SC.DSMEM_RING, entry="dsmem_ring", grid=(nct, 1, 1), block=(1024, 1, 1),
+                  smem=0, cluster=(2, 1, 1), args=[("out", nct * 1024 * 4), ("i32", 128)], region=0))
+    K.append(dict(name="cluster barrier loop, cluster 4, 528 x 256 thr x 256 it", group="cbar", kind="raw",
+                  src=S.defines(CL=4, WORK=8) + SC.CBAR, entry="cbar", grid=(4 * SMS_H100, 1, 1), block=(256, 1, 1),
+                  smem=0, cluster=(4, 1, 1), args=[("out", 4 * SMS_H100 * 256 * 4), ("i32", 256), ("f32", 1.0001)],
+                  region=0))
     return K
 
 
 def _source(k: dict) -> str:
     if k["src"] == "floor":
-        import gemv_floor_h100
-        return gemv_floor_h100.SRC
+        import read_kernels     # the floor kernels moved from gemv_floor_h100.py (its flat2_k)
+        return read_kernels.SRC
     return k["src"]
 
 
@@ -228,9 +253,23 @@ class Drv:
         ptrs = (ctypes.c_void_p * len(vals))(*[ctypes.addressof(v) for v in vals])
         return (vals, ptrs)
 
-    def launch(self, f, grid, block, smem, packed, stream):
-        self.ok(self.drv.cuLaunchKernel(f, *grid, *block, smem, self.drv.CUstream(stream),
-                                        ctypes.addressof(packed[1]), 0))
+    def launch(self, f, grid, block, smem, packed, stream, cluster=None):
+        if cluster is None:
+            self.ok(self.drv.cuLaunchKernel(f, *grid, *block, smem, self.drv.CUstream(stream),
+                                            ctypes.addressof(packed[1]), 0))
+            return
+        drv = self.drv     # as ptxlab/device/cuda.py _launch_cluster
+        cfg = drv.CUlaunchConfig()
+        cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = grid
+        cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = block
+        cfg.sharedMemBytes = smem
+        cfg.hStream = drv.CUstream(stream)
+        attr = drv.CUlaunchAttribute()
+        attr.id = drv.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+        attr.value.clusterDim.x, attr.value.clusterDim.y, attr.value.clusterDim.z = cluster
+        cfg.attrs = [attr]
+        cfg.numAttrs = 1
+        self.ok(drv.cuLaunchKernelEx(cfg, f, ctypes.addressof(packed[1]), 0))
 
 
 def _cvals(args, base: int, out: int):
@@ -271,6 +310,12 @@ def gpu_side(args) -> dict:
         except Exception:  # noqa: BLE001
             rep["errors"].append("micro: " + traceback.format_exc(limit=4))
             print(rep["errors"][-1], flush=True)
+    if args.micro_cluster:
+        try:
+            rep["micro_cluster"] = micro_cluster(torch, B, D, out, stream, sleep)
+        except Exception:  # noqa: BLE001
+            rep["errors"].append("micro_cluster: " + traceback.format_exc(limit=4))
+            print(rep["errors"][-1], flush=True)
     for k in kernels():
         if args.only and not any(s in k["name"] for s in args.only):
             continue
@@ -284,7 +329,8 @@ def gpu_side(args) -> dict:
                 nreg = int(min(1024, max(2, math.ceil(4 * 50e6 / region)))) if k["region"] else 1
                 step = (2 << 30) // nreg // 256 * 256
                 packs = [D.pack(_cvals(k["args"], base + i * step, out.data_ptr())) for i in range(nreg)]
-                fns = [lambda p=p: D.launch(f, k["grid"], k["block"], k["smem"], p, stream) for p in packs]
+                fns = [lambda p=p: D.launch(f, k["grid"], k["block"], k["smem"], p, stream, k.get("cluster"))
+                       for p in packs]
                 fns[0]()
                 torch.cuda.synchronize()
                 r = B.time_launches(torch, fns, args.iters, sleep)
@@ -448,6 +494,41 @@ def micro(torch, B, D, big, out, stream, sleep) -> dict:
     return res
 
 
+def micro_cluster(torch, B, D, out, stream, sleep) -> dict:
+    """Cluster probes (CUDA events; per-iteration cycles from the difference of two iteration counts, so the launch
+    cancels): DSMEM dependent-load round trip, DSMEM bandwidth per SM, barrier.cluster round trip."""
+    res = {}
+    pr = lambda k, v: (res.__setitem__(k, v), print(f"  micro {k}: {v}", flush=True))  # noqa: E731
+    clk = 1.979e9   # the H100's measured SM clock under load (params.H100.clock_ghz)
+
+    def per_iter(f, grid, block, mk, n1, n2, cluster, reps=30):
+        ts = {}
+        for n in (n1, n2):
+            pk = D.pack(mk(n))
+            fn = lambda pk=pk: D.launch(f, grid, block, 0, pk, stream, cluster)  # noqa: E731
+            fn()
+            torch.cuda.synchronize()
+            ts[n] = B.time_launches(torch, [fn], reps, sleep)["median_us"]
+        return (ts[n2] - ts[n1]) * 1e-6 * clk / (n2 - n1), ts
+    f = D.func(S.defines(CL=2) + SC.DSMEM_CHASE, "dsmem_chase")
+    c, ts = per_iter(f, (2, 1, 1), (32, 1, 1), lambda n: [ctypes.c_uint64(out.data_ptr()), ctypes.c_uint32(7),
+                                                          ctypes.c_int32(n)], 1024, 8192, (2, 1, 1))
+    pr("dsmem_chase_cycles_per_hop", round(c, 1))
+    pr("dsmem_chase_us", {str(k): round(v, 3) for k, v in ts.items()})
+    f = D.func(S.defines(CL=2) + SC.DSMEM_BW, "dsmem_bw")
+    nct = 2 * D.sms
+    c, ts = per_iter(f, (nct, 1, 1), (1024, 1, 1), lambda n: [ctypes.c_uint64(out.data_ptr()), ctypes.c_int32(n)],
+                     256, 2048, (2, 1, 1))
+    pr("dsmem_bw_bytes_per_clk_per_sm", round(2 * 1024 * 16 / c, 1))   # 2 CTAs/SM x 1024 thr x 16 B per iteration
+    pr("dsmem_bw_us", {str(k): round(v, 3) for k, v in ts.items()})
+    f = D.func(S.defines(CL=2, WORK=0) + SC.CBAR, "cbar")
+    c, ts = per_iter(f, (2, 1, 1), (32, 1, 1), lambda n: [ctypes.c_uint64(out.data_ptr()), ctypes.c_int32(n),
+                                                          ctypes.c_float(1.0)], 1024, 8192, (2, 1, 1))
+    pr("cluster_barrier_cycles_per_iter", round(c, 1))
+    pr("cluster_barrier_us", {str(k): round(v, 3) for k, v in ts.items()})
+    return res
+
+
 # ------------------------------------------------------------------------------------------------ emulator side
 def predict(k: dict, gpu: str):
     import ptxlab
@@ -478,8 +559,42 @@ def predict(k: dict, gpu: str):
             vals.append(np.int64(a[1]))
         elif a[0] == "f32":
             vals.append(np.float32(a[1]))
-    dev.launch(mod, k["entry"], grid=k["grid"], block=k["block"], args=vals, shared_bytes=k["smem"])
+    dev.launch(mod, k["entry"], grid=k["grid"], block=k["block"], args=vals, shared_bytes=k["smem"],
+               cluster=k.get("cluster"))
     return dev.last_timing
+
+
+def calibrate_cluster(micro: dict) -> dict:
+    """The H100 cluster parameters from the cluster probes: the probe's measured cycles per iteration minus what the
+    model itself predicts per iteration of the same probe with the parameter at 0 (the loop's own issue and ALU
+    latency); the DSMEM bandwidth is taken as measured."""
+    from dataclasses import replace
+
+    import ptxlab
+    from ptxlab.timing import params as P
+
+    def model(src, entry, grid, block, mk, cluster, **zero):
+        p = replace(P.H100, **zero)
+        mod = ptxlab.compile(src, arch="sm_90a", name=entry + ".cu")
+        us = {}
+        for n in (64, 512):
+            dev = ptxlab.open_device("emu", timing=p)
+            out = dev.empty(4 * 4096)
+            dev.launch(mod, entry, grid=grid, block=block, args=mk(out, n), cluster=cluster)
+            us[n] = dev.last_timing.sim_us
+        return (us[512] - us[64]) * p.clock_ghz * 1e3 / (512 - 64)
+    out = {}
+    base = model(S.defines(CL=2) + SC.DSMEM_CHASE, "dsmem_chase", (2, 1, 1), (32, 1, 1),
+                 lambda o, n: [o, np.uint32(7), np.int32(n)], (2, 1, 1), dsmem_latency_clk=0.0)
+    out["dsmem_latency_clk"] = round(micro["dsmem_chase_cycles_per_hop"] - base, 1)
+    out["dsmem_chase_model_overhead_clk"] = round(base, 2)
+    out["dsmem_bytes_clk"] = micro["dsmem_bw_bytes_per_clk_per_sm"]
+    base = model(S.defines(CL=2, WORK=0) + SC.CBAR, "cbar", (2, 1, 1), (32, 1, 1),
+                 lambda o, n: [o, np.int32(n), np.float32(1.0)], (2, 1, 1), cluster_bar_latency_clk=0.0)
+    out["cluster_bar_latency_clk"] = round(micro["cluster_barrier_cycles_per_iter"] - base, 1)
+    out["cbar_model_overhead_clk"] = round(base, 2)
+    print("cluster parameters (H100):", out)
+    return out
 
 
 def emu_side(args) -> int:
@@ -488,10 +603,10 @@ def emu_side(args) -> int:
 
     measured = {}
     meta = {}
-    if args.measured:
-        data = json.loads(Path(args.measured).read_text())
-        meta = {k: data.get(k) for k in ("device", "date")}
-        measured = {r["name"]: r for r in data.get("kernels", [])}
+    for path in args.measured or []:
+        data = json.loads(Path(path).read_text())
+        meta = meta or {k: data.get(k) for k in ("device", "date")}
+        measured.update({r["name"]: r for r in data.get("kernels", [])})
     rows = []
     for k in kernels():
         if args.only and not any(s in k["name"] for s in args.only):
@@ -542,15 +657,20 @@ def main(argv=None) -> int:
     ap.add_argument("--micro", action="store_true", help="with --gpu-side: run the calibration microbenchmarks")
     ap.add_argument("--iters", type=int, default=200)
     ap.add_argument("--predict", help="emulator side: h100 | h200 | b200")
-    ap.add_argument("--measured", help="JSON written by --gpu-side to compare with")
+    ap.add_argument("--micro-cluster", action="store_true", help="with --gpu-side: run the cluster probes")
+    ap.add_argument("--calibrate-cluster", metavar="MEASURED_JSON",
+                    help="derive the H100 cluster parameters from a --micro-cluster measurement")
+    ap.add_argument("--measured", nargs="*", help="JSON(s) written by --gpu-side to compare with (merged)")
     ap.add_argument("--json", help="write the comparison rows here")
     ap.add_argument("--only", nargs="*", help="substrings of kernel names to run")
     args = ap.parse_args(argv)
     if args.gpu_side:
         gpu_side(args)
+    if args.calibrate_cluster:
+        calibrate_cluster(json.loads(Path(args.calibrate_cluster).read_text())["micro_cluster"])
     if args.predict:
         return emu_side(args)
-    if not args.gpu_side:
+    if not args.gpu_side and not args.calibrate_cluster:
         ap.print_help()
         return 2
     return 0

@@ -149,12 +149,9 @@ class EmuDevice(Device):
         if self.stall_seconds is not None:
             kw["stall_s"] = self.stall_seconds
         if self.timing:
-            if cluster is not None:
-                raise LaunchError(f"launch of {kernel}: the timing model (timing={self.timing!r}) does not model "
-                                  "thread-block clusters yet; launch without timing= to emulate it")
             from ..timing.predict import timed_launch
             self.last_timing = timed_launch(self, module, prog, grid, block, bytes(params), int(shared_bytes),
-                                            self.timing, self.timing_sample, budget=kw.get("budget"))
+                                            self.timing, self.timing_sample, budget=kw.get("budget"), cluster=cluster)
             self.last_stats = {"thread_instrs": None, "seconds": time.perf_counter() - t0, "kernel": kernel}
             return
         stats = run_kernel(prog, self.heap, tuple(grid), tuple(block), bytes(params), int(shared_bytes),

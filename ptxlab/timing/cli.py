@@ -19,7 +19,7 @@ from typing import List
 
 from rich.console import Console
 
-PROBLEMS = ("nvfp4_gemv", "nvfp4_gemv_tcgen05", "nvfp4_gemm")
+PROBLEMS = ("nvfp4_gemv", "nvfp4_gemv_tcgen05", "nvfp4_gemm", "nvfp4_gemm_2sm")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -79,10 +79,11 @@ def run_problem(problem: str, shape, gpu, config=None, sample=None, seed: int = 
         from ptxlab.production.gemv_tcgen05 import run_gemv_tcgen05
         m, k, l = shape
         run_gemv_tcgen05(gpumode.generate_gemv(m, k, l, seed), device=dev)
-    else:
+    else:   # nvfp4_gemm (1-SM default) or nvfp4_gemm_2sm (the opt-in cta_group::2 variant, 2-CTA clusters)
         from ptxlab.production.gemm import nvfp4_gemm
         m, n, k, l = shape
-        nvfp4_gemm(dev, gpumode.generate_gemm(m, n, k, l, seed))
+        nvfp4_gemm(dev, gpumode.generate_gemm(m, n, k, l, seed),
+                   variant="2sm" if problem == "nvfp4_gemm_2sm" else "1sm")
     return dev.last_timing
 
 

@@ -23,6 +23,9 @@ H100_DS = "NVIDIA H100 datasheet (SXM5: 3.35 TB/s HBM3)"
 H200_DS = "NVIDIA H200 datasheet (SXM: 4.8 TB/s HBM3e, 141 GB)"
 B200_DS = "NVIDIA HGX B200 / DGX B200 datasheet (8 TB/s HBM3e per GPU; dense FP4 9 PFLOPS per GPU)"
 HOPPER_UB = "Luo et al., Dissecting the NVIDIA Hopper Architecture through Microbenchmarking, arXiv:2501.12084"
+HOPPER_UB2 = "Luo et al., Benchmarking and Dissecting the Nvidia Hopper GPU Architecture, arXiv:2402.13499 (SM-to-SM)"
+H100_CLUSTER = ("H100 measured here (benchmarks/validate_timing.py --micro, cluster probes; NOTES.md 'Timing model: "
+                "clusters', 2026-11-24)")
 BW_UB = "Jarmusch & Chandrasekaran, Microbenchmarking NVIDIA's Blackwell Architecture (B200), arXiv:2512.02189"
 BW_SA = "SemiAnalysis, Dissecting Nvidia Blackwell - Tensor Cores, PTX Instructions (B200 microbenchmarks)"
 CNC_B200 = "Chips and Cheese, Nvidia's B200: Keeping the CUDA Juggernaut Rolling (148 SMs, 126 MB L2, ~150 ns L2)"
@@ -65,6 +68,11 @@ class GpuParams:
     tc_flops_clk: dict               # tensor-core FLOP per cycle per SM, per tcgen05 kind
     tmem_ld_bytes_clk: float         # tcgen05.ld bandwidth per SM
     tmem_ld_latency_clk: float
+    # thread-block clusters (ptx_docs/timing.md "Clusters")
+    dsmem_latency_clk: float         # DSMEM load round trip to a peer SM (SM-to-SM network), beyond issue
+    dsmem_bytes_clk: float           # one SM's DSMEM / peer bulk-copy bandwidth (bytes per cycle, SM-to-SM port)
+    cluster_bar_latency_clk: float   # barrier.cluster: last arrive to the waiters' next issue
+    cluster_release_clk: float       # an mbarrier arrive with .release at .cluster scope holds the issuing warp
     max_threads_sm: int = 2048
     max_ctas_sm: int = 32
     regs_sm: int = 65536
@@ -102,6 +110,7 @@ H100 = _check(GpuParams(
     tc_flops_clk={"f16": 4096.0, "mxf4nvf4": 16384.0, "mxf4": 16384.0, "mxf8f6f4": 8192.0, "f8f6f4": 8192.0,
                   "tf32": 2048.0, "i8": 8192.0, "cp": 0.0},
     tmem_ld_bytes_clk=0.0, tmem_ld_latency_clk=0.0,
+    dsmem_latency_clk=187.2, dsmem_bytes_clk=8.2, cluster_bar_latency_clk=756.6, cluster_release_clk=756.6,
     sources={
         "sms": HOPPER_WP, "clock_ghz": H100_MEASURED + " (clock64 / globaltimer under an all-SM FMA load: 1.9794)",
         "dram_bw": H100_MEASURED + " (1 GiB device-to-device copy, read + written bytes: 3010 GB/s)",
@@ -135,6 +144,14 @@ H100 = _check(GpuParams(
         "tma_bytes_clk": H100_MEASURED + " (bulk-copy round trip from L2, 8 KiB - 1 KiB: 7 KiB in 70 cycles)",
         "tc_flops_clk": "not used on the H100 (no tcgen05); listed for the table's shape",
         "tmem_ld_bytes_clk": "no TMEM on the H100", "tmem_ld_latency_clk": "no TMEM on the H100",
+        "dsmem_latency_clk": H100_CLUSTER + " (dependent ld.shared::cluster chain to the peer of a 2-CTA cluster)",
+        "dsmem_bytes_clk": H100_CLUSTER + " (each CTA of 2-CTA clusters on all SMs reads its peer's SMEM, 16 B per "
+                                          "thread, 1024 threads)",
+        "cluster_bar_latency_clk": H100_CLUSTER + " (barrier.cluster.arrive + wait loop, cluster of 2, one warp per "
+                                                  "CTA)",
+        "cluster_release_clk": "assumed equal to the barrier.cluster round trip (arrive.release + wait.acquire) "
+                               "measured by the same probe: " + NO_SOURCE + "; added after the first comparison "
+                               "(ptx_docs/timing.md 'Clusters')",
         "max_threads_sm": CUDA_GUIDE, "max_ctas_sm": CUDA_GUIDE, "regs_sm": CUDA_GUIDE, "smem_sm": CUDA_GUIDE,
         "smem_per_cta_reserved": CUDA_GUIDE, "tmem_cols": "no TMEM on the H100",
     }))
@@ -170,6 +187,8 @@ B200 = _check(GpuParams(
     tc_flops_clk={"mxf4nvf4": 32768.0, "mxf4": 32768.0, "mxf8f6f4": 16384.0, "f8f6f4": 16384.0, "f16": 8192.0,
                   "tf32": 4096.0, "i8": 16384.0, "cp": 0.0},
     tmem_ld_bytes_clk=512.0, tmem_ld_latency_clk=30.0,
+    dsmem_latency_clk=H100.dsmem_latency_clk, dsmem_bytes_clk=H100.dsmem_bytes_clk,
+    cluster_bar_latency_clk=H100.cluster_bar_latency_clk, cluster_release_clk=H100.cluster_release_clk,
     max_threads_sm=2048, max_ctas_sm=32, regs_sm=65536, smem_sm=233472, tmem_cols=512,
     sources={
         "sms": CNC_B200 + "; " + BW_UB,
@@ -201,6 +220,11 @@ B200 = _check(GpuParams(
                         "); kind ratios from the datasheet; " + PTX_ISA,
         "tmem_ld_bytes_clk": "512 B/clk per SM (128 lanes x 32 bit per cycle) assumed: " + NO_SOURCE,
         "tmem_ld_latency_clk": "assumed (" + NO_SOURCE + ")",
+        "dsmem_latency_clk": "assumed equal to the H100's measured value (no B200 SM-to-SM publication found): " +
+                             NO_SOURCE,
+        "dsmem_bytes_clk": "assumed equal to the H100's measured value: " + NO_SOURCE,
+        "cluster_bar_latency_clk": "assumed equal to the H100's measured value: " + NO_SOURCE,
+        "cluster_release_clk": "assumed equal to the H100's value: " + NO_SOURCE,
         "max_threads_sm": CUDA_GUIDE, "max_ctas_sm": CUDA_GUIDE, "regs_sm": CUDA_GUIDE, "smem_sm": CUDA_GUIDE,
         "smem_per_cta_reserved": CUDA_GUIDE, "tmem_cols": "PTX ISA 9.7.16.2 (512 columns x 128 lanes)",
     }))

@@ -6,6 +6,10 @@ recorded; the other SMs are assumed to run the same kind of work at the same tim
 mean-field share in sim.py).  The results of the CTAs not emulated are NOT computed: their outputs keep whatever
 the buffers held.  ``sample="all"`` emulates every CTA (correct results; only the busiest SM's CTAs are simulated).
 The prediction reports which mode ran (``Timing.sampled``).
+
+Clusters (launch ``cluster=``): a cluster's C CTAs are co-resident on C SMs, so the sample is whole clusters: the
+clusters the busiest group of C SMs runs (cluster ids k0, k0 + G, k0 + 2G, ... with G = SMs // C cluster slots) are
+emulated and simulated on C SMs, one per %cluster_ctarank (sim.py; ptx_docs/timing.md "Clusters").
 """
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ from typing import Any, Optional
 from ..emu import machine
 from . import params as _params
 from .sim import SmSim, cta_ids_for_sm, occupancy
+from . import cluster_trace
 from .trace import ProgramInfo, Recorder, TimedWave, Trace, instrument
 
 
@@ -50,6 +55,7 @@ class Timing:
     registers: int = 0
     smem_bytes: int = 0
     tmem_cols: int = 0
+    amounts: dict = field(repr=False, default_factory=dict)   # GPU-wide bytes / FLOP / instructions (all busy SMs)
     _replay: tuple = field(repr=False, default=(), compare=False)
 
     def __str__(self) -> str:
@@ -58,7 +64,7 @@ class Timing:
 
 
 def timed_launch(dev, module, prog, grid, block, params: bytes, dyn_smem: int, gpu: Any = "b200",
-                 sample: Optional[str] = None, budget: Optional[int] = None) -> Timing:
+                 sample: Optional[str] = None, budget: Optional[int] = None, cluster=None) -> Timing:
     p = _params.get(gpu)
     grid, block = tuple(grid), tuple(block)
     total = grid[0] * grid[1] * grid[2]
@@ -74,22 +80,31 @@ def timed_launch(dev, module, prog, grid, block, params: bytes, dyn_smem: int, g
     smem = prog.static_smem + dyn_smem if not prog.has_dynamic_smem else prog.dyn_base + dyn_smem
     occ0 = occupancy(p, threads, regs, smem)
     occ = occ0["ctas_per_sm"]
+    csize = cluster.size if cluster is not None else 1
     busy_sms = min(p.sms, total)
-    mine = cta_ids_for_sm(total, p.sms, 0)
+    if csize > 1:
+        order, mine = cluster_sample(grid, cluster.dims, p.sms)
+    else:
+        order, mine = None, cta_ids_for_sm(total, p.sms, 0)
     mode = (sample or "auto").lower()
     if mode == "all" or total <= 1:
-        run_ids, rec_ids = list(range(total)), set(mine)
+        run_ids, rec_ids = (order or list(range(total))), set(mine)
         sampled = f"all {total} CTAs emulated; the busiest SM's {len(mine)} simulated"
     else:
         run_ids, rec_ids = mine, set(mine)
         sampled = (f"timing-only sample: {len(mine)} of {total} CTAs emulated (those of the busiest SM); "
                    f"outputs of the other CTAs not computed") if len(mine) < total else \
             f"all {total} CTAs emulated"
-    trace = Trace(prog, grid, block, dyn_smem, sorted(rec_ids))
+    if csize > 1:
+        sampled += f"; clusters of {csize}: whole clusters on {csize} SMs"
+    trace = Trace(prog, grid, block, dyn_smem, [c for c in run_ids if c in rec_ids])
+    if csize > 1:
+        trace.cluster = csize
+        trace.cluster_of = cluster_trace.cluster_map(grid, cluster.dims)
     rec = Recorder(trace, p)
     iprog = instrument(prog, rec)
     tpc = (threads + 31) // 32 * 32
-    per_wave = max(1, min(len(run_ids), machine.WAVE_THREADS // tpc))
+    per_wave = max(1, min(len(run_ids), machine.WAVE_THREADS // tpc)) // csize * csize or csize
     kw = {} if budget is None else {"budget": budget}
     t0 = time.perf_counter()
     rec_list = [c for c in run_ids if c in rec_ids]
@@ -98,11 +113,11 @@ def timed_launch(dev, module, prog, grid, block, params: bytes, dyn_smem: int, g
         for s in range(0, len(ids), per_wave):
             chunk = ids[s:s + per_wave]
             if recorded:
-                st = TimedWave(iprog, dev.heap, chunk, grid, block, params, dyn_smem, dev)
+                st = TimedWave(iprog, dev.heap, chunk, grid, block, params, dyn_smem, dev, cluster=cluster)
                 rec.attach(st)
                 st.recorder = rec
             else:
-                st = machine.Wave(prog, dev.heap, chunk, grid, block, params, dyn_smem, dev)
+                st = machine.Wave(prog, dev.heap, chunk, grid, block, params, dyn_smem, dev, cluster=cluster)
             machine.Scheduler(st, **kw).run()
             trace.thread_instrs += st.thread_instrs
             if recorded:
@@ -118,7 +133,7 @@ def simulate(trace: Trace, prog, p, threads: int, regs: int, smem: int, sampled:
     """Replay a recorded trace with parameter table ``p`` (the trace does not depend on the parameters, except
     through which CTAs the busiest SM runs, i.e. the SM count)."""
     total = trace.grid[0] * trace.grid[1] * trace.grid[2]
-    busy_sms = min(p.sms, total)
+    busy_sms = min(p.sms // trace.cluster * trace.cluster, total)
     tmem = max(trace.tmem_cols.values(), default=0)
     occ0 = occupancy(p, threads, regs, smem, tmem)
     occ = occ0["ctas_per_sm"]
@@ -139,6 +154,7 @@ def simulate(trace: Trace, prog, p, threads: int, regs: int, smem: int, sampled:
                  ctas_per_sm=occ, busy_sms=busy_sms, waves=total / float(p.sms * occ), sampled=sampled,
                  warps=r.warps, events=r.events, cta_spans=r.cta_spans, clock_ghz=p.clock_ghz,
                  emu_seconds=emu_s, sim_seconds=sim_s, registers=regs, smem_bytes=smem, tmem_cols=tmem)
+    out.amounts = {k: v * busy_sms for k, v in r.amounts.items()}
     out._replay = (trace, prog, threads, regs, smem, sampled)
     return out
 
@@ -150,6 +166,17 @@ def resimulate(t: Timing, p) -> Timing:
     if p.sms != _params.get(t.gpu).sms and p.name != t.gpu:
         raise ValueError("resimulate: the sampled CTAs depend on the SM count; re-run the launch instead")
     return simulate(trace, prog, p, threads, regs, smem, sampled)
+
+
+def cluster_sample(grid, dims, sms: int) -> tuple:
+    """(all CTAs in cluster launch order, the CTAs of the clusters the busiest group of C SMs runs)."""
+    from ..emu.cluster import wave_order
+    order = wave_order(tuple(grid), tuple(dims))
+    c = dims[0] * dims[1] * dims[2]
+    slots = max(1, sms // c)
+    nclusters = len(order) // c
+    mine = [g for k in range(0, nclusters, slots) for g in order[k * c:(k + 1) * c]]
+    return order, mine
 
 
 def _note_tmem(trace: Trace, st) -> None:

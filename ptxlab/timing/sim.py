@@ -19,6 +19,15 @@ Model (documented in ptx_docs/timing.md):
 * Asynchronous units are FIFO servers per SM: the TMA unit (issue cost per copy, bytes through DRAM/L2 as above),
   the tensor pipe (tcgen05.mma: 2*M*N*K / rate of its kind, or its SMEM operand bytes / SMEM bandwidth if larger,
   in issue order; tcgen05.commit completes when the pipe has finished the CTA's earlier ops).
+* Clusters (trace.cluster = C > 1): C SMs are simulated, one per %cluster_ctarank, each with its own units
+  (``SmUnits``: issue, pipes, L1, SMEM, TMA, tensor pipe, fill paths, SM-to-SM port); DRAM / L2 give the group
+  C / busy-SMs of their bandwidth.  A cluster takes one slot on each of its SMs and frees them when all its CTAs
+  are done.  DSMEM loads wait for the SM-to-SM latency after their bytes passed the requester's SM-to-SM port;
+  remote mbarrier arrives add that latency (and an arrive with .release at .cluster scope first holds its warp for
+  cluster_release_clk); a barrier.cluster phase completes cluster_bar_latency_clk after its last arrival; a
+  multicast TMA load reads L2/DRAM once and fills
+  every destination SM (completion: the last); a cta_group::2 MMA occupies both SMs' tensor pipes for 2*M*N*K /
+  (2 x the per-SM rate), i.e. the time of an M=128 tile on each SM (each CTA's tensor core computes its M/2 rows).
 """
 from __future__ import annotations
 
@@ -28,7 +37,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .trace import (ASYNC, BAR, GLD, GST, LOCAL, MB_CONTRIB, MB_WAIT, MMA, PLAIN, SMEM, TMEM_LD, ProgramInfo, Trace)
+from .trace import (ASYNC, BAR, CBAR_ARRIVE, CBAR_WAIT, DSMEM, GLD, GST, LOCAL, MB_CONTRIB, MB_WAIT, MMA, PLAIN, SMEM,
+                    TMEM_LD, ProgramInfo, Trace)
 
 PIPE_OF = {"fma": "fma", "imad": "fmah", "alu": "alu", "sfu": "sfu", "shfl": "alu", "cvt": "alu", "mem": "lsu",
            "sync": "alu", "branch": "alu"}
@@ -77,11 +87,28 @@ class SharedServer:
         return max(self.free, t)
 
 
+class SmUnits:
+    """The per-SM resources of one simulated SM."""
+
+    def __init__(self, p):
+        self.fill = Server(p.sm_dram_bytes_clk)
+        self.tma_fill = Server(p.tma_bytes_clk)
+        self.l1 = Server(p.sm_l1_bytes_clk)
+        self.smem = Server(p.smem_bytes_clk)
+        self.tma = Server(1.0)
+        self.tc = Server(1.0)
+        self.tmem = Server(p.tmem_ld_bytes_clk or 1e9)
+        self.dsmem = Server(p.dsmem_bytes_clk)
+        self.dispatch = [0.0] * p.smsps
+        self.pipes = [dict.fromkeys(PIPES, 0.0) for _ in range(p.smsps)]
+        self.issue_busy = [0.0] * p.smsps
+
+
 class WarpState:
     __slots__ = ("key", "stream", "pos", "t", "ready", "smsp", "cta", "blocked", "block_t", "block_why", "done",
-                 "issued", "waits", "last_pc", "start", "hseq", "block_pc")
+                 "issued", "waits", "last_pc", "start", "hseq", "block_pc", "sm")
 
-    def __init__(self, key, stream, smsp, t):
+    def __init__(self, key, stream, smsp, t, sm=0):
         self.key = key
         self.cta = key[0]
         self.stream = stream
@@ -98,6 +125,7 @@ class WarpState:
         self.waits: dict = defaultdict(float)
         self.last_pc = -2
         self.hseq = -1
+        self.sm = sm
 
 
 @dataclass
@@ -125,17 +153,14 @@ class SmSim:
         self.trace, self.info, self.p = trace, info, p
         self.occ = max(1, occupancy)
         clk = p.clock_ghz * 1e9
-        share = max(1, busy_sms)
+        self.nsm = max(1, int(getattr(trace, "cluster", 1) or 1))     # simulated SMs: one per cluster rank
+        share = max(1, busy_sms) / self.nsm
         win = p.cycles(p.burst_window_ns)
         self.dram = SharedServer(p.dram_bw / clk / share, win)
         self.l2 = SharedServer(p.l2_bw / clk / share, win)
-        self.fill = Server(p.sm_dram_bytes_clk)
-        self.tma_fill = Server(p.tma_bytes_clk)
-        self.l1 = Server(p.sm_l1_bytes_clk)
-        self.smem = Server(p.smem_bytes_clk)
-        self.tma = Server(1.0)
-        self.tc = Server(1.0)
-        self.tmem = Server(p.tmem_ld_bytes_clk or 1e9)
+        self.units = [SmUnits(p) for _ in range(self.nsm)]
+        self.sm_of = {c: (trace.cluster_of.get(c, (c, 0))[1] if self.nsm > 1 else 0) for c in trace.ctas}
+        self.dsmem_lat = p.dsmem_latency_clk
         self.dram_lat = p.cycles(p.dram_latency_ns)
         self.l2_lat = p.cycles(p.l2_latency_ns)
         self.tma_lat = p.cycles(p.tma_latency_ns)
@@ -145,9 +170,6 @@ class SmSim:
                     "mem": 30.0, "branch": 0.0}
         self.cost = {pipe: _pipe_cost(p, pipe) for pipe in PIPES}
         self.cost["lsu"] = 1.0
-        self.dispatch = [0.0] * p.smsps
-        self.pipes = [dict.fromkeys(PIPES, 0.0) for _ in range(p.smsps)]
-        self.issue_busy = [0.0] * p.smsps
         self.heap: list = []
         self.seq = 0
         # synchronisation state
@@ -158,7 +180,7 @@ class SmSim:
         self.key_done: dict = {}
         self.waiters: dict = defaultdict(list)
         self.tc_last: dict = defaultdict(float)
-        self.timeline_ctas = set(trace.ctas[:timeline_ctas])
+        self.timeline_ctas = set(trace.ctas[:max(timeline_ctas, self.nsm)])
         self.events: list = []
         self.max_events = max_events
         self.bar_names: dict = {}
@@ -188,8 +210,11 @@ class SmSim:
             e.update(args)
         self.events.append(e)
 
-    def mem_load(self, t: float, sectors: int, dram_sectors: int) -> float:
-        _, l1_end = self.l1.serve(t, sectors * 32)
+    def track(self, name: str, w) -> str:
+        return name if self.nsm == 1 else f"{name} (SM {w.sm if hasattr(w, 'sm') else w})"
+
+    def mem_load(self, t: float, sectors: int, dram_sectors: int, u: SmUnits) -> float:
+        _, l1_end = u.l1.serve(t, sectors * 32)
         d = dram_sectors * 32
         h = (sectors - dram_sectors) * 32
         done = l1_end
@@ -197,7 +222,7 @@ class SmSim:
             done = max(done, self.dram.serve(t, d) + self.dram_lat)
         if h:
             done = max(done, self.l2.serve(t, h) + self.l2_lat)
-        _, fe = self.fill.serve(t, d + h)
+        _, fe = u.fill.serve(t, d + h)
         return max(done, fe + (self.dram_lat if d else self.l2_lat))
 
     # --- contributions (barrier generations / mbarrier phases) -------------------------------------------------------
@@ -212,7 +237,8 @@ class SmSim:
         self.key_time[key] = max(self.key_time.get(key, 0.0), tc)
         self.key_left[key] -= 1
         if self.key_left[key] == 0:
-            lat = self.p.bar_latency_clk if key[0] == "bar" else self.p.mbar_latency_clk
+            lat = self.p.bar_latency_clk if key[0] == "bar" else \
+                self.p.cluster_bar_latency_clk if key[0] == "cbar" else self.p.mbar_latency_clk
             done = self.key_time[key] + lat
             self.key_done[key] = done
             for w in self.waiters.pop(key, ()):
@@ -241,7 +267,12 @@ class SmSim:
         by_cta = defaultdict(list)
         for key in sorted(self.trace.streams):
             by_cta[key[0]].append(key)
-        pending = list(ctas)
+        groups: dict = {}       # cluster index -> its CTAs (one CTA per group without clusters)
+        for c in ctas:
+            groups.setdefault(self.trace.cluster_of.get(c, (c, 0))[0] if self.nsm > 1 else c, []).append(c)
+        pending = list(groups.values())
+        group_left: dict = {}
+        group_of: dict = {}
         live: dict = {}
         spans = []
         cta_start: dict = {}
@@ -250,21 +281,30 @@ class SmSim:
         free_slots = list(range(self.occ))
 
         def start_cta(t):
-            c = pending.pop(0)
+            grp = pending.pop(0)
             slot = free_slots.pop(0)
-            slot_of[c] = slot
-            keys = by_cta[c]
-            live[c] = len(keys)
-            cta_start[c] = t
-            for k in keys:
-                w = WarpState(k, self.trace.streams[k], (slot * len(keys) + k[1]) % p.smsps, t)
-                self.push(t, w)
-            if not keys:
-                live[c] = 0
-                finish_cta(c, t)
+            gid = id(grp)
+            group_left[gid] = len(grp)
+            for c in grp:
+                slot_of[c] = slot
+                group_of[c] = grp
+                keys = by_cta[c]
+                live[c] = len(keys)
+                cta_start[c] = t
+                for k in keys:
+                    w = WarpState(k, self.trace.streams[k], (slot * len(keys) + k[1]) % p.smsps, t, self.sm_of[c])
+                    self.push(t, w)
+            for c in grp:
+                if not by_cta[c]:
+                    live[c] = 0
+                    finish_cta(c, t)
 
         def finish_cta(c, t):
             spans.append((c, cta_start[c], t))
+            grp = group_of[c]
+            group_left[id(grp)] -= 1
+            if group_left[id(grp)]:
+                return          # a cluster's slots free when all its CTAs are done
             free_slots.append(slot_of[c])
             if pending:
                 start_cta(t + launch)
@@ -297,13 +337,21 @@ class SmSim:
             for k in stuck:
                 for w in self.waiters.pop(k):
                     w.waits["unresolved wait"] += end - w.block_t
-        res = {"dram": self.dram.busy, "l2": self.l2.busy, "fill": max(self.fill.busy, self.tma_fill.busy),
-               "l1": self.l1.busy,
-               "smem": self.smem.busy, "tma": self.tma.busy, "tensor": self.tc.busy, "tmem": self.tmem.busy,
-               "issue": max(self.issue_busy)}
-        amounts = {"dram_bytes": self.dram.amount, "l2_bytes": self.l2.amount, "smem_bytes": self.smem.amount,
-                   "tensor_flops": self.tc.amount, "tma_ops": self.tma.amount,
-                   "instructions": sum(self.issue_busy)}
+        us = self.units
+        n = float(self.nsm)
+        res = {"dram": self.dram.busy, "l2": self.l2.busy,
+               "fill": max(max(u.fill.busy, u.tma_fill.busy) for u in us),
+               "l1": max(u.l1.busy for u in us), "smem": max(u.smem.busy for u in us),
+               "tma": max(u.tma.busy for u in us), "tensor": max(u.tc.busy for u in us),
+               "tmem": max(u.tmem.busy for u in us), "issue": max(max(u.issue_busy) for u in us)}
+        if self.nsm > 1:
+            res["dsmem"] = max(u.dsmem.busy for u in us)
+        # amounts per SM (the mean over the simulated SMs): predict._achieved scales them by the busy SMs
+        amounts = {"dram_bytes": self.dram.amount / n, "l2_bytes": self.l2.amount / n,
+                   "smem_bytes": sum(u.smem.amount for u in us) / n,
+                   "tensor_flops": sum(u.tc.amount for u in us) / n, "tma_ops": sum(u.tma.amount for u in us) / n,
+                   "instructions": sum(sum(u.issue_busy) for u in us) / n,
+                   "dsmem_bytes": sum(u.dsmem.amount for u in us) / n}
         return SimResult(cycles=end, ctas_on_sm=len(ctas), resources=res, amounts=amounts,
                          warps=self._warp_summary(), events=self.events, cta_spans=spans)
 
@@ -351,10 +399,11 @@ class SmSim:
                 continue
             pipe = PIPE_OF.get(cls, "alu")
             s = w.smsp
-            pf = self.pipes[s]
+            u = self.units[w.sm]
+            pf = u.pipes[s]
             if pipe == "fma":
                 pipe = "fmah" if pf["fmah"] < pf["fmal"] else "fmal"
-            ti = max(t, self.dispatch[s], pf[pipe])
+            ti = max(t, u.dispatch[s], pf[pipe])
             if ti > t:
                 w.waits["issue contention"] += ti - t
                 ws["waits"]["issue contention"] += ti - t
@@ -362,9 +411,9 @@ class SmSim:
                 w.t = ti
                 self.push(ti, w)
                 return False
-            self.dispatch[s] = ti + 1.0 / p.issue_per_smsp
+            u.dispatch[s] = ti + 1.0 / p.issue_per_smsp
             pf[pipe] = ti + self.cost[pipe]
-            self.issue_busy[s] += 1.0 / p.issue_per_smsp
+            u.issue_busy[s] += 1.0 / p.issue_per_smsp
             w.issued += 1
             ws["issued"] += 1
             w.last_pc = pc
@@ -379,19 +428,19 @@ class SmSim:
                 if k == PLAIN:
                     continue
                 if k == GLD:
-                    ready = self.mem_load(ti, d[0], d[1])
+                    ready = self.mem_load(ti, d[0], d[1], u)
                 elif k == GST:
-                    self.l1.serve(ti, d[0] * 32)
+                    u.l1.serve(ti, d[0] * 32)
                     self.dram.serve(ti, d[0] * 32)
-                    self.fill.serve(ti, d[0] * 32)
+                    u.fill.serve(ti, d[0] * 32)
                 elif k == SMEM:
-                    _, e = self.smem.serve(ti, d * 128)
+                    _, e = u.smem.serve(ti, d * 128)
                     ready = e + p.smem_latency_clk
                 elif k == LOCAL:
                     ready = ti + 30.0
                 elif k == TMEM_LD:
                     ws["roles"].add("epilogue")
-                    _, e = self.tmem.serve(ti, d)
+                    _, e = u.tmem.serve(ti, d)
                     ready = e + p.tmem_ld_latency_clk
                     self.ev(w, "tcgen05.ld", ti, ready, "tmem", pc)
                 elif k == MMA:
@@ -417,7 +466,39 @@ class SmSim:
                             self.ev(w, f"bar.sync {key[2]}", w.t, done, "wait", pc)
                             w.t = done
                 elif k == MB_CONTRIB:
-                    self.contribute(d, ti + p.mbar_arrive_clk)
+                    cb = self.trace.contribs[d]
+                    if cb.release_cluster and self.nsm > 1:
+                        # .release at .cluster scope: the warp waits until its earlier memory operations are
+                        # visible cluster-wide (cluster_release_clk, ptx_docs/timing.md "Clusters")
+                        rel = ti + p.cluster_release_clk
+                        w.waits["release.cluster"] += max(0.0, rel - w.t)
+                        ws["waits"]["release.cluster"] += max(0.0, rel - w.t)
+                        self.ev(w, "release.cluster", ti, rel, "wait", pc)
+                        w.t = max(w.t, rel)
+                        self.contribute(d, rel + (self.dsmem_lat if cb.remote else 0.0))
+                    else:
+                        self.contribute(d, ti + p.mbar_arrive_clk + (self.dsmem_lat if cb.remote else 0.0))
+                elif k == DSMEM:
+                    ws["roles"].add("DSMEM")
+                    _, e = u.dsmem.serve(ti, d[0])
+                    if not d[1]:
+                        ready = e + self.dsmem_lat
+                    self.ev(w, "DSMEM " + ("store" if d[1] else "load") + f" {d[0]} B", ti, e if d[1] else ready,
+                            "dsmem", pc)
+                elif k == CBAR_ARRIVE:
+                    self.contribute(d, ti)
+                elif k == CBAR_WAIT:
+                    if d not in self.key_left:
+                        continue
+                    done = self.key_done.get(d)
+                    if done is None:
+                        self.block(w, d, "barrier.cluster wait", pc)
+                        blocked = True
+                    elif done > w.t:
+                        w.waits["barrier.cluster wait"] += done - w.t
+                        ws["waits"]["barrier.cluster wait"] += done - w.t
+                        self.ev(w, "barrier.cluster wait", w.t, done, "wait", pc)
+                        w.t = done
                 elif k == MB_WAIT:
                     why = self.bar_name(d[0], pc)
                     if d not in self.key_left:
@@ -446,7 +527,8 @@ class SmSim:
         return name
 
     def mma(self, w, ti, d, pc):
-        kind, M, N, K = d
+        kind, M, N, K = d[:4]
+        pair = len(d) > 4 and d[4] == 2 and self.nsm > 1
         p = self.p
         if kind == "cp":
             nbytes = M              # bytes of the copy (trace.tcgen05_cp_bytes)
@@ -458,41 +540,79 @@ class SmSim:
             bits = 4 if kind in ("mxf4nvf4", "mxf4") else 8 if kind in ("mxf8f6f4", "f8f6f4", "i8") else 16
             smem_bytes = (M + N) * K * bits / 8
             dur = max(flops / rate, smem_bytes / p.smem_bytes_clk)
-        start = max(ti, self.tc.free)
-        self.tc.free = start + dur
-        self.tc.busy += dur
-        self.tc.amount += flops
-        self.tc_last[w.cta] = self.tc.free
-        label = f"tcgen05.cp {M} B" if kind == "cp" else f"tcgen05.mma {kind} {M}x{N}x{K}"
-        self.ev(w, label, start, self.tc.free, "tensor", pc, track="tensor pipe")
+        sms = [w.sm]
+        ctas = [w.cta]
+        if pair or (len(d) > 4 and d[4] == 2):
+            # .cta_group::2: one MMA over the CTA pair; each CTA's tensor core computes its M/2 rows from its own
+            # SMEM (PTX ISA 9.7.16.10.5 Layout A: a 4x1 data path in each CTA), so both pipes are busy for the
+            # time of an (M/2)xNxK tile at the per-SM rate (ptx_docs/timing.md "Clusters")
+            if kind != "cp":    # tcgen05.cp.cta_group::2: both CTAs copy their own bytes (the same time each)
+                dur = dur / 2.0
+            if pair:
+                peer = self._pair_peer(w.cta)
+                if peer is not None:
+                    sms.append(self.sm_of[peer])
+                    ctas.append(peer)
+        units = [self.units[i] for i in sms]
+        start = max([ti] + [u.tc.free for u in units])
+        for u in units:
+            u.tc.free = start + dur
+            u.tc.busy += dur
+            u.tc.amount += flops / len(units)
+        for c in ctas:
+            self.tc_last[c] = start + dur
+        label = f"tcgen05.cp {M} B" if kind == "cp" else f"tcgen05.mma {kind} {M}x{N}x{K}" + \
+            (" (cta_group::2)" if len(d) > 4 else "")
+        for i in sms:
+            self.ev(w, label, start, start + dur, "tensor", pc, track=self.track("tensor pipe", i))
+
+    def _pair_peer(self, cta: int):
+        """The global CTA of ``cta``'s pair peer (%cluster_ctarank ^ 1, PTX ISA 9.7.16.5.1), if simulated."""
+        if not hasattr(self, "_by_rank"):
+            self._by_rank = {self.trace.cluster_of.get(c, (c, 0)): c for c in self.sm_of}
+        k, r = self.trace.cluster_of.get(cta, (None, 0))
+        return self._by_rank.get((k, r ^ 1))
 
     def async_op(self, w, ti, aid, pc):
         a = self.trace.asyncs[aid]
         p = self.p
+        u = self.units[w.sm]
         if a.kind == "commit":
             done = max(ti, self.tc_last[w.cta]) + 1.0
-            self.ev(w, "tcgen05.commit", ti, done, "tensor", pc, track="tensor pipe")
+            self.ev(w, "tcgen05.commit", ti, done, "tensor", pc, track=self.track("tensor pipe", w))
         elif a.kind in ("tma", "bulk", "cp_async"):
-            start, e = self.tma.serve(ti, p.tma_issue_clk)
+            start, e = u.tma.serve(ti, p.tma_issue_clk)
             done = e
             if a.dram_bytes:
                 done = max(done, self.dram.serve(e, a.dram_bytes) + self.dram_lat)
             if a.l2_bytes:
                 done = max(done, self.l2.serve(e, a.l2_bytes) + self.l2_lat)
-            _, fe = self.tma_fill.serve(e, a.dram_bytes + a.l2_bytes)
+            # multicast (.multicast::cluster): one L2/DRAM read, the bytes land in every destination SM's SMEM
+            dst = [self.units[self.sm_of[c]] for c in a.dst_ctas if c in self.sm_of] if a.dst_ctas else [u]
+            fe = max(d.tma_fill.serve(e, a.dram_bytes + a.l2_bytes)[1] for d in (dst or [u]))
             done = max(done, fe + (self.dram_lat if a.dram_bytes else self.l2_lat)) + self.tma_lat
-            self.ev(w, f"TMA load {a.dram_bytes + a.l2_bytes} B", start, done, "tma", pc, track="TMA unit",
-                    args={"bytes": a.dram_bytes + a.l2_bytes})
+            mc = f" multicast x{len(a.dst_ctas)}" if a.dst_ctas else ""
+            self.ev(w, f"TMA load {a.dram_bytes + a.l2_bytes} B{mc}", start, done, "tma", pc,
+                    track=self.track("TMA unit", w), args={"bytes": a.dram_bytes + a.l2_bytes})
+        elif a.kind == "bulk_dsmem":
+            # cp.async.bulk.shared::cluster.shared::cta: SMEM -> a peer's SMEM through the SM-to-SM network
+            nbytes = a.nbytes
+            start, e = u.tma.serve(ti, p.tma_issue_clk)
+            _, de = u.dsmem.serve(e, nbytes)
+            done = de + self.dsmem_lat + self.tma_lat
+            self.ev(w, f"bulk copy to peer SMEM {nbytes} B", start, done, "dsmem", pc,
+                    track=self.track("TMA unit", w), args={"bytes": nbytes})
         elif a.kind in ("tma_store", "bulk_store"):
-            start, e = self.tma.serve(ti, p.tma_issue_clk)
+            start, e = u.tma.serve(ti, p.tma_issue_clk)
             de = self.dram.serve(e, a.dram_bytes)
-            self.fill.serve(e, a.dram_bytes)
+            u.fill.serve(e, a.dram_bytes)
             done = de + self.tma_lat
-            self.ev(w, f"TMA store {a.dram_bytes} B", start, done, "tma", pc, track="TMA unit")
+            self.ev(w, f"TMA store {a.dram_bytes} B", start, done, "tma", pc, track=self.track("TMA unit", w))
         else:
             done = ti + self.dram_lat
         for cid in a.contribs:
             self.push(done, ("contrib", cid))
+
 
 
 def occupancy(p, threads: int, regs: int, smem: int, tmem_cols: int = 0) -> dict:

@@ -29,9 +29,12 @@ import numpy as np
 
 from ..emu import ir, isa, machine
 from ..emu.memory import GLOBAL_BASE, SHARED_WIN, WIN_SHIFT
+from . import cluster_trace
+from .cluster_trace import CBAR_ARRIVE, CBAR_WAIT, DSMEM  # noqa: F401
 
 # event kinds inside a warp's stream (item = (pc, kind, data))
 PLAIN, GLD, GST, SMEM, BAR, MB_CONTRIB, MB_WAIT, ASYNC, MMA, TMEM_LD, LOCAL = range(11)
+# thread-block clusters (cluster_trace.py): DSMEM, CBAR_ARRIVE, CBAR_WAIT = 11, 12, 13
 
 _BAR_OPS = ("bar", "barrier")
 _MBAR_CHANGE = {"arrive", "arrive_drop", "expect_tx", "complete_tx"}
@@ -47,6 +50,8 @@ class AsyncOp:
     l2_bytes: int = 0
     contribs: list = field(default_factory=list)   # event ids (phase contributions) made at completion
     line: int = 0
+    nbytes: int = 0           # bytes of a SMEM -> peer SMEM bulk copy ("bulk_dsmem")
+    dst_ctas: tuple = ()      # global CTAs whose SMEM it fills, when not only ``cta`` (multicast, peer bulk copy)
 
 
 @dataclass
@@ -55,6 +60,8 @@ class Contribution:
     have to happen; the phase completes at the latest contribution."""
     key: tuple
     parts: int = 0
+    remote: bool = False      # an arrive on a peer CTA's mbarrier (crosses the SM-to-SM network)
+    release_cluster: bool = False   # .release at .cluster scope: the issuing warp waits for the release (sim.py)
 
 
 class Trace:
@@ -74,6 +81,8 @@ class Trace:
         self.emu_seconds = 0.0
         self.tmem_cols: dict[int, int] = {}          # cta -> max TMEM columns allocated
         self.bar_addr: dict[int, int] = {}           # id(mbarrier object) -> its shared::cta address
+        self.cluster = 1                             # CTAs per cluster (cluster launches: cluster_trace.py)
+        self.cluster_of: dict[int, tuple] = {}       # global CTA -> (cluster index, %cluster_ctarank)
 
     def new_contrib(self, key: tuple) -> int:
         self.contribs.append(Contribution(key))
@@ -165,6 +174,8 @@ class Recorder:
         self.bar_arrivals: dict = {}   # (cta, id) -> threads arrived so far (generation counting)
         self.keep: list = []           # keep mbarrier objects alive (their id() names phases)
         self.in_async: Optional[AsyncOp] = None
+        self.cbar_gen: dict = {}       # (cta, warp) -> barrier.cluster arrivals so far (cluster_trace.py)
+        self.partial: dict = {}        # (warp, barrier) -> lanes of a diverged warp that arrived so far
 
     # --- per-wave setup ------------------------------------------------------------------------------------------
     def attach(self, st):
@@ -240,8 +251,12 @@ class Recorder:
                 if prev is not None and prev[0] == kind:
                     s, d = s + prev[1][0], d + prev[1][1]
                 self.cur_mem[w] = (kind, (s, d))
-        elif space == "shared":
+        elif space in ("shared", "shared::cluster"):
             a = addr.astype(np.int64)
+            if st.smem_rank_bits is not None:    # cluster launch: a peer's SMEM is a DSMEM access
+                a, warps = cluster_trace.split_dsmem(self, st, sel, warps, a, nbytes, write)
+                if a.size == 0:
+                    return
             words = a >> 2
             nw = max(1, nbytes // 4)
             if nw > 1:
@@ -313,7 +328,10 @@ class RecordingEngine(machine.AsyncEngine):
         name = type(op).__name__.lower()
         kind = {"_tensorload": "tma", "_bulkcopy": "bulk", "_tensorstore": "tma_store", "_commitop": "commit",
                 "_arrive": "cp_async_arrive", "_copy": "cp_async"}.get(name, name.strip("_"))
-        if kind == "bulk" and getattr(op, "direction", "") != "global->shared":
+        if kind == "bulk" and getattr(op, "direction", "") == "shared::cta->shared::cluster":
+            kind = "bulk_dsmem"      # SMEM -> a peer CTA's SMEM over the SM-to-SM network
+            a_bytes = int(getattr(op, "size", 0))
+        elif kind == "bulk" and getattr(op, "direction", "") != "global->shared":
             kind = "bulk_store"
         if t is not None:
             w = int(st.gwarp[int(t)])
@@ -329,6 +347,9 @@ class RecordingEngine(machine.AsyncEngine):
         elif kind == "tma_store":
             plan = getattr(op, "plan", None)
             a.dram_bytes = int(getattr(plan, "box_bytes", 0)) if plan is not None else 0
+        elif kind == "bulk_dsmem":
+            a.nbytes = a_bytes
+        cluster_trace.note_targets(st, op, a)
         rec.trace.asyncs.append(a)
         self.meta[id(op)] = (len(rec.trace.asyncs) - 1, a)
         rec.cur_async.append((w, len(rec.trace.asyncs) - 1))
@@ -350,7 +371,7 @@ class RecordingEngine(machine.AsyncEngine):
         ctas = range(st.nctas)
         cw = getattr(op, "cta", None)
         if cw is not None:
-            ctas = [int(cw)]
+            ctas = cluster_trace.cluster_ctas(st, [int(cw)])   # multicast / peer copies signal peers' barriers
         elif hasattr(op, "ctas"):
             ctas = sorted({int(c) for c in np.atleast_1d(op.ctas)})
         before = rec.mbar_snapshot(ctas)
@@ -416,6 +437,7 @@ def _wrap(i: int, e, ctx, rec: Recorder):
     op, mods = ins.opcode, ins.mods
     trace = rec.trace
     kind = PLAIN
+    rel_cluster = False
     if op in _BAR_OPS and mods and [m for m in mods if m not in ("cta", "aligned")][:1] in (["sync"], ["arrive"],
                                                                                           ["red"]):
         kind = BAR
@@ -428,6 +450,11 @@ def _wrap(i: int, e, ctx, rec: Recorder):
         cnt_rd = ctx.read(args[1], "u32") if len(args) > 1 else None
     elif op == "mbarrier" and mods and mods[0] in _MBAR_CHANGE:
         kind = MB_CONTRIB
+        bar_addr = next((a for a in ins.args if isinstance(a, ir.Addr)), None)
+        tgt_rd = cluster_trace.target_reader(ctx, ins, bar_addr)
+        rel_cluster = "cluster" in mods and "relaxed" not in mods    # default semantics: .release (9.7.13.15.13)
+    elif cluster_trace.is_cluster_barrier(ins):
+        kind = CBAR_ARRIVE if "arrive" in mods else CBAR_WAIT
     elif op == "mbarrier" and mods and mods[0] in ("try_wait", "test_wait"):
         kind = MB_WAIT
         addr_rd = ctx.address(ins.args[1])
@@ -437,10 +464,12 @@ def _wrap(i: int, e, ctx, rec: Recorder):
         kind = MMA
         from ..emu.ops_tcgen05 import _mma_kind_block
         mma_kind, mma_block = _mma_kind_block(ins)
+        mma_cg = 2 if ins.has("cta_group::2") else 1
         idesc_rd = ctx.read(ins.args[3], "b32")
     elif op == "tcgen05" and mods and mods[0] == "cp":
         kind = MMA
         mma_kind, mma_block, idesc_rd = "cp", None, None
+        mma_cg = 2 if ins.has("cta_group::2") else 1     # .cta_group::2: each CTA of the pair copies its own SMEM
         cp_nbytes = tcgen05_cp_bytes(ins)
     elif op == "tcgen05" and mods and mods[0] == "commit":
         kind = MB_CONTRIB   # its arrive happens in the async op; this records the issue
@@ -477,15 +506,16 @@ def _wrap(i: int, e, ctx, rec: Recorder):
 
     def run_event(st, m):
         rec.cur_pc = i
+        rec.cur_m = m
         rec.cur_async = []
         rec.cur_mem = {}
         warps = rec.warps_of(m)
         ctas = sorted({int(x) for x in (st.cta_of[warps * 32])}) if warps.size else []
-        before = rec.mbar_snapshot(ctas) if kind in (MB_CONTRIB,) else None
+        before = rec.mbar_snapshot(cluster_trace.cluster_ctas(st, ctas)) if kind in (MB_CONTRIB,) else None
         extra = None
         if kind == MMA:
             extra = _mma_size(st, m, warps, mma_kind, mma_block, idesc_rd,
-                              cp_nbytes if mma_kind == "cp" else 0)
+                              cp_nbytes if mma_kind == "cp" else 0, mma_cg)
         rc = fn(st, m)
         keys = rec.keys
         items = {int(w): [] for w in warps}
@@ -495,11 +525,15 @@ def _wrap(i: int, e, ctx, rec: Recorder):
             for w in warps:
                 t = int(w) * 32
                 bid = int(ids[t])
-                exp = int(cnts[t]) if cnts is not None else st.tpc
+                exp = int(cnts[t]) if cnts is not None else int(np.count_nonzero(st.valid[:st.tpc]))
                 key = (int(rec.warp_cta[w]), bid)
                 n = rec.bar_arrivals.get(key, 0)
-                gen = n // exp
-                rec.bar_arrivals[key] = n + 32
+                # a warp diverged around the barrier arrives in parts: only its last part arrives and waits
+                part = cluster_trace.warp_part(rec, st, m, int(w), ("bar",) + key)
+                rec.bar_arrivals[key] = n + part[0]
+                if not part[1]:
+                    continue
+                gen = (n + part[0] - 1) // exp
                 ck = ("bar",) + key + (gen,)
                 cids = trace.phase_contribs.get(ck)
                 if not cids:
@@ -509,12 +543,17 @@ def _wrap(i: int, e, ctx, rec: Recorder):
                 trace.contribs[cid].parts += 1
                 items[int(w)].append((BAR, (cid, ck, wait)))
         elif kind == MB_CONTRIB and before is not None:
-            for bar, phase, c in rec.mbar_changes(before, ctas):
-                cw = [int(w) for w in warps if int(st.cta_of[int(w) * 32]) == c]
+            tgt = tgt_rd(st, m) if op == "mbarrier" else None     # per thread: the barrier's CTA (remote arrive)
+            for bar, phase, c in rec.mbar_changes(before, cluster_trace.cluster_ctas(st, ctas)):
+                cw, remote = cluster_trace.contributors(st, warps, c, tgt)
                 cid = trace.new_contrib((id(bar), phase))
                 trace.contribs[cid].parts = len(cw)
+                trace.contribs[cid].remote = remote
+                trace.contribs[cid].release_cluster = rel_cluster
                 for w in cw:
                     items[w].append((MB_CONTRIB, cid))
+        elif kind in (CBAR_ARRIVE, CBAR_WAIT):
+            cluster_trace.record_cluster_barrier(rec, warps, kind, items)
         elif kind == MB_WAIT:
             if pred_slot is not None:
                 ok = np.asarray(st.r[pred_slot]).astype(bool)
@@ -533,7 +572,7 @@ def _wrap(i: int, e, ctx, rec: Recorder):
                 if generic and (a >> WIN_SHIFT) == (SHARED_WIN >> WIN_SHIFT):
                     a -= SHARED_WIN
                 tab = ts.get(int(st.cta_of[t]))
-                bar = tab.find(a) if tab is not None else None
+                bar = tab.find(a & cluster_trace.OFF_MASK) if tab is not None else None
                 if bar is None or bar.phase == 0:
                     continue
                 rec.keep.append(bar)
@@ -587,23 +626,26 @@ def tcgen05_cp_bytes(ins: ir.Instr) -> int:
     return int(rows) * int(bits) // 8 * mult
 
 
-def _mma_size(st, m, warps, kind, block, idesc_rd, cp_bytes: int = 0) -> dict:
-    """{warp: (kind, M, N, K)} for the issuing threads of a tcgen05.mma / tcgen05.cp."""
+def _mma_size(st, m, warps, kind, block, idesc_rd, cp_bytes: int = 0, cta_group: int = 1) -> dict:
+    """{warp: (kind, M, N, K)} for the issuing threads of a tcgen05.mma / tcgen05.cp; (kind, M, N, K, 2) for a
+    .cta_group::2 MMA (one MMA over a CTA pair: both SMs' tensor pipes, sim.py)."""
     out = {}
     sel = np.flatnonzero(st.status != machine.EXITED) if m is None else np.flatnonzero(m)
     for t in sel:
         w = int(st.gwarp[int(t)])
         if kind == "cp":
-            out[w] = ("cp", cp_bytes, 0, 0)
+            out[w] = ("cp", cp_bytes, 0, 0) + ((2,) if cta_group == 2 else ())
             continue
         from ..emu.tcgen05_mma import KIND_K, spec_from_idesc
         v = idesc_rd(st)
         idesc = int(np.asarray(v)[t]) if np.ndim(v) else int(v)
         try:
-            spec = spec_from_idesc(kind, idesc & 0xFFFFFFFF, block=block)
+            spec = spec_from_idesc(kind, idesc & 0xFFFFFFFF, block=block, cta_group=cta_group)
             out[w] = (kind, spec.M, spec.N, KIND_K[kind])
         except Exception:   # an invalid descriptor faults in the handler itself
-            out[w] = (kind, 128, 256, KIND_K.get(kind, 32))
+            out[w] = (kind, 128 * cta_group, 256, KIND_K.get(kind, 32))
+        if cta_group == 2:
+            out[w] = out[w] + (2,)
     return out
 
 

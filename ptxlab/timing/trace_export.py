@@ -48,8 +48,10 @@ def write_png(t, path, cta=None) -> Path:
 
     cyc = t.clock_ghz * 1e3
     evs = t.events
-    if cta is None:
-        cta = evs[0]["cta"] if evs else None
+    if cta is None and evs:   # the CTA with the most tensor-pipe events (a pair's even CTA), else the first one
+        from collections import Counter
+        n = Counter(e["cta"] for e in evs if e["cat"] == "tensor")
+        cta = n.most_common(1)[0][0] if n else evs[0]["cta"]
     evs = [e for e in evs if e["cta"] == cta]
     tracks = sorted({e["track"] for e in evs}, key=lambda s: (not s.startswith("warp"), s))
     fig, ax = plt.subplots(figsize=(12, 1.2 + 0.45 * max(1, len(tracks) + 1)))

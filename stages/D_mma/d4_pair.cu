@@ -23,6 +23,9 @@
 #ifndef BROKEN
 #define BROKEN 0
 #endif
+#ifndef REPS
+#define REPS 1
+#endif
 using namespace ptxlab;
 
 enum : unsigned { SFB_BLOCKS = (NB + 127) / 128, D_COL = 0u, SFA_COL = NB, SFB_COL = NB + 4u,
@@ -90,7 +93,8 @@ d4_pair(const unsigned char* a, const unsigned char* b, const unsigned* sfa_blk,
       pair::sf_copy_32x128b_warpx4(base + SFA_COL, sf_block_desc(smem_u32(sSFA)));
       for (unsigned c = 0; c < SFB_BLOCKS; ++c)
         pair::sf_copy_32x128b_warpx4(base + SFB_COL + 4u * c, sf_block_desc(smem_u32(sSFB + 128u * c)));
-      pair::mma_nvfp4(base + D_COL, mma::smem_desc(smem_u32(sA), 128u, 256u, mma::SWZ_NONE),
+      for (unsigned rep = 0; rep < REPS; ++rep)   // REPS > 1: the same MMA again (timing tests; same result)
+        pair::mma_nvfp4(base + D_COL, mma::smem_desc(smem_u32(sA), 128u, 256u, mma::SWZ_NONE),
                       mma::smem_desc(smem_u32(sB), 128u, 256u, mma::SWZ_NONE), pair::idesc_nvfp4_m256(NB),
                       base + SFA_COL, base + SFB_COL, false);
 #if BROKEN == 4

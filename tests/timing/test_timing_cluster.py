@@ -1,0 +1,135 @@
+"""Timing model with thread-block clusters (ptxlab/timing/cluster_trace.py, sim.py; ptx_docs/timing.md "Clusters"):
+timed cluster launches, multicast TMA, DSMEM latency, barrier.cluster and the cta_group::2 pair MMA (CPU only)."""
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ptxlab
+from ptxlab.timing import params as P
+from ptxlab.timing import synthetic as S
+from ptxlab.timing import synthetic_cluster as SC
+from ptxlab.timing.predict import resimulate
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _mcast(cl: int, nctas: int = 264, chunks: int = 8, rel: int = 0):
+    mod = ptxlab.compile(S.defines(CL=cl, REL=rel) + SC.MCAST, arch="sm_90a", name=f"mcast{cl}.cu")
+    dev = ptxlab.open_device("emu", timing="h100")
+    rng = np.random.default_rng()
+    src = dev.to_device(rng.integers(1, 255, (nctas // cl) * chunks * 8192, dtype=np.uint8))
+    out = dev.empty(nctas * 128 * 4)
+    dev.launch(mod, "mcast", grid=(nctas, 1, 1), block=(160, 1, 1), args=[src, out, np.int32(chunks)],
+               cluster=(cl, 1, 1) if cl > 1 else None)
+    return dev.last_timing
+
+
+def test_timed_cluster_launch_runs_and_computes():
+    """A timed launch with cluster= no longer raises; with the whole grid emulated its results are exact."""
+    mod = ptxlab.compile(S.defines(CL=2) + SC.DSMEM_CHASE, arch="sm_90a", name="chase.cu")
+    dev = ptxlab.open_device("emu", timing="h100", timing_sample="all")
+    rng = np.random.default_rng()
+    step, iters = int(rng.integers(1, 1023)), int(rng.integers(5, 40))
+    out = dev.empty(4 * 2 * 64)
+    dev.memset(out, 0xA5)
+    dev.launch(mod, "dsmem_chase", grid=(2, 1, 1), block=(64, 1, 1), args=[out, np.uint32(step), np.int32(iters)],
+               cluster=(2, 1, 1))
+    t = dev.last_timing
+    assert t is not None and t.us > t.launch_us and "clusters of 2" in t.sampled
+    got = dev.to_host(out, np.uint32).reshape(2, 64)
+    exp = (np.arange(64) + iters * step) % 1024
+    assert np.array_equal(got, np.stack([exp, exp])), got
+    assert not any("unresolved" in k for w in t.warps.values() for k in w["waits"])
+
+
+@pytest.mark.parametrize("cl", [2, 4])
+def test_multicast_stream_reads_one_cth_of_the_dram_bytes(cl):
+    base, mc = _mcast(1), _mcast(cl)
+    assert base.bound == "DRAM", base.utilization
+    ratio = mc.amounts["dram_bytes"] / base.amounts["dram_bytes"]
+    eps = 128 * 4 / (8 * 8192)    # each CTA also stores 128 floats of its own
+    assert ratio == pytest.approx((1.0 / cl + eps) / (1.0 + eps), rel=0.01), ratio
+    # the same SMEM bytes are delivered per CTA, DRAM-bound -> faster
+    assert mc.us < base.us * 0.85, (mc.us, base.us)
+    assert not any("unresolved" in k for w in mc.warps.values() for k in w["waits"])
+
+
+def test_dsmem_chase_follows_the_sm_to_sm_latency():
+    mod = ptxlab.compile(S.defines(CL=2) + SC.DSMEM_CHASE, arch="sm_90a", name="chase.cu")
+    dev = ptxlab.open_device("emu", timing="h100")
+    out = dev.empty(4 * 2 * 32)
+    iters = 64
+    dev.launch(mod, "dsmem_chase", grid=(2, 1, 1), block=(32, 1, 1), args=[out, np.uint32(7), np.int32(iters)],
+               cluster=(2, 1, 1))
+    t = dev.last_timing
+    slow = resimulate(t, replace(P.H100, dsmem_latency_clk=2 * P.H100.dsmem_latency_clk))
+    added = (slow.sim_us - t.sim_us) * P.H100.clock_ghz * 1e3
+    # each of the iters dependent loads waits one more latency
+    assert added == pytest.approx(iters * P.H100.dsmem_latency_clk, rel=0.1), added
+    assert t.sim_us * P.H100.clock_ghz * 1e3 > iters * P.H100.dsmem_latency_clk
+
+
+def test_cluster_barrier_loop_pays_the_cluster_barrier_latency():
+    iters = 32
+    mod = ptxlab.compile(S.defines(CL=4, WORK=2) + SC.CBAR, arch="sm_90a", name="cbar.cu")
+    dev = ptxlab.open_device("emu", timing="h100")
+    out = dev.empty(4 * 4 * 64)
+    dev.launch(mod, "cbar", grid=(4, 1, 1), block=(64, 1, 1), args=[out, np.int32(iters), np.float32(1.0001)],
+               cluster=(4, 1, 1))
+    t = dev.last_timing
+    slow = resimulate(t, replace(P.H100, cluster_bar_latency_clk=P.H100.cluster_bar_latency_clk + 100))
+    added = (slow.sim_us - t.sim_us) * P.H100.clock_ghz * 1e3
+    assert added == pytest.approx(iters * 100, rel=0.1), added
+    assert any("barrier.cluster" in k for w in t.warps.values() for k in w["waits"]), t.warps
+
+
+@pytest.fixture(scope="module")
+def d4():
+    from ptxlab.lab.registry import discover
+    assert "D4" in {s.id for s in discover(REPO / "stages")}
+    return sys.modules["ptxlab_stages.D_mma.d4"]
+
+
+def test_pair_mma_runs_at_the_rate_of_an_m256_tile(d4):
+    """REPS tcgen05.mma.cta_group::2 (M=256, N=128, K=64 mxf4nvf4) occupy BOTH SMs' tensor pipes for
+    2*256*N*K / (2 x per-SM rate) cycles each; the result is still exact (the same MMA repeated)."""
+    H = sys.modules["ptxlab_stages.D_mma.host"]
+    reps, n = 6, 128
+    mod = H.compile_stage(REPO / "stages" / "D_mma" / "d4_pair.cu", {"NB": n, "REPS": reps})
+    dev = ptxlab.open_device("emu", timing="b200")
+    a, b, sfa, sfb = d4._problem(H.fresh_seed(), 256, n)
+    d = H.poisoned(dev, 4 * 256 * n)
+    dev.launch(mod, "d4_pair", grid=(2, 1, 1), block=(128, 1, 1), cluster=(2, 1, 1),
+               args=[dev.to_device(d4._pack(a)), dev.to_device(d4._pack(b)),
+                     dev.to_device(d4.blocked_sf(sfa).view(np.uint32)),
+                     dev.to_device(d4.blocked_sf(sfb).view(np.uint32)), d])
+    exact, _ = d4.references(a, b, sfa, sfb)
+    assert np.array_equal(dev.to_host(d, np.uint32).reshape(256, n), exact)
+    t = dev.last_timing
+    per = 2.0 * 256 * n * 64 / (2 * P.B200.tc_flops_clk["mxf4nvf4"])      # cycles per pair MMA on each SM
+    mmas = [e for e in t.events if e["cat"] == "tensor" and "cta_group::2" in e["name"]]
+    tracks = {e["track"] for e in mmas}
+    assert tracks == {"tensor pipe (SM 0)", "tensor pipe (SM 1)"}, tracks
+    for tr in tracks:
+        mine = sorted((e for e in mmas if e["track"] == tr), key=lambda e: e["t0"])
+        assert len(mine) == reps
+        assert sum(e["t1"] - e["t0"] for e in mine) == pytest.approx(reps * per, rel=1e-6)
+        assert mine[-1]["t1"] - mine[0]["t0"] == pytest.approx(reps * per, rel=1e-6)   # back to back
+    # tensor-core FLOP GPU-wide per pair: reps x 2*256*N*K over the two SMs
+    assert t.amounts["tensor_flops"] / t.busy_sms * 2 == pytest.approx(reps * 2.0 * 256 * n * 64)
+
+
+def test_release_cluster_arrives_hold_the_consumer():
+    """mbarrier.arrive.release.cluster holds the issuing warp for cluster_release_clk (one per remote arrive): the
+    REL=1 multicast ring is slower than CUTLASS's arrive form and gets slower with the cluster size (as measured on
+    the H100, ptx_docs/timing.md "Clusters")."""
+    plain, rel2, rel4 = _mcast(2, rel=0), _mcast(2, rel=1), _mcast(4, rel=1)
+    assert rel2.us > plain.us and rel4.us > rel2.us, (plain.us, rel2.us, rel4.us)
+    assert any("release.cluster" in k for w in rel2.warps.values() for k in w["waits"])
+    slow = resimulate(rel2, replace(P.H100, cluster_release_clk=2 * P.H100.cluster_release_clk))
+    assert slow.us > rel2.us * 1.2
