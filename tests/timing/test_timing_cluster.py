@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 
 import ptxlab
+from ptxlab.numerics import pack_fp4
+from ptxlab.scales import to_blocked
 from ptxlab.timing import params as P
 from ptxlab.timing import synthetic as S
 from ptxlab.timing import synthetic_cluster as SC
@@ -105,9 +107,9 @@ def test_pair_mma_runs_at_the_rate_of_an_m256_tile(d4):
     a, b, sfa, sfb = d4._problem(H.fresh_seed(), 256, n)
     d = H.poisoned(dev, 4 * 256 * n)
     dev.launch(mod, "d4_pair", grid=(2, 1, 1), block=(128, 1, 1), cluster=(2, 1, 1),
-               args=[dev.to_device(d4._pack(a)), dev.to_device(d4._pack(b)),
-                     dev.to_device(d4.blocked_sf(sfa).view(np.uint32)),
-                     dev.to_device(d4.blocked_sf(sfb).view(np.uint32)), d])
+               args=[dev.to_device(pack_fp4(a)), dev.to_device(pack_fp4(b)),
+                     dev.to_device(to_blocked(sfa).view(np.uint32)),
+                     dev.to_device(to_blocked(sfb).view(np.uint32)), d])
     exact, _ = d4.references(a, b, sfa, sfb)
     assert np.array_equal(dev.to_host(d, np.uint32).reshape(256, n), exact)
     t = dev.last_timing
