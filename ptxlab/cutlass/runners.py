@@ -263,10 +263,10 @@ EXAMPLES: dict = {
                     "CuTe Blackwell tutorial 03: TMA multicast in a 4x4 cluster (03_mma_tma_multicast_sm100.cu)",
                     dict(m=512, n=1024, k=64)),
     "tutorial_04": (_tutorial_f16_gemm("tutorial_04.cu", (512, 1024, 64)),
-                    "CuTe Blackwell tutorial 04: 2-SM tcgen05.mma, 4x4 cluster (04_mma_tma_2sm_sm100.cu) [stops: 2-SM TMA load]",
+                    "CuTe Blackwell tutorial 04: 2-SM tcgen05.mma, 4x4 cluster (04_mma_tma_2sm_sm100.cu)",
                     dict(m=512, n=1024, k=64)),
     "tutorial_05": (_tutorial_f16_gemm("tutorial_05.cu", (512, 1024, 64)),
-                    "CuTe Blackwell tutorial 05: 2-SM MMA + TMA epilogue (05_mma_tma_epi_sm100.cu) [stops: 2-SM TMA load]",
+                    "CuTe Blackwell tutorial 05: 2-SM MMA + TMA epilogue (05_mma_tma_epi_sm100.cu)",
                     dict(m=512, n=1024, k=64)),
     "example_72a": (_run_72ac("example_72a.cu", "e2m1", 16, "ue4m3"),
                     "CUTLASS example 72a: NVFP4 x NVFP4 -> BF16, 2-SM 256x256 tiles, 2x4 cluster "

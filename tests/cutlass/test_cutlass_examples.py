@@ -62,11 +62,23 @@ def test_tutorial_03_multicast_cluster(dev, rng):
     assert r.exact, r.mismatches()
 
 
-def test_tutorial_04_stops_at_the_2sm_tma_load(dev, rng):
-    """Tutorial 04 (and 05, 72a, 72c) need the 2-SM TMA load (cp.async.bulk.tensor .cta_group::2), which the emulator
-    does not implement yet: a clear error naming the instruction (ptx_docs/cutlass_examples.md "Status")."""
-    with pytest.raises(EmuError, match=r"cp\.async\.bulk\.tensor direction \.cta_group::2"):
-        pc.run("tutorial_04", dev, seed=_seed(rng))
+@pytest.mark.parametrize("name", ["tutorial_04", "tutorial_05"])
+def test_tutorials_04_05_2sm_smallest_shape(dev, rng, name):
+    """2-SM tcgen05.mma (256x256 per CTA pair) in a 4x4 cluster: CuTe's SM100_TMA_2SM_LOAD_MULTICAST
+    (.cta_group::2 written before the state spaces, the even CTA's mbarrier through Sm100MmaPeerBitMask); 05 adds
+    the TMA-store epilogue.  One k-tile, 16 CTAs (8 pairs)."""
+    r = pc.run(name, dev, seed=_seed(rng))
+    assert r.launch.grid == (4, 4, 1) and r.launch.cluster == (4, 4, 1)
+    assert np.abs(r.reference).max() > 0 and r.exact, r.mismatches()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["tutorial_04", "tutorial_05"])
+def test_tutorials_04_05_several_k_tiles_and_clusters(dev, rng, name):
+    """Two 4x4 clusters (32 CTAs), 3 k-tiles, alpha/beta."""
+    r = pc.run(name, dev, m=1024, n=1024, k=192, alpha=2.0, beta=-1.0, seed=_seed(rng))
+    assert r.launch.grid == (8, 4, 1) and r.launch.cluster == (4, 4, 1)
+    assert r.exact, r.mismatches()
 
 
 @pytest.mark.slow
