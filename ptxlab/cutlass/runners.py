@@ -263,17 +263,17 @@ EXAMPLES: dict = {
                     "CuTe Blackwell tutorial 03: TMA multicast in a 4x4 cluster (03_mma_tma_multicast_sm100.cu)",
                     dict(m=512, n=1024, k=64)),
     "tutorial_04": (_tutorial_f16_gemm("tutorial_04.cu", (512, 1024, 64)),
-                    "CuTe Blackwell tutorial 04: 2-SM tcgen05.mma, 4x4 cluster (04_mma_tma_2sm_sm100.cu) [stops: 2-SM TMA load]",
+                    "CuTe Blackwell tutorial 04: 2-SM tcgen05.mma, 4x4 cluster (04_mma_tma_2sm_sm100.cu)",
                     dict(m=512, n=1024, k=64)),
     "tutorial_05": (_tutorial_f16_gemm("tutorial_05.cu", (512, 1024, 64)),
-                    "CuTe Blackwell tutorial 05: 2-SM MMA + TMA epilogue (05_mma_tma_epi_sm100.cu) [stops: 2-SM TMA load]",
+                    "CuTe Blackwell tutorial 05: 2-SM MMA + TMA epilogue (05_mma_tma_epi_sm100.cu)",
                     dict(m=512, n=1024, k=64)),
     "example_72a": (_run_72ac("example_72a.cu", "e2m1", 16, "ue4m3"),
                     "CUTLASS example 72a: NVFP4 x NVFP4 -> BF16, 2-SM 256x256 tiles, 2x4 cluster "
-                    "(72a_blackwell_nvfp4_bf16_gemm.cu) [stops: 2-SM TMA load]", dict(m=256, n=1024, k=256)),
+                    "(72a_blackwell_nvfp4_bf16_gemm.cu)", dict(m=256, n=1024, k=256)),
     "example_72c": (_run_72ac("example_72c.cu", "e4m3", 32, "ue8m0"),
                     "CUTLASS example 72c: MXFP8 x MXFP4 -> BF16, 2-SM 256x256 tiles, 2x4 cluster "
-                    "(72c_blackwell_mixed_mxfp8_bf16_gemm.cu) [stops: 2-SM TMA load]", dict(m=256, n=1024, k=256)),
+                    "(72c_blackwell_mixed_mxfp8_bf16_gemm.cu)", dict(m=256, n=1024, k=256)),
     "example_72b": (run_72b, "CUTLASS example 72b: NVFP4 x NVFP4 GEMM, FP4 D + UE8M0 SFD (72b_blackwell_nvfp4_nvfp4_gemm.cu)",
                     dict(m=128, n=128, k=256)),
 }

@@ -440,7 +440,7 @@ class Scheduler:
                     continue
                 if (status == EXITED).all():
                     break
-                if any(h(st) for h in PROGRESS_HOOKS):
+                if any(h(st) for h in PROGRESS_HOOKS) or any(h(st) for h in EXPIRY_HOOKS):
                     continue
                 self._deadlock()
             calls = st.side.get("calls")
@@ -633,6 +633,8 @@ class Scheduler:
 
 
 PROGRESS_HOOKS: list = []       # fn(st) -> bool: try to make progress when no thread is runnable
+EXPIRY_HOOKS: list = []         # fn(st) -> bool: last resort when PROGRESS_HOOKS found nothing: a bounded wait's
+                                # time limit expires (mbarrier.try_wait returning False, ops_mbarrier.py)
 DEADLOCK_EXPLAINERS: list = []   # fn(st) -> str|None, adds family-specific lines (mbarrier state, TMEM ...)
 
 

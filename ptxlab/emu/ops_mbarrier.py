@@ -9,11 +9,16 @@ barriers (9.7.13.15.9/10/16), so a peer address there is reported.  Arrivals pub
 the cluster's DSMEM-lifetime clocks (cluster.Lifetime).
 
 A test_wait/try_wait that returns False parks the thread on key ``(cta << 32) | addr`` (API.md); every change of that
-barrier wakes it, and it re-runs its spin loop. A barrier that never completes therefore shows up as a deadlock
-report (DEADLOCK_EXPLAINERS) naming the barrier, its phase, pending arrivals and the missing tx bytes.
+barrier wakes it, and it re-runs its spin loop.  When nothing else in the wave can run, the wait's time limit expires
+(``_expire``, an EXPIRY_HOOKS entry): the parked waiters go on with the False they got, as on hardware, so code that
+peeks a barrier and waits for it only later (CUTLASS's ``producer_try_acquire``) is not stalled by the parking.  A
+wave state already seen at an earlier expiry means the waits can never succeed: a barrier that never completes
+therefore shows up as a deadlock report (DEADLOCK_EXPLAINERS) naming the barrier, its phase, pending arrivals and the
+missing tx bytes.
 """
 from __future__ import annotations
 
+import hashlib
 from typing import Optional
 
 import numpy as np
@@ -293,8 +298,11 @@ def build_mbarrier(ins: ir.Instr, ctx: Ctx):
                 parked[t] = True
         wr(st, res, m)
         if parked.any():
+            keys = st.side.setdefault("mbar_wait_keys", set())
             for t in np.flatnonzero(parked):
-                st.park(_one(st.T, t), bar_key(int(st.cta_of[t]), int(addrs[np.searchsorted(sel, t)])))
+                k = bar_key(int(st.cta_of[t]), int(addrs[np.searchsorted(sel, t)]))
+                st.park(_one(st.T, t), k)
+                keys.add(k)
             return BLOCK_END
         return None
     return run_wait
@@ -335,4 +343,52 @@ def describe_barriers(st) -> Optional[str]:
     return "  mbarriers:\n" + "\n".join(lines)
 
 
+def _fingerprint(st) -> bytes:
+    """Digest of everything a parked waiter's future depends on: pcs, thread states, registers, shared memory and
+    every mbarrier's state (global memory reaches a thread only through its registers)."""
+    h = hashlib.blake2b(digest_size=16)
+    for a in (st.pc, st.status, st.park_key, st.smem):
+        h.update(a.tobytes())
+    for r in st.r:
+        h.update(r.tobytes())
+    for cta, tab in sorted(tables(st).items()):
+        h.update(repr((cta, [(b.addr, b.valid, b.phase, b.pending, b.expected, b.tx) for b in tab])).encode())
+    return h.digest()
+
+
+def _expire(st) -> bool:
+    """The time limit of the parked mbarrier waits expires (PTX ISA 9.7.13.15.16: test_wait is non-blocking,
+    try_wait is potentially blocking and returns False once a system-dependent time limit passes without the phase
+    completing).  Called only when no thread can run, no asynchronous operation is pending and no other progress
+    hook found work: the waiters keep the False they already got and run on.  A spin loop comes back to the same
+    wait; if the whole wave is then in a state seen at an earlier expiry, nothing can ever change: return False (the
+    scheduler reports the deadlock)."""
+    keys = st.side.get("mbar_wait_keys")
+    if not keys:
+        return False
+    parked = (st.status == machine.PARK) & np.isin(st.park_key, np.fromiter(keys, np.int64, len(keys)))
+    if not parked.any():
+        return False
+    seen = st.side.setdefault("mbar_expiry_seen", set())
+    fp = _fingerprint(st)
+    if fp in seen:
+        return False
+    seen.add(fp)
+    st.side["mbar_expiries"] = st.side.get("mbar_expiries", 0) + 1
+    for k in sorted(set(st.park_key[parked].tolist())):
+        st.wake(int(k))
+    return True
+
+
+def _explain_expiries(st) -> Optional[str]:
+    n = st.side.get("mbar_expiries", 0)
+    if not n:
+        return None
+    return (f"  mbarrier waits: the time limit of the parked test_wait/try_wait expired {n} time(s) (they returned "
+            "False and their threads ran on); the wave came back to a state it had already been in, so no wait can "
+            "succeed any more")
+
+
 machine.DEADLOCK_EXPLAINERS.append(describe_barriers)
+machine.DEADLOCK_EXPLAINERS.append(_explain_expiries)
+machine.EXPIRY_HOOKS.append(_expire)

@@ -240,6 +240,19 @@ def _submit(st, t: int, op, group: bool) -> None:
 
 
 # ------------------------------------------------------------------------------------------------ builders
+_STATE_SPACES = ("global", "shared::cta", "shared::cluster", "shared")
+
+
+def _spaces(ins) -> tuple:
+    """(.dst, .src) state spaces of a cp.async.bulk{.tensor}: the first and second state-space modifiers, wherever
+    they stand among the others.  The PTX ISA syntax (cp.async.bulk 9.7.9.25.4.1, cp.async.bulk.tensor 9.7.9.25.5.2)
+    writes ``.dim.dst.src{.load_mode}.completion_mechanism{.multicast}{.cta_group}...``, but CuTe's SM100 2-SM loads
+    (cute/arch/copy_sm100_tma.hpp) write ``.2d.cta_group::2.shared::cluster.global.mbarrier::...`` and ptxas accepts
+    it: the modifiers are distinct keywords, so only the relative order of .dst before .src carries meaning."""
+    sp = [m for m in ins.mods if m in _STATE_SPACES]
+    return (sp[0] if sp else "", sp[1] if len(sp) > 1 else "")
+
+
 def _multicast(ins) -> bool:
     """.multicast::cluster{::16b} (16-bit ctaMask); the ::32b form (sm_107f+) is refused."""
     mc = [m for m in ins.mods if m.startswith("multicast::cluster")]
@@ -281,9 +294,7 @@ def build_tensor(ins: ir.Instr, ctx: Ctx):
         if mode.startswith("im2col") or mode.startswith("tile::"):
             raise Unsupported(f"cp.async.bulk.tensor load mode .{mode} is not emulated (only .tile); "
                               f"({ins.where()})")
-    mods = list(ins.mods)
-    i_dim = mods.index(dim)
-    dst_space, src_space = mods[i_dim + 1], mods[i_dim + 2] if len(mods) > i_dim + 2 else ""
+    dst_space, src_space = _spaces(ins)
     store = dst_space == "global"
     if store:
         if src_space != "shared::cta" or not ins.has("bulk_group"):
@@ -372,10 +383,9 @@ def _check_rank(st, ins, t, spec, rank: int) -> None:
 @handler("cp.async.bulk")
 def build_bulk(ins: ir.Instr, ctx: Ctx):
     """Non-tensor cp.async.bulk: global -> shared::{cta,cluster} (mbarrier), shared::cta -> global (bulk_group)."""
-    mods = [m for m in ins.mods if m not in ("async", "bulk")]
-    if len(mods) < 2:
+    dst_space, src_space = _spaces(ins)
+    if not src_space:
         raise Unsupported(f"cp.async.bulk form not recognised ({ins.where()})")
-    dst_space, src_space = mods[0], mods[1]
     rd_dst, rd_src = ctx.address(ins.args[0]), ctx.address(ins.args[1])
     rd_size = ctx.read(ins.args[2], "u32")
     if dst_space in ("shared::cta", "shared::cluster") and src_space == "global":

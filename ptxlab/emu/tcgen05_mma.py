@@ -162,9 +162,17 @@ def operand_codes_from_bytes(b: npt.ArrayLike, fmt: str, kind: str) -> npt.NDArr
     bits = _BITS[fmt]
     if bits == 4:
         if kind not in ("mxf4", "mxf4nvf4"):
-            raise MmaError(f"4-bit {fmt} operands of kind::{kind} use the padded SMEM/TMEM format of PTX "
-                           "9.7.16.10.4.3/4, given only as figures 199-203 (nibble position unsettled); not supported "
-                           "by the emulator: use kind::mxf4 / mxf4nvf4 (packed, 9.7.16.10.4.6)")
+            # kind::f8f6f4 / mxf8f6f4: 4-bit values in the padded SMEM format (PTX 9.7.16.10.4.3, the .b4x16_p64
+            # unit of 5.5.1.1 that TMA's 16U4_ALIGN16B writes): each 16-byte unit = 16 values packed in its first
+            # 8 bytes, then 8 bytes of padding; K = 32 values per 32-byte row.  Value order inside the 8 bytes
+            # (figures only in the PTX ISA): element 2i in the low nibble of byte i, as in the packed format.
+            # Evidence: CUTLASS example 72c (MXFP8 x MXFP4, shipped as verified on B200) packs B low nibble first
+            # on the host, loads it with 16U4_ALIGN16B and compares with its host reference; it is bit-exact on the
+            # emulator with this order and not with the other (tests/cutlass).  ptx_docs/tcgen05.md.
+            if b.shape[-1] % 16:
+                raise MmaError(f"padded 4-bit {fmt} rows must be whole 16-byte units (got {b.shape[-1]} bytes)")
+            data = b.reshape(b.shape[:-1] + (b.shape[-1] // 16, 16))[..., :8]
+            return operand_codes_from_bytes(data.reshape(b.shape[:-1] + (b.shape[-1] // 2,)), fmt, "mxf4")
         codes = np.empty(b.shape[:-1] + (b.shape[-1] * 2,), np.uint8)
         codes[..., 0::2] = b & 0xF  # element 2i in the low nibble (9.7.16.10.4.6 "two 4-bit elements in a byte")
         codes[..., 1::2] = b >> 4
@@ -289,6 +297,9 @@ def run_mma(
         if spec.kind in ("mxf4", "mxf4nvf4"):
             raise MmaError("A from TMEM for kind::mxf4/mxf4nvf4 uses the packing of PTX 9.7.16.10.4.5 (figure 204 only, "
                            "nibble order unsettled); not supported: keep A in SMEM")
+        if _BITS[spec.a_fmt] < 8:
+            raise MmaError(f"A from TMEM with {spec.a_fmt} values for kind::{spec.kind}: the TMEM packing of 4/6-bit "
+                           "values (PTX 9.7.16.10.4.5, figures only) is not settled; not supported: keep A in SMEM")
         alanes = d_lanes(M, a_taddr[0])
         acols = a_taddr[1] + np.arange(8, dtype=np.int64)  # 32 bytes of K per row = 8 words
         gl, gc = np.meshgrid(alanes, acols, indexing="ij")

@@ -24,8 +24,9 @@ expect_tx = full box bytes completed the phase; expect_tx = in-bound bytes and f
 tests/fidelity/tma/data/h100_20261122_run2.npz, replayed by tests/emu/test_tma_model.py::test_h100_run2_tx_*.
 Narrow swizzled boxes count inner bytes x rows, without the row padding: measured too (H100 TMA kit run 3,
 2026-11-22, probe 'txnarrow': 128B x 64 B, 128B x 32 B, 64B x 32 B, only expect_tx = unpadded box bytes completed;
-tests/fidelity/tma/data/h100_20261122_run3.npz). Not measured: the packed ALIGN16B types (gaps counted); the H100
-rejects the packed tensor maps, so those stay model-only.
+tests/fidelity/tma/data/h100_20261122_run3.npz). Not measured: the packed ALIGN16B types, which count their packed
+data bytes (gaps not counted: CUTLASS's transaction-byte arithmetic, see complete_tx_bytes); the H100 rejects the
+packed tensor maps, so those stay model-only.
 
 Everything returns address/value arrays instead of touching memory, so the emulator applies them at completion time.
 """
@@ -245,8 +246,20 @@ def complete_tx_bytes(spec: TensorMapSpec) -> int:
     """Bytes a tile-mode load signals with complete_tx: the full box, OOB included (H100-measured, see module doc).
 
     For a narrow swizzled box this is inner bytes x rows, the row padding not counted (H100-measured, TMA kit run 3,
-    probe 'txnarrow': 128B x 64/32 B and 64B x 32 B)."""
-    return box_geometry(spec).total_bytes
+    probe 'txnarrow': 128B x 64/32 B and 64B x 32 B).
+
+    The ALIGN16B types (16U4_ALIGN16B, 16U6_ALIGN16B) count their packed data bytes, 8 (12) per 16 values, not the
+    16-byte SMEM slots with their gaps.  No PTX or driver text states it and the H100 has no such types (its driver
+    rejects the maps); the evidence is CUTLASS: its SM100 block-scaled mainloop
+    (sm100_blockscaled_mma_warpspecialized.hpp, ``ABTmaTransactionBytes``) expects
+    ``cosize(SmemLayoutB) * sizeof_bits<float_e2m1_unpacksmem_t>`` bits with sizeof_bits = 4 (6 for the 6-bit
+    types, cutlass/float_subbyte.h) while its SMEM holds one byte per value, and example 72c (MXFP8 x MXFP4, shipped
+    as working on B200) only completes its phases with that count.  ptx_docs/tma.md "complete_tx"."""
+    total = box_geometry(spec).total_bytes
+    if spec.dtype in ("16U4_ALIGN16B", "16U6_ALIGN16B"):
+        data, slot = _PACKED_GROUP[spec.dtype]
+        return total // slot * data
+    return total
 
 
 def _check_coords(spec: TensorMapSpec, coords: Sequence[int], *, store: bool) -> tuple[int, ...]:

@@ -62,19 +62,40 @@ def test_tutorial_03_multicast_cluster(dev, rng):
     assert r.exact, r.mismatches()
 
 
-def test_tutorial_04_stops_at_the_2sm_tma_load(dev, rng):
-    """Tutorial 04 (and 05, 72a, 72c) need the 2-SM TMA load (cp.async.bulk.tensor .cta_group::2), which the emulator
-    does not implement yet: a clear error naming the instruction (ptx_docs/cutlass_examples.md "Status")."""
-    with pytest.raises(EmuError, match=r"cp\.async\.bulk\.tensor direction \.cta_group::2"):
-        pc.run("tutorial_04", dev, seed=_seed(rng))
+@pytest.mark.parametrize("name", ["tutorial_04", "tutorial_05"])
+def test_tutorials_04_05_2sm_smallest_shape(dev, rng, name):
+    """2-SM tcgen05.mma (256x256 per CTA pair) in a 4x4 cluster: CuTe's SM100_TMA_2SM_LOAD_MULTICAST
+    (.cta_group::2 written before the state spaces, the even CTA's mbarrier through Sm100MmaPeerBitMask); 05 adds
+    the TMA-store epilogue.  One k-tile, 16 CTAs (8 pairs)."""
+    r = pc.run(name, dev, seed=_seed(rng))
+    assert r.launch.grid == (4, 4, 1) and r.launch.cluster == (4, 4, 1)
+    assert np.abs(r.reference).max() > 0 and r.exact, r.mismatches()
 
 
 @pytest.mark.slow
-def test_72a_host_code_and_cluster_launch_then_the_2sm_tma_gap(dev, rng):
-    """72a's own run<Gemm>() builds its Params on the emulator and launches a 2x4 cluster through
-    ClusterLauncher (captured with the .entry's Params size); the kernel then stops at the 2-SM TMA load."""
-    with pytest.raises(EmuError, match=r"cp\.async\.bulk\.tensor direction \.cta_group::2"):
-        pc.run("example_72a", dev, seed=_seed(rng))
+@pytest.mark.parametrize("name", ["tutorial_04", "tutorial_05"])
+def test_tutorials_04_05_several_k_tiles_and_clusters(dev, rng, name):
+    """Two 4x4 clusters (32 CTAs), 3 k-tiles, alpha/beta."""
+    r = pc.run(name, dev, m=1024, n=1024, k=192, alpha=2.0, beta=-1.0, seed=_seed(rng))
+    assert r.launch.grid == (8, 4, 1) and r.launch.cluster == (4, 4, 1)
+    assert r.exact, r.mismatches()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["example_72a", "example_72c"])
+@pytest.mark.parametrize("mnk,grid", [((256, 1024, 256), (2, 4, 1)), ((512, 1024, 512), (2, 8, 1))],
+                         ids=["one-cluster", "two-clusters-two-k-blocks"])
+def test_72a_72c_2sm_block_scaled_gemm_in_a_2x4_cluster(dev, rng, name, mnk, grid):
+    """72a (NVFP4 x NVFP4 -> BF16) and 72c (MXFP8 x MXFP4 -> BF16): the example's own run<Gemm>() builds its Params
+    on the emulator and launches a 2x4 cluster through ClusterLauncher; 256x256 2-SM MMA tiles, CuTe's 2-SM TMA
+    loads (multicast), block scales in both CTAs' TMEM.  72c also needs the padded 4-bit SMEM operand of
+    kind::mxf8f6f4 (16U4_ALIGN16B, complete_tx of the packed bytes) and a try_wait that returns False when its
+    time limit expires (the single-stage producer peeks its next stage).  alpha/beta with C in the epilogue."""
+    m, n, k = mnk
+    r = pc.run(name, dev, m=m, n=n, k=k, alpha=2.0, beta=-1.0, seed=_seed(rng))
+    assert r.launch.grid == grid and r.launch.cluster == (2, 4, 1)
+    assert np.count_nonzero(r.reference) > r.reference.size // 2
+    assert r.exact, r.mismatches()
 
 
 def test_tutorial_02_strict_rules_name_the_missing_wait_ld(dev, rng):
