@@ -149,9 +149,12 @@ def test_rejections() -> None:
     smem = np.zeros(4096, np.uint8)
     tm = np.zeros((128, 512), np.uint32)
     d = SmemDesc.encode(0, 16, 1024, "128B")
-    with pytest.raises(MmaError, match="figures"):  # f8f6f4 with e2m1: padded format is figure-only
-        run_mma(MmaSpec("f8f6f4", 128, 8, "e2m1", "e2m1", "f32"), np.zeros(65536, np.uint8), tm,
+    with pytest.raises(MmaError, match="6-bit"):  # f8f6f4 with e2m3: the padded .b6x16_p32 format is figure-only
+        run_mma(MmaSpec("f8f6f4", 128, 8, "e2m3", "e2m3", "f32"), np.zeros(65536, np.uint8), tm,
                 d_taddr=(0, 0), a_desc=d, b_desc=d, enable_input_d=False)
+    with pytest.raises(MmaError, match="A from TMEM with e2m1"):  # 4-bit A in TMEM (9.7.16.10.4.5, figures only)
+        run_mma(MmaSpec("f8f6f4", 128, 8, "e2m1", "e2m1", "f32"), np.zeros(65536, np.uint8), tm,
+                d_taddr=(0, 0), a_taddr=(0, 64), b_desc=d, enable_input_d=False)
     with pytest.raises(MmaError, match="M=128"):
         MmaSpec("mxf4nvf4", 64, 8, "e2m1", "e2m1", "f32", block=16, scale_fmt="ue4m3").validate()
     with pytest.raises(MmaError, match="multiple of 8"):
