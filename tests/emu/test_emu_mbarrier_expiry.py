@@ -24,35 +24,49 @@ __device__ __forceinline__ unsigned test_once(unsigned b, unsigned ph) {     // 
                  "selp.u32 %0, 1, 0, p;\n\t}" : "=r"(d) : "r"(b), "r"(ph) : "memory");
     return d;
 }
+__device__ __forceinline__ void init_by_thread0(unsigned b, unsigned count) {   // then the whole CTA syncs
+    if (threadIdx.x == 0)
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(b), "r"(count) : "memory");
+    __syncthreads();
+}
 __device__ __forceinline__ void wait_parity(unsigned b, unsigned ph) {
     asm volatile("{\n\t.reg .pred p;\n\tL_%=:\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n\t"
                  "@!p bra L_%=;\n\t}" :: "r"(b), "r"(ph) : "memory");
 }
 
 // Every thread peeks the barrier (phase 0 not complete: False), then arrives, then waits for real.
-// out[t] = (peek result, test_wait result, value after the wait).
+// out[t] = (peek result, test_wait result, value after the wait).  The results are stored BEFORE the arrive: the
+// H100 delivers try_wait's predicate through a scoreboard, so a result first used after the thread's own arrive can
+// already see the phase that arrive completed (measured, ptx_docs/mbarrier.md "Time limit").
 extern "C" __global__ void peek_then_arrive(unsigned* out, unsigned v) {
     __shared__ __align__(8) unsigned long long bar;
     const unsigned b = sa(&bar);
-    if (threadIdx.x == 0)
-        asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(b), "r"(blockDim.x) : "memory");
-    __syncthreads();
+    init_by_thread0(b, blockDim.x);
     unsigned p = try_once(b, 0);
     unsigned q = test_once(b, 0);
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(b) : "memory");
-    wait_parity(b, 0);
     out[3 * threadIdx.x] = p;
     out[3 * threadIdx.x + 1] = q;
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(b) : "memory");
+    wait_parity(b, 0);
     out[3 * threadIdx.x + 2] = v + threadIdx.x;
+}
+
+// The same with the peek's result first used after the arrive (for the H100 record; not compared).
+extern "C" __global__ void peek_used_after_arrive(unsigned* out) {
+    __shared__ __align__(8) unsigned long long bar;
+    const unsigned b = sa(&bar);
+    init_by_thread0(b, blockDim.x);
+    unsigned p = try_once(b, 0);
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(b) : "memory");
+    wait_parity(b, 0);
+    out[threadIdx.x] = p;
 }
 
 // A bounded poll of a barrier nobody arrives at: gives up after `tries` failed try_waits.
 extern "C" __global__ void bounded_poll(unsigned* out, unsigned tries) {
     __shared__ __align__(8) unsigned long long bar;
     const unsigned b = sa(&bar);
-    if (threadIdx.x == 0)
-        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(b) : "memory");
-    __syncthreads();
+    init_by_thread0(b, 1);
     unsigned n = 0;
     while (n < tries && !try_once(b, 0)) ++n;
     out[threadIdx.x] = n;
@@ -62,9 +76,7 @@ extern "C" __global__ void bounded_poll(unsigned* out, unsigned tries) {
 extern "C" __global__ void spin_forever(unsigned* out) {
     __shared__ __align__(8) unsigned long long bar;
     const unsigned b = sa(&bar);
-    if (threadIdx.x == 0)
-        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(b) : "memory");
-    __syncthreads();
+    init_by_thread0(b, 1);
     wait_parity(b, 0);
     out[threadIdx.x] = 1;
 }
