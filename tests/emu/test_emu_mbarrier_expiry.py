@@ -4,6 +4,8 @@ limit expires and the thread goes on with False (ops_mbarrier._expire), as CUTLA
 still a deadlock report, now saying that the time limits expired without changing anything."""
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
@@ -72,6 +74,16 @@ extern "C" __global__ void bounded_poll(unsigned* out, unsigned tries) {
     out[threadIdx.x] = n;
 }
 
+// An unbounded poll with a counter: the state changes at every expiry, so only the watchdog can stop it.
+extern "C" __global__ void unbounded_poll(unsigned* out) {
+    __shared__ __align__(8) unsigned long long bar;
+    const unsigned b = sa(&bar);
+    init_by_thread0(b, 1);
+    unsigned n = 0;
+    while (!try_once(b, 0)) ++n;
+    out[threadIdx.x] = n;
+}
+
 // A spin on a barrier nobody arrives at: a deadlock.
 extern "C" __global__ void spin_forever(unsigned* out) {
     __shared__ __align__(8) unsigned long long bar;
@@ -120,3 +132,16 @@ def test_a_wait_that_can_never_succeed_is_still_a_deadlock(env):
     msg = str(ei.value)
     assert "deadlock" in msg and "32 thread(s) wait on mbarrier" in msg and "pending arrivals 1/1" in msg, msg
     assert "time limit of the parked test_wait/try_wait expired 1 time(s)" in msg, msg
+
+
+def test_an_unbounded_poll_is_stopped_by_the_stall_watchdog():
+    """Expiries are not forward progress (watchdog.py): a poll with a counter that never ends is reported as a spin
+    by the no-progress limit, naming the polling warp."""
+    mod = ptxlab.compile(SRC, arch="sm_90a", name="mbar_expiry.cu")
+    dev = ptxlab.open_device("emu", stall_seconds=1.0)
+    t0 = time.monotonic()
+    with pytest.raises(EmuError) as ei:
+        dev.launch(mod, "unbounded_poll", grid=1, block=32, args=[dev.empty(4 * 32)])
+    assert time.monotonic() - t0 < 20
+    msg = str(ei.value)
+    assert "no forward progress" in msg and "block (0, 0, 0) warp 0" in msg, msg
