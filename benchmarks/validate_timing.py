@@ -9,8 +9,10 @@ reads DRAM (benchmarks/bench_gemv_h100.py time_launches); the median is the meas
 microbenchmarks the H100 parameter table is calibrated from (copy bandwidth, empty-kernel launch, CTA launch rounds,
 pointer-chase latencies, L2 bandwidth, SM clock under FMA load, dependent-FMA latency, shared-memory bandwidth,
 one-SM read bandwidth); results in $OUT/micro_<gpu>.json and printed.  ``--micro-cluster`` runs the cluster probes
-(DSMEM pointer-chase latency, DSMEM bandwidth, barrier.cluster round trip; ptxlab/timing/synthetic_cluster.py) into
-"micro_cluster".  Kernels with a ``cluster`` entry are launched with cuLaunchKernelEx (cluster dimension attribute).
+(DSMEM pointer-chase latency, DSMEM bandwidth, barrier.cluster round trip for cluster 2 / 4 / 8 x 1 / 4 / 8 warps per
+CTA, idle and all-SM; mbarrier arrives .release.cluster / .relaxed.cluster / plain to k = 1 / 3 / 7 peers or the own
+CTA; ptxlab/timing/synthetic_cluster.py) into "micro_cluster"; ``--calibrate-cluster`` derives the cluster law from
+them (params.py).  Kernels with a ``cluster`` entry are launched with cuLaunchKernelEx (cluster dimension attribute).
 Emulator side (``--predict GPU``): each kernel runs on ``open_device("emu", timing=GPU)`` with the same grid and
 sizes (one input set); the table prints predicted vs measured, |error|, per-shape ranking, median and max |error|.
 No parameter is fitted to these kernels: the table is the model's out-of-the-box error.
@@ -312,7 +314,7 @@ def gpu_side(args) -> dict:
             print(rep["errors"][-1], flush=True)
     if args.micro_cluster:
         try:
-            rep["micro_cluster"] = micro_cluster(torch, B, D, out, stream, sleep)
+            rep["micro_cluster"] = micro_cluster(torch, B, D, big, out, stream, sleep)
         except Exception:  # noqa: BLE001
             rep["errors"].append("micro_cluster: " + traceback.format_exc(limit=4))
             print(rep["errors"][-1], flush=True)
@@ -494,7 +496,7 @@ def micro(torch, B, D, big, out, stream, sleep) -> dict:
     return res
 
 
-def micro_cluster(torch, B, D, out, stream, sleep) -> dict:
+def micro_cluster(torch, B, D, big, out, stream, sleep) -> dict:
     """Cluster probes (CUDA events; per-iteration cycles from the difference of two iteration counts, so the launch
     cancels): DSMEM dependent-load round trip, DSMEM bandwidth per SM, barrier.cluster round trip."""
     res = {}
@@ -526,7 +528,69 @@ def micro_cluster(torch, B, D, out, stream, sleep) -> dict:
                                                           ctypes.c_float(1.0)], 1024, 8192, (2, 1, 1))
     pr("cluster_barrier_cycles_per_iter", round(c, 1))
     pr("cluster_barrier_us", {str(k): round(v, 3) for k, v in ts.items()})
+    # barrier.cluster arrive + wait vs cluster size and warps per CTA (one cluster on an idle GPU), then with every
+    # SM busy (1 CTA per SM) and with 2 / 4 co-resident 2-CTA clusters per SM
+    cb = {}
+    for (cl, w, per_sm) in CBAR_PROBES:
+      try:
+        f = D.func(S.defines(CL=cl, WORK=0) + SC.CBAR, "cbar")
+        grid = cl if per_sm == 0 else (D.sms // cl) * cl * per_sm
+        c, _ = per_iter(f, (grid, 1, 1), (32 * w, 1, 1), lambda n: [ctypes.c_uint64(out.data_ptr()), ctypes.c_int32(n),
+                        ctypes.c_float(1.0)], 512, 4096, (cl, 1, 1), reps=20)
+        cb[f"{cl},{w},{per_sm}"] = round(c, 1)
+        print(f"  micro cbar cluster {cl}, {w} warps/CTA, {per_sm or 'one cluster'} CTAs/SM: {c:.1f} cycles/iter",
+              flush=True)
+      except Exception:  # noqa: BLE001
+        print(f"  micro cbar {cl},{w},{per_sm} FAILED: " + traceback.format_exc(limit=3), flush=True)
+    res["cbar_cycles_per_iter"] = cb           # key "cluster,warps per CTA,CTAs per SM (0: one cluster only)"
+    ar = {}
+    for name, d, w, per_sm in ARRIVE_PROBES:
+      try:
+        f = D.func(S.defines(**d) + SC.ARRIVE, "arrive_probe")
+        cl = d["CL"]
+        grid = cl if per_sm == 0 else (D.sms // cl) * cl * per_sm
+        c, _ = per_iter(f, (grid, 1, 1), (32 * w, 1, 1), lambda n: [ctypes.c_uint64(out.data_ptr()),
+                        ctypes.c_int32(n)], 256, 2048, (cl, 1, 1), reps=20)
+        ar[name] = round(c, 1)
+        print(f"  micro arrive {name}: {c:.1f} cycles/iter", flush=True)
+      except Exception:  # noqa: BLE001
+        print(f"  micro arrive {name} FAILED: " + traceback.format_exc(limit=3), flush=True)
+    res["arrive_cycles_per_iter"] = ar
+    # diagnostic only (no parameter is derived from it): the multicast ring with CUTLASS's arrive form (REL = 0,
+    # no cluster-scope release), to separate the release's cost from the multicast's
+    diag = {}
+    nct, chunks = 2 * D.sms, 32
+    for cl in (2, 4):
+      try:
+        f = D.func(S.defines(CL=cl, REL=0) + SC.MCAST, "mcast")
+        region = nct // cl * chunks * 8192
+        nreg = int(min(1024, max(2, math.ceil(4 * 50e6 / region))))
+        step = (2 << 30) // nreg // 256 * 256
+        packs = [D.pack([ctypes.c_uint64(big.data_ptr() + i * step), ctypes.c_uint64(out.data_ptr()),
+                         ctypes.c_int32(chunks)]) for i in range(nreg)]
+        fns = [lambda p=p: D.launch(f, (nct, 1, 1), (160, 1, 1), 0, p, stream, (cl, 1, 1)) for p in packs]
+        fns[0]()
+        torch.cuda.synchronize()
+        diag[f"mcast_rel0_cluster{cl}_us"] = round(B.time_launches(torch, fns, 100, sleep)["median_us"], 2)
+        print(f"  micro diag multicast ring REL=0 cluster {cl}: {diag[f'mcast_rel0_cluster{cl}_us']} us", flush=True)
+      except Exception:  # noqa: BLE001
+        print(f"  micro diag mcast {cl} FAILED: " + traceback.format_exc(limit=3), flush=True)
+    res["diag"] = diag
     return res
+
+
+# (cluster size, warps per CTA, CTAs per SM; 0 = one cluster on an idle GPU)
+CBAR_PROBES = [(cl, w, 0) for cl in (2, 4, 8) for w in (1, 4, 8)] + \
+    [(cl, w, 1) for cl in (2, 4, 8) for w in (1, 8)] + [(2, 8, 2), (2, 8, 4)]
+# remote-arrive probes (SC.ARRIVE): name, macros, warps per CTA (lane 0 of each arrives), CTAs per SM (0: one cluster)
+_SEMS = {"rel": 1, "relaxed": 2, "plain": 0}
+ARRIVE_PROBES = [(f"{sn}_k{k}_cl8", dict(CL=8, K=k, SEM=sv), 1, 0) for sn, sv in _SEMS.items() for k in (1, 3, 7)] + \
+    [(f"{sn}_self_cl2", dict(CL=2, K=1, SEM=sv, SELF=1), 1, 0) for sn, sv in _SEMS.items()] + [
+    ("rel_k1_cl2", dict(CL=2, K=1, SEM=1), 1, 0), ("rel_k3_cl4", dict(CL=4, K=3, SEM=1), 1, 0),
+    ("rel_self_k3_cl2", dict(CL=2, K=3, SEM=1, SELF=1), 1, 0),
+    ("rel_k1_cl2_w4", dict(CL=2, K=1, SEM=1), 4, 0), ("rel_k1_cl2_ld", dict(CL=2, K=1, SEM=1, LD=1), 1, 0),
+    ("relaxed_k1_cl2_ld", dict(CL=2, K=1, SEM=2, LD=1), 1, 0),
+    ("rel_k1_cl2_allsm", dict(CL=2, K=1, SEM=1), 1, 1), ("rel_k1_cl2_w4_2persm", dict(CL=2, K=1, SEM=1), 4, 2)]
 
 
 # ------------------------------------------------------------------------------------------------ emulator side
@@ -579,7 +643,7 @@ def calibrate_cluster(micro: dict) -> dict:
         us = {}
         for n in (64, 512):
             dev = ptxlab.open_device("emu", timing=p)
-            out = dev.empty(4 * 4096)
+            out = dev.empty(4 * 2 * 132 * 1024)
             dev.launch(mod, entry, grid=grid, block=block, args=mk(out, n), cluster=cluster)
             us[n] = dev.last_timing.sim_us
         return (us[512] - us[64]) * p.clock_ghz * 1e3 / (512 - 64)
@@ -593,6 +657,41 @@ def calibrate_cluster(micro: dict) -> dict:
                  lambda o, n: [o, np.int32(n), np.float32(1.0)], (2, 1, 1), cluster_bar_latency_clk=0.0)
     out["cluster_bar_latency_clk"] = round(micro["cluster_barrier_cycles_per_iter"] - base, 1)
     out["cbar_model_overhead_clk"] = round(base, 2)
+    law = {}
+    if "cbar_cycles_per_iter" in micro:
+        # barrier.cluster law: least squares of (probe - the model's own loop) over the one-cluster probes
+        rows = []
+        for key, cyc in micro["cbar_cycles_per_iter"].items():
+            cl, w, per_sm = (int(x) for x in key.split(","))
+            if per_sm:
+                continue
+            ovh = model(S.defines(CL=cl, WORK=0) + SC.CBAR, "cbar", (cl, 1, 1), (32 * w, 1, 1),
+                        lambda o, n: [o, np.int32(n), np.float32(1.0)], (cl, 1, 1), cluster_bar_latency_clk=0.0,
+                        cluster_bar_per_cta_clk=0.0, cluster_bar_per_warp_clk=0.0)
+            rows.append((cl, w, cyc - ovh))
+        a_mat = np.array([[1.0, cl, w] for cl, w, _ in rows])
+        y = np.array([v for _, _, v in rows])
+        coef = np.linalg.lstsq(a_mat, y, rcond=None)[0]
+        law["cluster_bar_latency_clk"], law["cluster_bar_per_cta_clk"], law["cluster_bar_per_warp_clk"] = \
+            (round(float(x), 1) for x in coef)
+        law["cbar_fit_residual_clk"] = {f"{cl},{w}": round(float(r), 1)
+                                        for (cl, w, _), r in zip(rows, a_mat @ coef - y)}
+    if "arrive_cycles_per_iter" in micro:
+        ar = micro["arrive_cycles_per_iter"]
+        zero = dict(cluster_release_clk=0.0, cluster_release_sm_clk=0.0)
+        per = []
+        for k in (1, 3, 7):
+            ovh = model(S.defines(CL=8, K=k, SEM=1) + SC.ARRIVE, "arrive_probe", (8, 1, 1), (32, 1, 1),
+                        lambda o, n: [o, np.int32(n)], (8, 1, 1), **zero)
+            per.append((ar[f"rel_k{k}_cl8"] - ovh) / k)
+        law["cluster_release_clk"] = round(float(np.mean(per)), 1)
+        law["release_per_arrive_k137_clk"] = [round(float(x), 1) for x in per]
+        # 4 warps x 2 CTAs per SM on all SMs, as the probe ran (the model simulates the 2 clusters of one slot)
+        ovh = model(S.defines(CL=2, K=1, SEM=1) + SC.ARRIVE, "arrive_probe", (2 * P.H100.sms, 1, 1), (128, 1, 1),
+                    lambda o, n: [o, np.int32(n)], (2, 1, 1), **zero)
+        law["cluster_release_sm_clk"] = round((ar["rel_k1_cl2_w4_2persm"] - ovh) / 8, 1)
+        law["release_sm_probe_model_overhead_clk"] = round(ovh, 1)
+    out.update(law)
     print("cluster parameters (H100):", out)
     return out
 

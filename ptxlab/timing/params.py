@@ -26,6 +26,8 @@ HOPPER_UB = "Luo et al., Dissecting the NVIDIA Hopper Architecture through Micro
 HOPPER_UB2 = "Luo et al., Benchmarking and Dissecting the Nvidia Hopper GPU Architecture, arXiv:2402.13499 (SM-to-SM)"
 H100_CLUSTER = ("H100 measured here (benchmarks/validate_timing.py --micro, cluster probes; NOTES.md 'Timing model: "
                 "clusters', 2026-11-24)")
+H100_CLUSTER_LAW = ("H100 measured here (benchmarks/validate_timing.py --gpu-side --micro-cluster, then --calibrate-cluster; "
+                    "NOTES.md 'Timing model: cluster law', 2026-11-24)")
 BW_UB = "Jarmusch & Chandrasekaran, Microbenchmarking NVIDIA's Blackwell Architecture (B200), arXiv:2512.02189"
 BW_SA = "SemiAnalysis, Dissecting Nvidia Blackwell - Tensor Cores, PTX Instructions (B200 microbenchmarks)"
 CNC_B200 = "Chips and Cheese, Nvidia's B200: Keeping the CUDA Juggernaut Rolling (148 SMs, 126 MB L2, ~150 ns L2)"
@@ -71,8 +73,11 @@ class GpuParams:
     # thread-block clusters (ptx_docs/timing.md "Clusters")
     dsmem_latency_clk: float         # DSMEM load round trip to a peer SM (SM-to-SM network), beyond issue
     dsmem_bytes_clk: float           # one SM's DSMEM / peer bulk-copy bandwidth (bytes per cycle, SM-to-SM port)
-    cluster_bar_latency_clk: float   # barrier.cluster: last arrive to the waiters' next issue
+    cluster_bar_latency_clk: float   # barrier.cluster, last arrive to the waiters' next issue: the law's constant a
+    cluster_bar_per_cta_clk: float   # ... + b x CTAs per cluster
+    cluster_bar_per_warp_clk: float  # ... + c x warps per CTA (cluster_bar_clk below)
     cluster_release_clk: float       # an mbarrier arrive with .release at .cluster scope holds the issuing warp
+    cluster_release_sm_clk: float    # ... and occupies its SM's release path this long (per-SM throughput)
     max_threads_sm: int = 2048
     max_ctas_sm: int = 32
     regs_sm: int = 65536
@@ -83,6 +88,10 @@ class GpuParams:
 
     def cycles(self, ns: float) -> float:
         return ns * self.clock_ghz
+
+    def cluster_bar_clk(self, ctas: int, warps: int) -> float:
+        """barrier.cluster latency law (ptx_docs/timing.md "Clusters"): a + b x cluster size + c x warps per CTA."""
+        return self.cluster_bar_latency_clk + self.cluster_bar_per_cta_clk * ctas + self.cluster_bar_per_warp_clk * warps
 
     def with_(self, **kw) -> "GpuParams":
         return replace(self, **kw)
@@ -96,6 +105,9 @@ def _check(p: GpuParams) -> GpuParams:
 
 
 # ------------------------------------------------------------------------------------------------ H100 (SXM5)
+# cluster law (benchmarks/validate_timing.py --calibrate-cluster benchmarks/data/timing_measured_h100_cluster_law_20261124.json)
+CBAR_A, CBAR_B, CBAR_C = 686.0, 13.7, 15.9      # clk: a + b x CTAs per cluster + c x warps per CTA
+REL_L, REL_X = 691.8, 122.6                    # clk: .release.cluster arrive hold, per-SM occupancy
 # Values marked H100_MEASURED come from benchmarks/validate_timing.py --gpu-side --micro on the lent H100 80GB HBM3
 # (2026-11-24; raw numbers in benchmarks/data/timing_measured_h100_20261124.json "micro" and NOTES.md).
 H100 = _check(GpuParams(
@@ -110,7 +122,9 @@ H100 = _check(GpuParams(
     tc_flops_clk={"f16": 4096.0, "mxf4nvf4": 16384.0, "mxf4": 16384.0, "mxf8f6f4": 8192.0, "f8f6f4": 8192.0,
                   "tf32": 2048.0, "i8": 8192.0, "cp": 0.0},
     tmem_ld_bytes_clk=0.0, tmem_ld_latency_clk=0.0,
-    dsmem_latency_clk=187.2, dsmem_bytes_clk=8.2, cluster_bar_latency_clk=756.6, cluster_release_clk=756.6,
+    dsmem_latency_clk=187.2, dsmem_bytes_clk=8.2,
+    cluster_bar_latency_clk=CBAR_A, cluster_bar_per_cta_clk=CBAR_B, cluster_bar_per_warp_clk=CBAR_C,
+    cluster_release_clk=REL_L, cluster_release_sm_clk=REL_X,
     sources={
         "sms": HOPPER_WP, "clock_ghz": H100_MEASURED + " (clock64 / globaltimer under an all-SM FMA load: 1.9794)",
         "dram_bw": H100_MEASURED + " (1 GiB device-to-device copy, read + written bytes: 3010 GB/s)",
@@ -147,11 +161,18 @@ H100 = _check(GpuParams(
         "dsmem_latency_clk": H100_CLUSTER + " (dependent ld.shared::cluster chain to the peer of a 2-CTA cluster)",
         "dsmem_bytes_clk": H100_CLUSTER + " (each CTA of 2-CTA clusters on all SMs reads its peer's SMEM, 16 B per "
                                           "thread, 1024 threads)",
-        "cluster_bar_latency_clk": H100_CLUSTER + " (barrier.cluster.arrive + wait loop, cluster of 2, one warp per "
-                                                  "CTA)",
-        "cluster_release_clk": "assumed equal to the barrier.cluster round trip (arrive.release + wait.acquire) "
-                               "measured by the same probe: " + NO_SOURCE + "; added after the first comparison "
-                               "(ptx_docs/timing.md 'Clusters')",
+        "cluster_bar_latency_clk": H100_CLUSTER_LAW + " (least-squares law over barrier.cluster.arrive + wait loops of "
+                                                      "one cluster of 2 / 4 / 8 CTAs x 1 / 4 / 8 warps per CTA, each "
+                                                      "minus the model's own loop cycles: constant term)",
+        "cluster_bar_per_cta_clk": H100_CLUSTER_LAW + " (same fit: cycles per CTA of the cluster)",
+        "cluster_bar_per_warp_clk": H100_CLUSTER_LAW + " (same fit: cycles per warp of each CTA)",
+        "cluster_release_clk": H100_CLUSTER_LAW + " (lane 0 doing k = 1 / 3 / 7 mbarrier.arrive.release.cluster in a "
+                                                  "row to peers of an 8-CTA cluster, minus the model's loop: mean "
+                                                  "cycles per arrive; same within 1 % to the own CTA, in 2- and "
+                                                  "4-CTA clusters, from 4 warps of a CTA)",
+        "cluster_release_sm_clk": H100_CLUSTER_LAW + " (4 warps x 2 CTAs per SM on all SMs each doing one "
+                                                     ".release.cluster arrive per iteration: the period minus the "
+                                                     "model's loop, / 8 arrives per SM)",
         "max_threads_sm": CUDA_GUIDE, "max_ctas_sm": CUDA_GUIDE, "regs_sm": CUDA_GUIDE, "smem_sm": CUDA_GUIDE,
         "smem_per_cta_reserved": CUDA_GUIDE, "tmem_cols": "no TMEM on the H100",
     }))
@@ -188,7 +209,9 @@ B200 = _check(GpuParams(
                   "tf32": 4096.0, "i8": 16384.0, "cp": 0.0},
     tmem_ld_bytes_clk=512.0, tmem_ld_latency_clk=30.0,
     dsmem_latency_clk=H100.dsmem_latency_clk, dsmem_bytes_clk=H100.dsmem_bytes_clk,
-    cluster_bar_latency_clk=H100.cluster_bar_latency_clk, cluster_release_clk=H100.cluster_release_clk,
+    cluster_bar_latency_clk=H100.cluster_bar_latency_clk, cluster_bar_per_cta_clk=H100.cluster_bar_per_cta_clk,
+    cluster_bar_per_warp_clk=H100.cluster_bar_per_warp_clk, cluster_release_clk=H100.cluster_release_clk,
+    cluster_release_sm_clk=H100.cluster_release_sm_clk,
     max_threads_sm=2048, max_ctas_sm=32, regs_sm=65536, smem_sm=233472, tmem_cols=512,
     sources={
         "sms": CNC_B200 + "; " + BW_UB,
@@ -224,7 +247,10 @@ B200 = _check(GpuParams(
                              NO_SOURCE,
         "dsmem_bytes_clk": "assumed equal to the H100's measured value: " + NO_SOURCE,
         "cluster_bar_latency_clk": "assumed equal to the H100's measured value: " + NO_SOURCE,
-        "cluster_release_clk": "assumed equal to the H100's value: " + NO_SOURCE,
+        "cluster_bar_per_cta_clk": "assumed equal to the H100's measured value: " + NO_SOURCE,
+        "cluster_bar_per_warp_clk": "assumed equal to the H100's measured value: " + NO_SOURCE,
+        "cluster_release_clk": "assumed equal to the H100's measured value: " + NO_SOURCE,
+        "cluster_release_sm_clk": "assumed equal to the H100's measured value: " + NO_SOURCE,
         "max_threads_sm": CUDA_GUIDE, "max_ctas_sm": CUDA_GUIDE, "regs_sm": CUDA_GUIDE, "smem_sm": CUDA_GUIDE,
         "smem_per_cta_reserved": CUDA_GUIDE, "tmem_cols": "PTX ISA 9.7.16.2 (512 columns x 128 lanes)",
     }))

@@ -24,9 +24,9 @@ Model (documented in ptx_docs/timing.md):
   C / busy-SMs of their bandwidth.  A cluster takes one slot on each of its SMs and frees them when all its CTAs
   are done.  DSMEM loads wait for the SM-to-SM latency after their bytes passed the requester's SM-to-SM port;
   remote mbarrier arrives add that latency (and an arrive with .release at .cluster scope first holds its warp for
-  cluster_release_clk); a barrier.cluster phase completes cluster_bar_latency_clk after its last arrival; a
-  multicast TMA load reads L2/DRAM once and fills
-  every destination SM (completion: the last); a cta_group::2 MMA occupies both SMs' tensor pipes for 2*M*N*K /
+  cluster_release_clk, and its SM's release path for cluster_release_sm_clk); a barrier.cluster phase completes
+  params.cluster_bar_clk(cluster size, warps per CTA) after its last arrival; a multicast TMA load reads L2/DRAM
+  once and fills every destination SM (completion: the last); a cta_group::2 MMA occupies both SMs' tensor pipes for 2*M*N*K /
   (2 x the per-SM rate), i.e. the time of an M=128 tile on each SM (each CTA's tensor core computes its M/2 rows).
 """
 from __future__ import annotations
@@ -99,6 +99,7 @@ class SmUnits:
         self.tc = Server(1.0)
         self.tmem = Server(p.tmem_ld_bytes_clk or 1e9)
         self.dsmem = Server(p.dsmem_bytes_clk)
+        self.release = Server(1.0)      # .release.cluster arrives (cluster_release_sm_clk each)
         self.dispatch = [0.0] * p.smsps
         self.pipes = [dict.fromkeys(PIPES, 0.0) for _ in range(p.smsps)]
         self.issue_busy = [0.0] * p.smsps
@@ -161,6 +162,11 @@ class SmSim:
         self.units = [SmUnits(p) for _ in range(self.nsm)]
         self.sm_of = {c: (trace.cluster_of.get(c, (c, 0))[1] if self.nsm > 1 else 0) for c in trace.ctas}
         self.dsmem_lat = p.dsmem_latency_clk
+        # barrier.cluster latency law: a + b x CTAs per cluster + c x warps per CTA (params.cluster_bar_clk)
+        nthr = 1
+        for d in getattr(trace, "block", (1,)):
+            nthr *= int(d)
+        self.cbar_lat = p.cluster_bar_clk(self.nsm, -(-nthr // 32))
         self.dram_lat = p.cycles(p.dram_latency_ns)
         self.l2_lat = p.cycles(p.l2_latency_ns)
         self.tma_lat = p.cycles(p.tma_latency_ns)
@@ -238,7 +244,7 @@ class SmSim:
         self.key_left[key] -= 1
         if self.key_left[key] == 0:
             lat = self.p.bar_latency_clk if key[0] == "bar" else \
-                self.p.cluster_bar_latency_clk if key[0] == "cbar" else self.p.mbar_latency_clk
+                self.cbar_lat if key[0] == "cbar" else self.p.mbar_latency_clk
             done = self.key_time[key] + lat
             self.key_done[key] = done
             for w in self.waiters.pop(key, ()):
@@ -470,7 +476,9 @@ class SmSim:
                     if cb.release_cluster and self.nsm > 1:
                         # .release at .cluster scope: the warp waits until its earlier memory operations are
                         # visible cluster-wide (cluster_release_clk, ptx_docs/timing.md "Clusters")
-                        rel = ti + p.cluster_release_clk
+                        # ... and the SM's release path serves one such arrive per cluster_release_sm_clk
+                        _, rel_sm = u.release.serve(ti, p.cluster_release_sm_clk)
+                        rel = max(ti + p.cluster_release_clk, rel_sm)
                         w.waits["release.cluster"] += max(0.0, rel - w.t)
                         ws["waits"]["release.cluster"] += max(0.0, rel - w.t)
                         self.ev(w, "release.cluster", ti, rel, "wait", pc)

@@ -15,6 +15,12 @@ CL > 1 (CL = 1: an ordinary launch, the non-cluster reference).
 * ``DSMEM_RING``: ring exchange: each iteration every thread reads its slot of rank + 1's buffer, writes its own
   other buffer, then a cluster barrier (SM-to-SM latency + barrier.cluster bound).
 * ``CBAR``: FMA work between ``barrier.cluster.arrive`` / ``wait`` pairs (cluster-barrier latency bound).
+* ``ARRIVE``: the remote-arrive probe: lane 0 of every warp (``blockDim.x / 32`` warps per CTA) does ``K``
+  ``mbarrier.arrive`` in a row per iteration, to the barrier of CTAs rank + 1 .. rank + K (``SELF`` = 1: K times to
+  its own CTA's barrier, through its ``shared::cluster`` address); ``SEM`` = 1: ``.release.cluster``, 2:
+  ``.relaxed.cluster``, 0: no qualifier (default ``.release`` at ``.cta`` scope, CUTLASS's form); ``LD`` = 1: each
+  iteration first reads 16 B of its own SMEM per lane and keeps the sum (a memory operation for the release to
+  order).  Nothing waits on the barriers (count 1: every arrive completes a phase).
 """
 COMMON = r'''
 #ifndef CL
@@ -197,3 +203,54 @@ extern "C" __global__ void cbar(float* __restrict__ out, int iters, float a) {
   out[blockIdx.x * blockDim.x + threadIdx.x] = x;
 }
 '''
+
+ARRIVE = COMMON + r"""
+#ifndef K
+#define K 1
+#endif
+#ifndef SEM
+#define SEM 1
+#endif
+#ifndef SELF
+#define SELF 0
+#endif
+#ifndef LD
+#define LD 0
+#endif
+extern "C" __global__ void arrive_probe(float* __restrict__ out, int iters) {
+  __shared__ alignas(8) unsigned long long bar;
+  __shared__ alignas(16) float4 buf[256];
+  for (int i = threadIdx.x; i < 256; i += blockDim.x) buf[i] = make_float4(i, 1, 2, 3);
+  if (threadIdx.x == 0) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(smem_u32(&bar)));
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  cl_sync();
+  unsigned rank = cl_rank();
+  unsigned tgt[K];
+  #pragma unroll
+  for (int j = 0; j < K; ++j) tgt[j] = cl_map(smem_u32(&bar), SELF ? rank : (rank + 1 + j) % CL);
+  float acc = 0.f;
+  int lane = threadIdx.x % 32;
+  for (int i = 0; i < iters; ++i) {
+#if LD
+    float4 v = buf[(lane + i * 32) & 255];
+    acc += v.x + v.w;
+#endif
+    if (lane == 0) {
+      #pragma unroll
+      for (int j = 0; j < K; ++j) {
+#if SEM == 1
+        asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" :: "r"(tgt[j]) : "memory");
+#elif SEM == 2
+        asm volatile("mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [%0];" :: "r"(tgt[j]) : "memory");
+#else
+        asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" :: "r"(tgt[j]) : "memory");
+#endif
+      }
+    }
+  }
+  out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
+  cl_sync();   // peers arrive on this CTA's barrier: stay alive until all are done
+}
+"""

@@ -135,3 +135,47 @@ def test_release_cluster_arrives_hold_the_consumer():
     assert any("release.cluster" in k for w in rel2.warps.values() for k in w["waits"])
     slow = resimulate(rel2, replace(P.H100, cluster_release_clk=2 * P.H100.cluster_release_clk))
     assert slow.us > rel2.us * 1.2
+
+
+def _per_iter_clk(src: str, entry: str, cl: int, grid: int, block: int, args, p=P.H100) -> float:
+    """Predicted cycles per loop iteration: the difference of two random iteration counts (the launch cancels)."""
+    mod = ptxlab.compile(src, arch="sm_90a", name=entry + ".cu")
+    rng = np.random.default_rng()
+    n1 = int(rng.integers(8, 16))
+    n2 = n1 + int(rng.integers(24, 40))
+    us = {}
+    for n in (n1, n2):
+        dev = ptxlab.open_device("emu", timing=p)
+        out = dev.empty(4 * grid * block)
+        dev.launch(mod, entry, grid=(grid, 1, 1), block=(block, 1, 1), args=[out, *args(n)], cluster=(cl, 1, 1))
+        us[n] = dev.last_timing.sim_us
+    return (us[n2] - us[n1]) * p.clock_ghz * 1e3 / (n2 - n1)
+
+
+@pytest.mark.parametrize("cl,warps", [(2, 1), (4, 4), (8, 2)])
+def test_cluster_barrier_latency_follows_the_probe_law(cl, warps):
+    """barrier.cluster costs a + b x cluster size + c x warps per CTA (params.cluster_bar_clk, fitted to the H100
+    probes of 2/4/8 CTAs x 1/4/8 warps): the loop's period minus its period with the law zeroed is the law's value."""
+    src = S.defines(CL=cl, WORK=0) + SC.CBAR
+    args = lambda n: [np.int32(n), np.float32(1.0)]  # noqa: E731
+    full = _per_iter_clk(src, "cbar", cl, cl, 32 * warps, args)
+    zero = _per_iter_clk(src, "cbar", cl, cl, 32 * warps, args,
+                         replace(P.H100, cluster_bar_latency_clk=0.0, cluster_bar_per_cta_clk=0.0,
+                                 cluster_bar_per_warp_clk=0.0))
+    law = P.H100.cluster_bar_clk(cl, warps)
+    assert law > P.H100.cluster_bar_clk(2, 1) or (cl, warps) == (2, 1)
+    assert full - zero == pytest.approx(law, rel=0.02), (full, zero, law)
+
+
+def test_release_cluster_arrives_share_the_sm_release_path():
+    """Each .release.cluster arrive holds its warp cluster_release_clk (latency: one warp per SM) and takes
+    cluster_release_sm_clk of its SM's release path (throughput: 8 warps per SM, as the H100 probes measured)."""
+    L, X = P.H100.cluster_release_clk, P.H100.cluster_release_sm_clk
+    src = S.defines(CL=2, K=1, SEM=1) + SC.ARRIVE
+    one = _per_iter_clk(src, "arrive_probe", 2, 2, 32, lambda n: [np.int32(n)])
+    assert one == pytest.approx(L, rel=0.05), (one, L)
+    # 2 CTAs per SM (264 CTAs in 2-CTA clusters) x 4 warps: 8 arriving warps on each of the 2 simulated SMs
+    eight = _per_iter_clk(src, "arrive_probe", 2, 2 * P.H100.sms, 128, lambda n: [np.int32(n)])
+    assert 8 * X > L and eight == pytest.approx(8 * X, rel=0.05), (eight, 8 * X)
+    relaxed = _per_iter_clk(S.defines(CL=2, K=1, SEM=2) + SC.ARRIVE, "arrive_probe", 2, 2, 32, lambda n: [np.int32(n)])
+    assert relaxed < 0.1 * L, relaxed
