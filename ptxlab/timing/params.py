@@ -122,7 +122,7 @@ H100 = _check(GpuParams(
     tc_flops_clk={"f16": 4096.0, "mxf4nvf4": 16384.0, "mxf4": 16384.0, "mxf8f6f4": 8192.0, "f8f6f4": 8192.0,
                   "tf32": 2048.0, "i8": 8192.0, "cp": 0.0},
     tmem_ld_bytes_clk=0.0, tmem_ld_latency_clk=0.0,
-    dsmem_latency_clk=187.2, dsmem_bytes_clk=8.2,
+    dsmem_latency_clk=176.3, dsmem_bytes_clk=8.2,
     cluster_bar_latency_clk=CBAR_A, cluster_bar_per_cta_clk=CBAR_B, cluster_bar_per_warp_clk=CBAR_C,
     cluster_release_clk=REL_L, cluster_release_sm_clk=REL_X,
     sources={
