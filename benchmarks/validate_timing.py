@@ -13,7 +13,8 @@ one-SM read bandwidth); results in $OUT/micro_<gpu>.json and printed.  ``--micro
 CTA, idle and all-SM; mbarrier arrives .release.cluster / .relaxed.cluster / plain to k = 1 / 3 / 7 peers or the own
 CTA; the same barrier / .release.cluster loops from 1 cluster to every SM with 1, 2, 4 CTAs per SM (load
 probes); ptxlab/timing/synthetic_cluster.py) into "micro_cluster"; ``--calibrate-cluster`` derives the cluster
-law from them (params.py).  Kernels with a ``cluster`` entry are launched with cuLaunchKernelEx (cluster dimension attribute).
+law from them (params.py).  Kernels with a ``cluster`` entry are launched with cuLaunchKernelEx (cluster dimension
+attribute).
 Emulator side (``--predict GPU``): each kernel runs on ``open_device("emu", timing=GPU)`` with the same grid and
 sizes (one input set); the table prints predicted vs measured, |error|, per-shape ranking, median and max |error|.
 No parameter is fitted to these kernels: the table is the model's out-of-the-box error.

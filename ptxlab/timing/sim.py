@@ -26,9 +26,10 @@ Model (documented in ptx_docs/timing.md):
   remote mbarrier arrives add that latency (and an arrive with .release at .cluster scope first holds its warp for
   cluster_release_clk, cluster_release_shared_clk while the SM also runs CTAs of other clusters, and its CTA's release
   path for cluster_release_cta_clk); a barrier.cluster phase completes params.cluster_bar_clk(cluster size, warps
-  per CTA, shared) after its last arrival (shared: other clusters' CTAs live on the SM then, the H100 load probes); a multicast TMA load reads L2/DRAM
-  once and fills every destination SM (completion: the last); a cta_group::2 MMA occupies both SMs' tensor pipes for 2*M*N*K /
-  (2 x the per-SM rate), i.e. the time of an M=128 tile on each SM (each CTA's tensor core computes its M/2 rows).
+  per CTA, shared) after its last arrival (shared: other clusters' CTAs live on the SM then, the H100 load probes);
+  a multicast TMA load reads L2/DRAM once and fills every destination SM (completion: the last); a cta_group::2 MMA
+  occupies both SMs' tensor pipes for 2*M*N*K / (2 x the per-SM rate), i.e. the time of an M=128 tile on each SM
+  (each CTA's tensor core computes its M/2 rows).
 """
 from __future__ import annotations
 
