@@ -11,8 +11,10 @@ pointer-chase latencies, L2 bandwidth, SM clock under FMA load, dependent-FMA la
 one-SM read bandwidth); results in $OUT/micro_<gpu>.json and printed.  ``--micro-cluster`` runs the cluster probes
 (DSMEM pointer-chase latency, DSMEM bandwidth, barrier.cluster round trip for cluster 2 / 4 / 8 x 1 / 4 / 8 warps per
 CTA, idle and all-SM; mbarrier arrives .release.cluster / .relaxed.cluster / plain to k = 1 / 3 / 7 peers or the own
-CTA; ptxlab/timing/synthetic_cluster.py) into "micro_cluster"; ``--calibrate-cluster`` derives the cluster law from
-them (params.py).  Kernels with a ``cluster`` entry are launched with cuLaunchKernelEx (cluster dimension attribute).
+CTA; the same barrier / .release.cluster loops from 1 cluster to every SM with 1, 2, 4 CTAs per SM (load
+probes); ptxlab/timing/synthetic_cluster.py) into "micro_cluster"; ``--calibrate-cluster`` derives the cluster
+law from them (params.py).  Kernels with a ``cluster`` entry are launched with cuLaunchKernelEx (cluster dimension
+attribute).
 Emulator side (``--predict GPU``): each kernel runs on ``open_device("emu", timing=GPU)`` with the same grid and
 sizes (one input set); the table prints predicted vs measured, |error|, per-shape ranking, median and max |error|.
 No parameter is fitted to these kernels: the table is the model's out-of-the-box error.
@@ -556,6 +558,29 @@ def micro_cluster(torch, B, D, big, out, stream, sleep) -> dict:
       except Exception:  # noqa: BLE001
         print(f"  micro arrive {name} FAILED: " + traceback.format_exc(limit=3), flush=True)
     res["arrive_cycles_per_iter"] = ar
+    # load dependence (timing4): the same barrier.cluster / .release.cluster loops with a growing number of CTAs
+    # resident at once (the block scheduler spreads them over the SMs: 1 CTA per SM up to the SM count, then 2, 4)
+    cl_load, ar_load = {}, {}
+    for (cl, w, ctas) in CBAR_LOAD_PROBES:
+      try:
+        f = D.func(S.defines(CL=cl, WORK=0) + SC.CBAR, "cbar")
+        c, _ = per_iter(f, (ctas, 1, 1), (32 * w, 1, 1), lambda n: [ctypes.c_uint64(out.data_ptr()),
+                        ctypes.c_int32(n), ctypes.c_float(1.0)], 512, 4096, (cl, 1, 1), reps=15)
+        cl_load[f"{cl},{w},{ctas}"] = round(c, 1)
+        print(f"  micro cbar load cluster {cl}, {w} warps/CTA, {ctas} CTAs: {c:.1f} cycles/iter", flush=True)
+      except Exception:  # noqa: BLE001
+        print(f"  micro cbar load {cl},{w},{ctas} FAILED: " + traceback.format_exc(limit=3), flush=True)
+    res["cbar_load_cycles_per_iter"] = cl_load     # key "cluster,warps per CTA,CTAs in the grid"
+    for (w, ctas) in ARRIVE_LOAD_PROBES:
+      try:
+        f = D.func(S.defines(CL=2, K=1, SEM=1) + SC.ARRIVE, "arrive_probe")
+        c, _ = per_iter(f, (ctas, 1, 1), (32 * w, 1, 1), lambda n: [ctypes.c_uint64(out.data_ptr()),
+                        ctypes.c_int32(n)], 256, 2048, (2, 1, 1), reps=15)
+        ar_load[f"{w},{ctas}"] = round(c, 1)
+        print(f"  micro arrive load rel k1 cl2, {w} warps/CTA, {ctas} CTAs: {c:.1f} cycles/iter", flush=True)
+      except Exception:  # noqa: BLE001
+        print(f"  micro arrive load {w},{ctas} FAILED: " + traceback.format_exc(limit=3), flush=True)
+    res["arrive_load_cycles_per_iter"] = ar_load   # key "warps per CTA,CTAs in the grid" (.release.cluster, k = 1)
     # diagnostic only (no parameter is derived from it): the multicast ring with CUTLASS's arrive form (REL = 0,
     # no cluster-scope release), to separate the release's cost from the multicast's
     diag = {}
@@ -582,6 +607,13 @@ def micro_cluster(torch, B, D, big, out, stream, sleep) -> dict:
 # (cluster size, warps per CTA, CTAs per SM; 0 = one cluster on an idle GPU)
 CBAR_PROBES = [(cl, w, 0) for cl in (2, 4, 8) for w in (1, 4, 8)] + \
     [(cl, w, 1) for cl in (2, 4, 8) for w in (1, 8)] + [(2, 8, 2), (2, 8, 4)]
+# load probes (cluster size, warps per CTA, CTAs in the grid): 1 cluster .. every SM with 1, 2, 4 CTAs (SMS_H100 =
+# 132).  The validation kernel's own configuration (cluster 4 x 8 warps, 528 CTAs) is deliberately not probed.
+CBAR_LOAD_PROBES = [(4, 8, n) for n in (4, 8, 16, 32, 64, 96, 132, 264)] + \
+    [(2, 8, n) for n in (2, 8, 32, 66, 132, 264, 528)] + [(8, 8, n) for n in (8, 16, 32, 64, 128)] + \
+    [(4, w, 132) for w in (2, 4, 16)] + [(2, 4, 264), (2, 4, 528), (4, 4, 264), (4, 2, 528)]
+# .release.cluster arrive (k = 1, cluster 2) load probes: (warps per CTA, CTAs in the grid)
+ARRIVE_LOAD_PROBES = [(4, n) for n in (2, 16, 66, 132, 264, 528)] + [(1, 264), (1, 528), (8, 132), (8, 264)]
 # remote-arrive probes (SC.ARRIVE): name, macros, warps per CTA (lane 0 of each arrives), CTAs per SM (0: one cluster)
 _SEMS = {"rel": 1, "relaxed": 2, "plain": 0}
 ARRIVE_PROBES = [(f"{sn}_k{k}_cl8", dict(CL=8, K=k, SEM=sv), 1, 0) for sn, sv in _SEMS.items() for k in (1, 3, 7)] + \
@@ -678,7 +710,7 @@ def calibrate_cluster(micro: dict) -> dict:
                                         for (cl, w, _), r in zip(rows, a_mat @ coef - y)}
     if "arrive_cycles_per_iter" in micro:
         ar = micro["arrive_cycles_per_iter"]
-        zero = dict(cluster_release_clk=0.0, cluster_release_sm_clk=0.0)
+        zero = dict(cluster_release_clk=0.0, cluster_release_shared_clk=0.0, cluster_release_cta_clk=0.0)
         per = []
         for k in (1, 3, 7):
             ovh = model(S.defines(CL=8, K=k, SEM=1) + SC.ARRIVE, "arrive_probe", (8, 1, 1), (32, 1, 1),
@@ -686,12 +718,32 @@ def calibrate_cluster(micro: dict) -> dict:
             per.append((ar[f"rel_k{k}_cl8"] - ovh) / k)
         law["cluster_release_clk"] = round(float(np.mean(per)), 1)
         law["release_per_arrive_k137_clk"] = [round(float(x), 1) for x in per]
-        # 4 warps x 2 CTAs per SM on all SMs, as the probe ran (the model simulates the 2 clusters of one slot)
-        ovh = model(S.defines(CL=2, K=1, SEM=1) + SC.ARRIVE, "arrive_probe", (2 * P.H100.sms, 1, 1), (128, 1, 1),
+    if micro.get("arrive_load_cycles_per_iter"):
+        # load law (timing4): 1 CTA per SM, 8 warps -> the CTA's release path (8 arrives per period); >= 2 CTAs per
+        # SM (any warps) -> the hold on a shared SM (the path does not bind there: 987-988 clk for 1 .. 16 arrives)
+        al = micro["arrive_load_cycles_per_iter"]
+        zero = dict(cluster_release_clk=0.0, cluster_release_shared_clk=0.0, cluster_release_cta_clk=0.0)
+        ovh = model(S.defines(CL=2, K=1, SEM=1) + SC.ARRIVE, "arrive_probe", (P.H100.sms, 1, 1), (256, 1, 1),
                     lambda o, n: [o, np.int32(n)], (2, 1, 1), **zero)
-        law["cluster_release_sm_clk"] = round((ar["rel_k1_cl2_w4_2persm"] - ovh) / 8, 1)
-        law["release_sm_probe_model_overhead_clk"] = round(ovh, 1)
+        law["cluster_release_cta_clk"] = round((al[f"8,{P.H100.sms}"] - ovh) / 8, 1)
+        shared = [v for k, v in al.items() if int(k.split(",")[1]) > P.H100.sms]
+        ovh = model(S.defines(CL=2, K=1, SEM=1) + SC.ARRIVE, "arrive_probe", (2 * P.H100.sms, 1, 1), (32, 1, 1),
+                    lambda o, n: [o, np.int32(n)], (2, 1, 1), **zero)
+        law["cluster_release_shared_clk"] = round(float(np.mean(shared)) - ovh, 1)
+        law["release_shared_probes_clk"] = shared
     out.update(law)
+    if micro.get("cbar_load_cycles_per_iter") and "cluster_release_shared_clk" in law:
+        # check (nothing fitted): the barrier load probes with >= 2 CTAs per SM, predicted with the derived values
+        keep = {k: law[k] for k in P.H100.__dataclass_fields__ if k in law}
+        chk = {}
+        for key, cyc in micro["cbar_load_cycles_per_iter"].items():
+            cl, w, ctas = (int(x) for x in key.split(","))
+            if ctas <= P.H100.sms:
+                continue
+            pred = model(S.defines(CL=cl, WORK=0) + SC.CBAR, "cbar", (ctas, 1, 1), (32 * w, 1, 1),
+                         lambda o, n: [o, np.int32(n), np.float32(1.0)], (cl, 1, 1), **keep)
+            chk[key] = (cyc, round(pred, 1), f"{100 * (pred - cyc) / cyc:+.1f} %")
+        out["cbar_load_check_measured_predicted"] = chk
     print("cluster parameters (H100):", out)
     return out
 

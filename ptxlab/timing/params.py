@@ -26,6 +26,8 @@ HOPPER_UB = "Luo et al., Dissecting the NVIDIA Hopper Architecture through Micro
 HOPPER_UB2 = "Luo et al., Benchmarking and Dissecting the Nvidia Hopper GPU Architecture, arXiv:2402.13499 (SM-to-SM)"
 H100_CLUSTER = ("H100 measured here (benchmarks/validate_timing.py --micro, cluster probes; NOTES.md 'Timing model: "
                 "clusters', 2026-11-24)")
+H100_CLUSTER_LOAD = ("H100 measured here (benchmarks/validate_timing.py --gpu-side --micro-cluster load probes, then "
+                     "--calibrate-cluster; NOTES.md 'Timing model: cluster load', 2026-11-24)")
 H100_CLUSTER_LAW = ("H100 measured here (benchmarks/validate_timing.py --gpu-side --micro-cluster, then --calibrate-cluster; "
                     "NOTES.md 'Timing model: cluster law', 2026-11-24)")
 BW_UB = "Jarmusch & Chandrasekaran, Microbenchmarking NVIDIA's Blackwell Architecture (B200), arXiv:2512.02189"
@@ -77,7 +79,8 @@ class GpuParams:
     cluster_bar_per_cta_clk: float   # ... + b x CTAs per cluster
     cluster_bar_per_warp_clk: float  # ... + c x warps per CTA (cluster_bar_clk below)
     cluster_release_clk: float       # an mbarrier arrive with .release at .cluster scope holds the issuing warp
-    cluster_release_sm_clk: float    # ... and occupies its SM's release path this long (per-SM throughput)
+    cluster_release_shared_clk: float  # ... this long instead when its SM also runs CTAs of other clusters (load)
+    cluster_release_cta_clk: float   # ... and occupies its CTA's release path this long (per-CTA throughput)
     max_threads_sm: int = 2048
     max_ctas_sm: int = 32
     regs_sm: int = 65536
@@ -89,9 +92,12 @@ class GpuParams:
     def cycles(self, ns: float) -> float:
         return ns * self.clock_ghz
 
-    def cluster_bar_clk(self, ctas: int, warps: int) -> float:
-        """barrier.cluster latency law (ptx_docs/timing.md "Clusters"): a + b x cluster size + c x warps per CTA."""
-        return self.cluster_bar_latency_clk + self.cluster_bar_per_cta_clk * ctas + self.cluster_bar_per_warp_clk * warps
+    def cluster_bar_clk(self, ctas: int, warps: int, shared: bool = False) -> float:
+        """barrier.cluster latency law (ptx_docs/timing.md "Clusters"): a + b x cluster size + c x warps per CTA; on
+        an SM shared with CTAs of other clusters (``shared``) + the release's load increment (barrier.cluster.arrive
+        is a .release at .cluster scope by default, PTX ISA 9.7.13.3: the same release machinery)."""
+        lat = self.cluster_bar_latency_clk + self.cluster_bar_per_cta_clk * ctas + self.cluster_bar_per_warp_clk * warps
+        return lat + (self.cluster_release_shared_clk - self.cluster_release_clk if shared else 0.0)
 
     def with_(self, **kw) -> "GpuParams":
         return replace(self, **kw)
@@ -107,7 +113,9 @@ def _check(p: GpuParams) -> GpuParams:
 # ------------------------------------------------------------------------------------------------ H100 (SXM5)
 # cluster law (benchmarks/validate_timing.py --calibrate-cluster benchmarks/data/timing_measured_h100_cluster_law_20261124.json)
 CBAR_A, CBAR_B, CBAR_C = 686.0, 13.7, 15.9      # clk: a + b x CTAs per cluster + c x warps per CTA
-REL_L, REL_X = 691.8, 122.6                    # clk: .release.cluster arrive hold, per-SM occupancy
+REL_L = 691.8                                  # clk: .release.cluster arrive hold (SM alone with its cluster)
+# load law (--calibrate-cluster benchmarks/data/timing_measured_h100_cluster_load_20261124.json)
+REL_S, REL_X = 983.8, 120.7                    # clk: hold on an SM shared by >= 2 clusters' CTAs, per-CTA occupancy
 # Values marked H100_MEASURED come from benchmarks/validate_timing.py --gpu-side --micro on the lent H100 80GB HBM3
 # (2026-11-24; raw numbers in benchmarks/data/timing_measured_h100_20261124.json "micro" and NOTES.md).
 H100 = _check(GpuParams(
@@ -124,7 +132,7 @@ H100 = _check(GpuParams(
     tmem_ld_bytes_clk=0.0, tmem_ld_latency_clk=0.0,
     dsmem_latency_clk=176.3, dsmem_bytes_clk=8.2,
     cluster_bar_latency_clk=CBAR_A, cluster_bar_per_cta_clk=CBAR_B, cluster_bar_per_warp_clk=CBAR_C,
-    cluster_release_clk=REL_L, cluster_release_sm_clk=REL_X,
+    cluster_release_clk=REL_L, cluster_release_shared_clk=REL_S, cluster_release_cta_clk=REL_X,
     sources={
         "sms": HOPPER_WP, "clock_ghz": H100_MEASURED + " (clock64 / globaltimer under an all-SM FMA load: 1.9794)",
         "dram_bw": H100_MEASURED + " (1 GiB device-to-device copy, read + written bytes: 3010 GB/s)",
@@ -170,9 +178,13 @@ H100 = _check(GpuParams(
                                                   "row to peers of an 8-CTA cluster, minus the model's loop: mean "
                                                   "cycles per arrive; same within 1 % to the own CTA, in 2- and "
                                                   "4-CTA clusters, from 4 warps of a CTA)",
-        "cluster_release_sm_clk": H100_CLUSTER_LAW + " (4 warps x 2 CTAs per SM on all SMs each doing one "
-                                                     ".release.cluster arrive per iteration: the period minus the "
-                                                     "model's loop, / 8 arrives per SM)",
+        "cluster_release_shared_clk": H100_CLUSTER_LOAD + " (2-CTA clusters, 2 or 4 CTAs per SM on all SMs, 1 / 4 / "
+                                                          "8 warps each doing one .release.cluster arrive per "
+                                                          "iteration: 987.0-988.2 clk whatever the warps, minus the "
+                                                          "model's loop; 1 CTA per SM: 691-702 from 1 to 132 SMs)",
+        "cluster_release_cta_clk": H100_CLUSTER_LOAD + " (8 warps of one CTA per SM on all SMs, one .release.cluster "
+                                                       "arrive each per iteration: the period minus the model's "
+                                                       "loop, / 8)",
         "max_threads_sm": CUDA_GUIDE, "max_ctas_sm": CUDA_GUIDE, "regs_sm": CUDA_GUIDE, "smem_sm": CUDA_GUIDE,
         "smem_per_cta_reserved": CUDA_GUIDE, "tmem_cols": "no TMEM on the H100",
     }))
@@ -211,7 +223,7 @@ B200 = _check(GpuParams(
     dsmem_latency_clk=H100.dsmem_latency_clk, dsmem_bytes_clk=H100.dsmem_bytes_clk,
     cluster_bar_latency_clk=H100.cluster_bar_latency_clk, cluster_bar_per_cta_clk=H100.cluster_bar_per_cta_clk,
     cluster_bar_per_warp_clk=H100.cluster_bar_per_warp_clk, cluster_release_clk=H100.cluster_release_clk,
-    cluster_release_sm_clk=H100.cluster_release_sm_clk,
+    cluster_release_shared_clk=H100.cluster_release_shared_clk, cluster_release_cta_clk=H100.cluster_release_cta_clk,
     max_threads_sm=2048, max_ctas_sm=32, regs_sm=65536, smem_sm=233472, tmem_cols=512,
     sources={
         "sms": CNC_B200 + "; " + BW_UB,
@@ -250,7 +262,8 @@ B200 = _check(GpuParams(
         "cluster_bar_per_cta_clk": "assumed equal to the H100's measured value: " + NO_SOURCE,
         "cluster_bar_per_warp_clk": "assumed equal to the H100's measured value: " + NO_SOURCE,
         "cluster_release_clk": "assumed equal to the H100's measured value: " + NO_SOURCE,
-        "cluster_release_sm_clk": "assumed equal to the H100's measured value: " + NO_SOURCE,
+        "cluster_release_shared_clk": "assumed equal to the H100's measured value: " + NO_SOURCE,
+        "cluster_release_cta_clk": "assumed equal to the H100's measured value: " + NO_SOURCE,
         "max_threads_sm": CUDA_GUIDE, "max_ctas_sm": CUDA_GUIDE, "regs_sm": CUDA_GUIDE, "smem_sm": CUDA_GUIDE,
         "smem_per_cta_reserved": CUDA_GUIDE, "tmem_cols": "PTX ISA 9.7.16.2 (512 columns x 128 lanes)",
     }))

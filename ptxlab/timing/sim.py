@@ -24,10 +24,12 @@ Model (documented in ptx_docs/timing.md):
   C / busy-SMs of their bandwidth.  A cluster takes one slot on each of its SMs and frees them when all its CTAs
   are done.  DSMEM loads wait for the SM-to-SM latency after their bytes passed the requester's SM-to-SM port;
   remote mbarrier arrives add that latency (and an arrive with .release at .cluster scope first holds its warp for
-  cluster_release_clk, and its SM's release path for cluster_release_sm_clk); a barrier.cluster phase completes
-  params.cluster_bar_clk(cluster size, warps per CTA) after its last arrival; a multicast TMA load reads L2/DRAM
-  once and fills every destination SM (completion: the last); a cta_group::2 MMA occupies both SMs' tensor pipes for 2*M*N*K /
-  (2 x the per-SM rate), i.e. the time of an M=128 tile on each SM (each CTA's tensor core computes its M/2 rows).
+  cluster_release_clk, cluster_release_shared_clk while the SM also runs CTAs of other clusters, and its CTA's release
+  path for cluster_release_cta_clk); a barrier.cluster phase completes params.cluster_bar_clk(cluster size, warps
+  per CTA, shared) after its last arrival (shared: other clusters' CTAs live on the SM then, the H100 load probes);
+  a multicast TMA load reads L2/DRAM once and fills every destination SM (completion: the last); a cta_group::2 MMA
+  occupies both SMs' tensor pipes for 2*M*N*K / (2 x the per-SM rate), i.e. the time of an M=128 tile on each SM
+  (each CTA's tensor core computes its M/2 rows).
 """
 from __future__ import annotations
 
@@ -99,7 +101,6 @@ class SmUnits:
         self.tc = Server(1.0)
         self.tmem = Server(p.tmem_ld_bytes_clk or 1e9)
         self.dsmem = Server(p.dsmem_bytes_clk)
-        self.release = Server(1.0)      # .release.cluster arrives (cluster_release_sm_clk each)
         self.dispatch = [0.0] * p.smsps
         self.pipes = [dict.fromkeys(PIPES, 0.0) for _ in range(p.smsps)]
         self.issue_busy = [0.0] * p.smsps
@@ -167,6 +168,9 @@ class SmSim:
         for d in getattr(trace, "block", (1,)):
             nthr *= int(d)
         self.cbar_lat = p.cluster_bar_clk(self.nsm, -(-nthr // 32))
+        self.cbar_lat_shared = p.cluster_bar_clk(self.nsm, -(-nthr // 32), shared=True)
+        self.live_groups = 0            # clusters (slots) live on the simulated SMs now: > 1 = a shared SM
+        self.release_path: dict = {}    # CTA -> its .release.cluster path (cluster_release_cta_clk per arrive)
         self.dram_lat = p.cycles(p.dram_latency_ns)
         self.l2_lat = p.cycles(p.l2_latency_ns)
         self.tma_lat = p.cycles(p.tma_latency_ns)
@@ -244,7 +248,8 @@ class SmSim:
         self.key_left[key] -= 1
         if self.key_left[key] == 0:
             lat = self.p.bar_latency_clk if key[0] == "bar" else \
-                self.cbar_lat if key[0] == "cbar" else self.p.mbar_latency_clk
+                (self.cbar_lat_shared if self.live_groups > 1 else self.cbar_lat) if key[0] == "cbar" else \
+                self.p.mbar_latency_clk
             done = self.key_time[key] + lat
             self.key_done[key] = done
             for w in self.waiters.pop(key, ()):
@@ -291,6 +296,7 @@ class SmSim:
             slot = free_slots.pop(0)
             gid = id(grp)
             group_left[gid] = len(grp)
+            self.live_groups += 1
             for c in grp:
                 slot_of[c] = slot
                 group_of[c] = grp
@@ -311,6 +317,7 @@ class SmSim:
             group_left[id(grp)] -= 1
             if group_left[id(grp)]:
                 return          # a cluster's slots free when all its CTAs are done
+            self.live_groups -= 1
             free_slots.append(slot_of[c])
             if pending:
                 start_cta(t + launch)
@@ -476,9 +483,12 @@ class SmSim:
                     if cb.release_cluster and self.nsm > 1:
                         # .release at .cluster scope: the warp waits until its earlier memory operations are
                         # visible cluster-wide (cluster_release_clk, ptx_docs/timing.md "Clusters")
-                        # ... and the SM's release path serves one such arrive per cluster_release_sm_clk
-                        _, rel_sm = u.release.serve(ti, p.cluster_release_sm_clk)
-                        rel = max(ti + p.cluster_release_clk, rel_sm)
+                        # (longer while the SM also runs other clusters' CTAs: the H100 load probes) ...
+                        hold = p.cluster_release_shared_clk if self.live_groups > 1 else p.cluster_release_clk
+                        # ... and the CTA's release path serves one such arrive per cluster_release_cta_clk
+                        path = self.release_path.setdefault(w.cta, Server(1.0))
+                        _, rel_path = path.serve(ti, p.cluster_release_cta_clk)
+                        rel = max(ti + hold, rel_path)
                         w.waits["release.cluster"] += max(0.0, rel - w.t)
                         ws["waits"]["release.cluster"] += max(0.0, rel - w.t)
                         self.ev(w, "release.cluster", ti, rel, "wait", pc)

@@ -133,7 +133,9 @@ def test_release_cluster_arrives_hold_the_consumer():
     plain, rel2, rel4 = _mcast(2, rel=0), _mcast(2, rel=1), _mcast(4, rel=1)
     assert rel2.us > plain.us and rel4.us > rel2.us, (plain.us, rel2.us, rel4.us)
     assert any("release.cluster" in k for w in rel2.warps.values() for k in w["waits"])
-    slow = resimulate(rel2, replace(P.H100, cluster_release_clk=2 * P.H100.cluster_release_clk))
+    # 264 CTAs = 2 per SM: the shared-SM hold applies (ptx_docs/timing.md "Clusters", load law)
+    slow = resimulate(rel2, replace(P.H100, cluster_release_clk=2 * P.H100.cluster_release_clk,
+                                    cluster_release_shared_clk=2 * P.H100.cluster_release_shared_clk))
     assert slow.us > rel2.us * 1.2
 
 
@@ -167,15 +169,40 @@ def test_cluster_barrier_latency_follows_the_probe_law(cl, warps):
     assert full - zero == pytest.approx(law, rel=0.02), (full, zero, law)
 
 
-def test_release_cluster_arrives_share_the_sm_release_path():
-    """Each .release.cluster arrive holds its warp cluster_release_clk (latency: one warp per SM) and takes
-    cluster_release_sm_clk of its SM's release path (throughput: 8 warps per SM, as the H100 probes measured)."""
-    L, X = P.H100.cluster_release_clk, P.H100.cluster_release_sm_clk
+def test_release_cluster_arrives_load_law():
+    """Each .release.cluster arrive holds its warp cluster_release_clk while its SM runs only its cluster's CTA,
+    cluster_release_shared_clk while CTAs of other clusters share the SM (H100 load probes: 987-988 clk for 2 or 4
+    CTAs per SM, 1 .. 16 arriving warps), and takes cluster_release_cta_clk of its CTA's release path (8 warps of one
+    CTA: 972 clk)."""
+    L, LS, X = P.H100.cluster_release_clk, P.H100.cluster_release_shared_clk, P.H100.cluster_release_cta_clk
+    assert LS > L and 8 * X > L
     src = S.defines(CL=2, K=1, SEM=1) + SC.ARRIVE
     one = _per_iter_clk(src, "arrive_probe", 2, 2, 32, lambda n: [np.int32(n)])
     assert one == pytest.approx(L, rel=0.05), (one, L)
-    # 2 CTAs per SM (264 CTAs in 2-CTA clusters) x 4 warps: 8 arriving warps on each of the 2 simulated SMs
-    eight = _per_iter_clk(src, "arrive_probe", 2, 2 * P.H100.sms, 128, lambda n: [np.int32(n)])
-    assert 8 * X > L and eight == pytest.approx(8 * X, rel=0.05), (eight, 8 * X)
+    # 1 CTA per SM (132 CTAs) x 8 warps: the CTA's release path binds
+    eight = _per_iter_clk(src, "arrive_probe", 2, P.H100.sms, 256, lambda n: [np.int32(n)])
+    assert eight == pytest.approx(8 * X, rel=0.05), (eight, 8 * X)
+    # 2 CTAs per SM (264 CTAs) x 1 or 4 warps: the shared-SM hold, whatever the warps (the path does not bind)
+    for warps in (1, 4):
+        shared = _per_iter_clk(src, "arrive_probe", 2, 2 * P.H100.sms, 32 * warps, lambda n: [np.int32(n)])
+        assert shared == pytest.approx(LS, rel=0.05), (warps, shared, LS)
     relaxed = _per_iter_clk(S.defines(CL=2, K=1, SEM=2) + SC.ARRIVE, "arrive_probe", 2, 2, 32, lambda n: [np.int32(n)])
     assert relaxed < 0.1 * L, relaxed
+
+
+@pytest.mark.parametrize("cl,warps,per_sm", [(2, 8, 2), (4, 4, 4)])
+def test_cluster_barrier_is_slower_on_a_shared_sm(cl, warps, per_sm):
+    """barrier.cluster (a .release at .cluster scope by default) on SMs that also run other clusters' CTAs costs the
+    law + (cluster_release_shared_clk - cluster_release_clk) per phase (H100 load probes: 2-CTA clusters x 8 warps,
+    1 CTA per SM 894 clk, 2 per SM 1349; the number of busy SMs alone changes little: 4-CTA clusters x 8 warps on 4
+    .. 96 SMs 865-881 clk)."""
+    p = P.H100
+    src = S.defines(CL=cl, WORK=0) + SC.CBAR
+    args = lambda n: [np.int32(n), np.float32(1.0)]  # noqa: E731
+    grid = p.sms // cl * cl
+    alone = _per_iter_clk(src, "cbar", cl, grid, 32 * warps, args)          # 1 CTA per SM, every SM busy
+    shared = _per_iter_clk(src, "cbar", cl, grid * per_sm, 32 * warps, args)
+    extra = p.cluster_release_shared_clk - p.cluster_release_clk
+    assert extra > 200
+    assert shared - alone == pytest.approx(extra, rel=0.05), (alone, shared, extra)
+    assert p.cluster_bar_clk(cl, warps, shared=True) - p.cluster_bar_clk(cl, warps) == pytest.approx(extra)
