@@ -581,6 +581,23 @@ def micro_cluster(torch, B, D, big, out, stream, sleep) -> dict:
       except Exception:  # noqa: BLE001
         print(f"  micro arrive load {w},{ctas} FAILED: " + traceback.format_exc(limit=3), flush=True)
     res["arrive_load_cycles_per_iter"] = ar_load   # key "warps per CTA,CTAs in the grid" (.release.cluster, k = 1)
+    # wide CTAs (timing5): the DSMEM chase / bandwidth probes with 1024-thread CTAs, 1 or 2 per SM (every lane of
+    # the 32 warps chases its own slot of the peer's table: one 128-B warp request per warp per hop)
+    dw = {}
+    for (kind, ctas) in DSMEM_WIDE_PROBES:
+      try:
+        if kind == "chase":
+            f = D.func(S.defines(CL=2) + SC.DSMEM_CHASE, "dsmem_chase")
+            mk = lambda n: [ctypes.c_uint64(out.data_ptr()), ctypes.c_uint32(7), ctypes.c_int32(n)]  # noqa: E731
+        else:
+            f = D.func(S.defines(CL=2) + SC.DSMEM_BW, "dsmem_bw")
+            mk = lambda n: [ctypes.c_uint64(out.data_ptr()), ctypes.c_int32(n)]  # noqa: E731
+        c, _ = per_iter(f, (ctas, 1, 1), (1024, 1, 1), mk, 256, 2048, (2, 1, 1), reps=15)
+        dw[f"{kind},{ctas}"] = round(c, 1)
+        print(f"  micro dsmem wide {kind}, 1024 thr x {ctas} CTAs: {c:.1f} cycles/iter", flush=True)
+      except Exception:  # noqa: BLE001
+        print(f"  micro dsmem wide {kind},{ctas} FAILED: " + traceback.format_exc(limit=3), flush=True)
+    res["dsmem_wide_cycles_per_iter"] = dw         # key "chase|bw,CTAs in the grid" (1024 threads, cluster 2)
     # diagnostic only (no parameter is derived from it): the multicast ring with CUTLASS's arrive form (REL = 0,
     # no cluster-scope release), to separate the release's cost from the multicast's
     diag = {}
@@ -611,7 +628,12 @@ CBAR_PROBES = [(cl, w, 0) for cl in (2, 4, 8) for w in (1, 4, 8)] + \
 # 132).  The validation kernel's own configuration (cluster 4 x 8 warps, 528 CTAs) is deliberately not probed.
 CBAR_LOAD_PROBES = [(4, 8, n) for n in (4, 8, 16, 32, 64, 96, 132, 264)] + \
     [(2, 8, n) for n in (2, 8, 32, 66, 132, 264, 528)] + [(8, 8, n) for n in (8, 16, 32, 64, 128)] + \
-    [(4, w, 132) for w in (2, 4, 16)] + [(2, 4, 264), (2, 4, 528), (4, 4, 264), (4, 2, 528)]
+    [(4, w, 132) for w in (2, 4, 16)] + [(2, 4, 264), (2, 4, 528), (4, 4, 264), (4, 2, 528)] + \
+    [(2, 16, n) for n in (2, 132, 264, 528)] + [(2, 32, n) for n in (2, 132, 264)] + \
+    [(4, 16, n) for n in (4, 264, 528)] + [(4, 32, n) for n in (4, 132, 264)]
+# (timing5: 16- and 32-warp CTAs, 1 cluster / 1 / 2 / 4 CTAs per SM.  The DSMEM ring's own kernel is not probed.)
+# DSMEM with 1024-thread CTAs of 2-CTA clusters: (probe, CTAs in the grid): one cluster, 1 and 2 CTAs per SM
+DSMEM_WIDE_PROBES = [(kd, n) for kd in ("chase", "bw") for n in (2, 132, 264)]
 # .release.cluster arrive (k = 1, cluster 2) load probes: (warps per CTA, CTAs in the grid)
 ARRIVE_LOAD_PROBES = [(4, n) for n in (2, 16, 66, 132, 264, 528)] + [(1, 264), (1, 528), (8, 132), (8, 264)]
 # remote-arrive probes (SC.ARRIVE): name, macros, warps per CTA (lane 0 of each arrives), CTAs per SM (0: one cluster)
