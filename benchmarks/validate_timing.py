@@ -766,8 +766,61 @@ def calibrate_cluster(micro: dict) -> dict:
                          lambda o, n: [o, np.int32(n), np.float32(1.0)], (cl, 1, 1), **keep)
             chk[key] = (cyc, round(pred, 1), f"{100 * (pred - cyc) / cyc:+.1f} %")
         out["cbar_load_check_measured_predicted"] = chk
+    cbl = micro.get("cbar_load_cycles_per_iter", {})
+    if any(int(k.split(",")[1]) > 8 for k in cbl):
+        out.update(_calibrate_cluster_warps(micro, model, {}))   # relative to the table in use
     print("cluster parameters (H100):", out)
     return out
+
+
+def _calibrate_cluster_warps(micro: dict, model, keep: dict) -> dict:
+    """timing5: barrier.cluster with wide CTAs and on shared SMs, from the wide-CTA probes only (never from the
+    validation kernels).  DSMEM narrow rate: the 4-B chase with 2 x 1024-thread CTAs per SM.  wide(W): one cluster of 2 / 4 CTAs x W > 8 warps, probe minus the model without the term
+    (mean over the cluster sizes).  shared(W, n): 2-CTA clusters, n = CTAs / SMs >= 2 per SM on all SMs, probe minus
+    the model without the term.  The 4-CTA-cluster shared probes and the DSMEM wide probes are checks (not fitted)."""
+    from ptxlab.timing import params as P
+    sms = P.H100.sms
+    cbl = micro["cbar_load_cycles_per_iter"]
+    mk = lambda o, n: [o, np.int32(n), np.float32(1.0)]  # noqa: E731
+
+    def cbar(cl, w, ctas, **kw):
+        return model(S.defines(CL=cl, WORK=0) + SC.CBAR, "cbar", (ctas, 1, 1), (32 * w, 1, 1), mk, (cl, 1, 1),
+                     **{**keep, **kw})
+    rows = [tuple(int(x) for x in k.split(",")) + (v,) for k, v in cbl.items()]
+    wide: dict = {}
+    for cl, w, ctas, cyc in rows:
+        if w > 8 and ctas == cl:
+            wide.setdefault(w, []).append(cyc - cbar(cl, w, ctas, cluster_bar_wide_clk={}, cluster_bar_shared_clk={}))
+    wide = {w: round(float(np.mean(v)), 1) for w, v in sorted(wide.items())}
+    shared = {}
+    for cl, w, ctas, cyc in rows:
+        if cl == 2 and ctas > sms and ctas % sms == 0:
+            shared[(w, ctas // sms)] = round(cyc - cbar(cl, w, ctas, cluster_bar_wide_clk=wide,
+                                                             cluster_bar_shared_clk={}), 1)
+    res = {"cluster_bar_wide_clk": wide, "cluster_bar_shared_clk": dict(sorted(shared.items()))}
+    chk = {}
+    for cl, w, ctas, cyc in rows:     # check, nothing fitted: 4-CTA clusters on shared SMs, 1 CTA per SM
+        if cl == 4 and (ctas > sms or (ctas == sms and w > 8)):
+            pred = cbar(cl, w, ctas, cluster_bar_wide_clk=wide, cluster_bar_shared_clk=shared)
+            chk[f"{cl},{w},{ctas}"] = (cyc, round(pred, 1), f"{100 * (pred - cyc) / cyc:+.1f} %")
+    res["cbar_warps_check_measured_predicted"] = chk
+    dw = micro.get("dsmem_wide_cycles_per_iter", {})
+    if f"chase,{2 * sms}" in dw:
+        # 4-B loads, 2 x 1024-thread CTAs per SM: bandwidth bound (8 KiB per SM per hop), taken as measured
+        res["dsmem_narrow_bytes_clk"] = round(2 * 1024 * 4 / dw[f"chase,{2 * sms}"], 1)
+        keep = {**keep, "dsmem_narrow_bytes_clk": res["dsmem_narrow_bytes_clk"]}
+    dchk = {}
+    for key, cyc in dw.items():
+        kind, ctas = key.split(",")
+        if kind == "chase":
+            pred = model(S.defines(CL=2) + SC.DSMEM_CHASE, "dsmem_chase", (int(ctas), 1, 1), (1024, 1, 1),
+                         lambda o, n: [o, np.uint32(7), np.int32(n)], (2, 1, 1), **keep)
+        else:
+            pred = model(S.defines(CL=2) + SC.DSMEM_BW, "dsmem_bw", (int(ctas), 1, 1), (1024, 1, 1),
+                         lambda o, n: [o, np.int32(n)], (2, 1, 1), **keep)
+        dchk[key] = (cyc, round(pred, 1), f"{100 * (pred - cyc) / cyc:+.1f} %")
+    res["dsmem_wide_check_measured_predicted"] = dchk
+    return res
 
 
 def emu_side(args) -> int:
