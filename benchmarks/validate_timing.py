@@ -12,7 +12,8 @@ one-SM read bandwidth); results in $OUT/micro_<gpu>.json and printed.  ``--micro
 (DSMEM pointer-chase latency, DSMEM bandwidth, barrier.cluster round trip for cluster 2 / 4 / 8 x 1 / 4 / 8 warps per
 CTA, idle and all-SM; mbarrier arrives .release.cluster / .relaxed.cluster / plain to k = 1 / 3 / 7 peers or the own
 CTA; the same barrier / .release.cluster loops from 1 cluster to every SM with 1, 2, 4 CTAs per SM (load
-probes); ptxlab/timing/synthetic_cluster.py) into "micro_cluster"; ``--calibrate-cluster`` derives the cluster
+probes; 16 / 32 warps per CTA and DSMEM with 1024-thread CTAs: the wide-CTA probes);
+ptxlab/timing/synthetic_cluster.py) into "micro_cluster"; ``--calibrate-cluster`` derives the cluster
 law from them (params.py).  Kernels with a ``cluster`` entry are launched with cuLaunchKernelEx (cluster dimension
 attribute).
 Emulator side (``--predict GPU``): each kernel runs on ``open_device("emu", timing=GPU)`` with the same grid and
