@@ -12,7 +12,8 @@ one-SM read bandwidth); results in $OUT/micro_<gpu>.json and printed.  ``--micro
 (DSMEM pointer-chase latency, DSMEM bandwidth, barrier.cluster round trip for cluster 2 / 4 / 8 x 1 / 4 / 8 warps per
 CTA, idle and all-SM; mbarrier arrives .release.cluster / .relaxed.cluster / plain to k = 1 / 3 / 7 peers or the own
 CTA; the same barrier / .release.cluster loops from 1 cluster to every SM with 1, 2, 4 CTAs per SM (load
-probes); ptxlab/timing/synthetic_cluster.py) into "micro_cluster"; ``--calibrate-cluster`` derives the cluster
+probes; 16 / 32 warps per CTA and DSMEM with 1024-thread CTAs: the wide-CTA probes);
+ptxlab/timing/synthetic_cluster.py) into "micro_cluster"; ``--calibrate-cluster`` derives the cluster
 law from them (params.py).  Kernels with a ``cluster`` entry are launched with cuLaunchKernelEx (cluster dimension
 attribute).
 Emulator side (``--predict GPU``): each kernel runs on ``open_device("emu", timing=GPU)`` with the same grid and
@@ -581,6 +582,23 @@ def micro_cluster(torch, B, D, big, out, stream, sleep) -> dict:
       except Exception:  # noqa: BLE001
         print(f"  micro arrive load {w},{ctas} FAILED: " + traceback.format_exc(limit=3), flush=True)
     res["arrive_load_cycles_per_iter"] = ar_load   # key "warps per CTA,CTAs in the grid" (.release.cluster, k = 1)
+    # wide CTAs (timing5): the DSMEM chase / bandwidth probes with 1024-thread CTAs, 1 or 2 per SM (every lane of
+    # the 32 warps chases its own slot of the peer's table: one 128-B warp request per warp per hop)
+    dw = {}
+    for (kind, ctas) in DSMEM_WIDE_PROBES:
+      try:
+        if kind == "chase":
+            f = D.func(S.defines(CL=2) + SC.DSMEM_CHASE, "dsmem_chase")
+            mk = lambda n: [ctypes.c_uint64(out.data_ptr()), ctypes.c_uint32(7), ctypes.c_int32(n)]  # noqa: E731
+        else:
+            f = D.func(S.defines(CL=2) + SC.DSMEM_BW, "dsmem_bw")
+            mk = lambda n: [ctypes.c_uint64(out.data_ptr()), ctypes.c_int32(n)]  # noqa: E731
+        c, _ = per_iter(f, (ctas, 1, 1), (1024, 1, 1), mk, 256, 2048, (2, 1, 1), reps=15)
+        dw[f"{kind},{ctas}"] = round(c, 1)
+        print(f"  micro dsmem wide {kind}, 1024 thr x {ctas} CTAs: {c:.1f} cycles/iter", flush=True)
+      except Exception:  # noqa: BLE001
+        print(f"  micro dsmem wide {kind},{ctas} FAILED: " + traceback.format_exc(limit=3), flush=True)
+    res["dsmem_wide_cycles_per_iter"] = dw         # key "chase|bw,CTAs in the grid" (1024 threads, cluster 2)
     # diagnostic only (no parameter is derived from it): the multicast ring with CUTLASS's arrive form (REL = 0,
     # no cluster-scope release), to separate the release's cost from the multicast's
     diag = {}
@@ -611,7 +629,12 @@ CBAR_PROBES = [(cl, w, 0) for cl in (2, 4, 8) for w in (1, 4, 8)] + \
 # 132).  The validation kernel's own configuration (cluster 4 x 8 warps, 528 CTAs) is deliberately not probed.
 CBAR_LOAD_PROBES = [(4, 8, n) for n in (4, 8, 16, 32, 64, 96, 132, 264)] + \
     [(2, 8, n) for n in (2, 8, 32, 66, 132, 264, 528)] + [(8, 8, n) for n in (8, 16, 32, 64, 128)] + \
-    [(4, w, 132) for w in (2, 4, 16)] + [(2, 4, 264), (2, 4, 528), (4, 4, 264), (4, 2, 528)]
+    [(4, w, 132) for w in (2, 4, 16)] + [(2, 4, 264), (2, 4, 528), (4, 4, 264), (4, 2, 528)] + \
+    [(2, 16, n) for n in (2, 132, 264, 528)] + [(2, 32, n) for n in (2, 132, 264)] + \
+    [(4, 16, n) for n in (4, 264, 528)] + [(4, 32, n) for n in (4, 132, 264)]
+# (timing5: 16- and 32-warp CTAs, 1 cluster / 1 / 2 / 4 CTAs per SM.  The DSMEM ring's own kernel is not probed.)
+# DSMEM with 1024-thread CTAs of 2-CTA clusters: (probe, CTAs in the grid): one cluster, 1 and 2 CTAs per SM
+DSMEM_WIDE_PROBES = [(kd, n) for kd in ("chase", "bw") for n in (2, 132, 264)]
 # .release.cluster arrive (k = 1, cluster 2) load probes: (warps per CTA, CTAs in the grid)
 ARRIVE_LOAD_PROBES = [(4, n) for n in (2, 16, 66, 132, 264, 528)] + [(1, 264), (1, 528), (8, 132), (8, 264)]
 # remote-arrive probes (SC.ARRIVE): name, macros, warps per CTA (lane 0 of each arrives), CTAs per SM (0: one cluster)
@@ -744,8 +767,61 @@ def calibrate_cluster(micro: dict) -> dict:
                          lambda o, n: [o, np.int32(n), np.float32(1.0)], (cl, 1, 1), **keep)
             chk[key] = (cyc, round(pred, 1), f"{100 * (pred - cyc) / cyc:+.1f} %")
         out["cbar_load_check_measured_predicted"] = chk
+    cbl = micro.get("cbar_load_cycles_per_iter", {})
+    if any(int(k.split(",")[1]) > 8 for k in cbl):
+        out.update(_calibrate_cluster_warps(micro, model, {}))   # relative to the table in use
     print("cluster parameters (H100):", out)
     return out
+
+
+def _calibrate_cluster_warps(micro: dict, model, keep: dict) -> dict:
+    """timing5: barrier.cluster with wide CTAs and on shared SMs, from the wide-CTA probes only (never from the
+    validation kernels).  DSMEM narrow rate: the 4-B chase with 2 x 1024-thread CTAs per SM.  wide(W): one cluster of 2 / 4 CTAs x W > 8 warps, probe minus the model without the term
+    (mean over the cluster sizes).  shared(W, n): 2-CTA clusters, n = CTAs / SMs >= 2 per SM on all SMs, probe minus
+    the model without the term.  The 4-CTA-cluster shared probes and the DSMEM wide probes are checks (not fitted)."""
+    from ptxlab.timing import params as P
+    sms = P.H100.sms
+    cbl = micro["cbar_load_cycles_per_iter"]
+    mk = lambda o, n: [o, np.int32(n), np.float32(1.0)]  # noqa: E731
+
+    def cbar(cl, w, ctas, **kw):
+        return model(S.defines(CL=cl, WORK=0) + SC.CBAR, "cbar", (ctas, 1, 1), (32 * w, 1, 1), mk, (cl, 1, 1),
+                     **{**keep, **kw})
+    rows = [tuple(int(x) for x in k.split(",")) + (v,) for k, v in cbl.items()]
+    wide: dict = {}
+    for cl, w, ctas, cyc in rows:
+        if w > 8 and ctas == cl:
+            wide.setdefault(w, []).append(cyc - cbar(cl, w, ctas, cluster_bar_wide_clk={}, cluster_bar_shared_clk={}))
+    wide = {w: round(float(np.mean(v)), 1) for w, v in sorted(wide.items())}
+    shared = {}
+    for cl, w, ctas, cyc in rows:
+        if cl == 2 and ctas > sms and ctas % sms == 0:
+            shared[(w, ctas // sms)] = round(cyc - cbar(cl, w, ctas, cluster_bar_wide_clk=wide,
+                                                             cluster_bar_shared_clk={}), 1)
+    res = {"cluster_bar_wide_clk": wide, "cluster_bar_shared_clk": dict(sorted(shared.items()))}
+    chk = {}
+    for cl, w, ctas, cyc in rows:     # check, nothing fitted: 4-CTA clusters on shared SMs, 1 CTA per SM
+        if cl == 4 and (ctas > sms or (ctas == sms and w > 8)):
+            pred = cbar(cl, w, ctas, cluster_bar_wide_clk=wide, cluster_bar_shared_clk=shared)
+            chk[f"{cl},{w},{ctas}"] = (cyc, round(pred, 1), f"{100 * (pred - cyc) / cyc:+.1f} %")
+    res["cbar_warps_check_measured_predicted"] = chk
+    dw = micro.get("dsmem_wide_cycles_per_iter", {})
+    if f"chase,{2 * sms}" in dw:
+        # 4-B loads, 2 x 1024-thread CTAs per SM: bandwidth bound (8 KiB per SM per hop), taken as measured
+        res["dsmem_narrow_bytes_clk"] = round(2 * 1024 * 4 / dw[f"chase,{2 * sms}"], 1)
+        keep = {**keep, "dsmem_narrow_bytes_clk": res["dsmem_narrow_bytes_clk"]}
+    dchk = {}
+    for key, cyc in dw.items():
+        kind, ctas = key.split(",")
+        if kind == "chase":
+            pred = model(S.defines(CL=2) + SC.DSMEM_CHASE, "dsmem_chase", (int(ctas), 1, 1), (1024, 1, 1),
+                         lambda o, n: [o, np.uint32(7), np.int32(n)], (2, 1, 1), **keep)
+        else:
+            pred = model(S.defines(CL=2) + SC.DSMEM_BW, "dsmem_bw", (int(ctas), 1, 1), (1024, 1, 1),
+                         lambda o, n: [o, np.int32(n)], (2, 1, 1), **keep)
+        dchk[key] = (cyc, round(pred, 1), f"{100 * (pred - cyc) / cyc:+.1f} %")
+    res["dsmem_wide_check_measured_predicted"] = dchk
+    return res
 
 
 def emu_side(args) -> int:

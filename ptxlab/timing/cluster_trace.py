@@ -3,7 +3,8 @@
 What a cluster launch adds to a trace:
 
 * DSMEM: a load / store / atomic whose shared::cluster address names a peer CTA (rank bits 31..24 != the executing
-  CTA's rank, emu/cluster.py) is a ``DSMEM`` item (bytes, write) instead of a shared-memory wavefront item;
+  CTA's rank, emu/cluster.py) is a ``DSMEM`` item (bytes, write, narrow bytes: those of accesses of at most 4 B per
+  thread, one 128-B request per warp) instead of a shared-memory wavefront item;
 * remote mbarrier arrives (``mbarrier.arrive.shared::cluster`` on a peer's barrier): the contribution is marked
   ``remote`` (it crosses the SM-to-SM network) and attributed to the warps whose address names that CTA;
 * ``barrier.cluster.arrive`` / ``.wait``: one contribution per (cluster, phase) with one part per arriving warp
@@ -42,11 +43,13 @@ def split_dsmem(rec, st, sel, warps, a: np.ndarray, nbytes: int, write: bool):
         w = int(w)
         prev = rec.cur_mem.get(w)
         b = int(by[w])
+        nb = b if nbytes <= 4 else 0
         if prev is not None and prev[0] == DSMEM:
             b += prev[1][0]
+            nb += prev[1][2]
             write = write and prev[1][1]
         # (a mixed own / peer access in one instruction is recorded as DSMEM: the peer part dominates the latency)
-        rec.cur_mem[w] = (DSMEM, (b, bool(write)))
+        rec.cur_mem[w] = (DSMEM, (b, bool(write), nb))
     keep = ~remote
     return a[keep], warps[keep]
 

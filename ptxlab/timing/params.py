@@ -30,6 +30,8 @@ H100_CLUSTER_LOAD = ("H100 measured here (benchmarks/validate_timing.py --gpu-si
                      "--calibrate-cluster; NOTES.md 'Timing model: cluster load', 2026-11-24)")
 H100_CLUSTER_LAW = ("H100 measured here (benchmarks/validate_timing.py --gpu-side --micro-cluster, then --calibrate-cluster; "
                     "NOTES.md 'Timing model: cluster law', 2026-11-24)")
+H100_CLUSTER_WARPS = ("H100 measured here (benchmarks/validate_timing.py --gpu-side --micro-cluster wide-CTA probes, "
+                      "then --calibrate-cluster; NOTES.md 'Timing model: cluster warps', 2026-11-24)")
 BW_UB = "Jarmusch & Chandrasekaran, Microbenchmarking NVIDIA's Blackwell Architecture (B200), arXiv:2512.02189"
 BW_SA = "SemiAnalysis, Dissecting Nvidia Blackwell - Tensor Cores, PTX Instructions (B200 microbenchmarks)"
 CNC_B200 = "Chips and Cheese, Nvidia's B200: Keeping the CUDA Juggernaut Rolling (148 SMs, 126 MB L2, ~150 ns L2)"
@@ -75,12 +77,15 @@ class GpuParams:
     # thread-block clusters (ptx_docs/timing.md "Clusters")
     dsmem_latency_clk: float         # DSMEM load round trip to a peer SM (SM-to-SM network), beyond issue
     dsmem_bytes_clk: float           # one SM's DSMEM / peer bulk-copy bandwidth (bytes per cycle, SM-to-SM port)
+    dsmem_narrow_bytes_clk: float    # ... for DSMEM accesses of <= 4 B per thread (one 128-B request per warp)
     cluster_bar_latency_clk: float   # barrier.cluster, last arrive to the waiters' next issue: the law's constant a
     cluster_bar_per_cta_clk: float   # ... + b x CTAs per cluster
     cluster_bar_per_warp_clk: float  # ... + c x warps per CTA (cluster_bar_clk below)
     cluster_release_clk: float       # an mbarrier arrive with .release at .cluster scope holds the issuing warp
     cluster_release_shared_clk: float  # ... this long instead when its SM also runs CTAs of other clusters (load)
     cluster_release_cta_clk: float   # ... and occupies its CTA's release path this long (per-CTA throughput)
+    cluster_bar_wide_clk: dict       # barrier.cluster: extra clk for wide CTAs {warps per CTA: clk} (0 at <= 8 warps)
+    cluster_bar_shared_clk: dict     # ... extra clk on an SM shared by n CTAs of different clusters {(warps, n): clk}
     max_threads_sm: int = 2048
     max_ctas_sm: int = 32
     regs_sm: int = 65536
@@ -92,15 +97,43 @@ class GpuParams:
     def cycles(self, ns: float) -> float:
         return ns * self.clock_ghz
 
-    def cluster_bar_clk(self, ctas: int, warps: int, shared: bool = False) -> float:
-        """barrier.cluster latency law (ptx_docs/timing.md "Clusters"): a + b x cluster size + c x warps per CTA; on
-        an SM shared with CTAs of other clusters (``shared``) + the release's load increment (barrier.cluster.arrive
-        is a .release at .cluster scope by default, PTX ISA 9.7.13.3: the same release machinery)."""
+    def cluster_bar_clk(self, ctas: int, warps: int, per_sm: int = 1) -> float:
+        """barrier.cluster latency law (ptx_docs/timing.md "Clusters"): a + b x cluster size + c x warps per CTA
+        + wide(warps) (one cluster, CTAs of more than 8 warps); on an SM running ``per_sm`` >= 2 CTAs of different
+        clusters + shared(warps, per_sm) (barrier.cluster.arrive is a .release at .cluster scope by default, PTX ISA
+        9.7.13.3; the H100 probes show the increment depends on the warps and the CTAs per SM, not a constant)."""
         lat = self.cluster_bar_latency_clk + self.cluster_bar_per_cta_clk * ctas + self.cluster_bar_per_warp_clk * warps
-        return lat + (self.cluster_release_shared_clk - self.cluster_release_clk if shared else 0.0)
+        lat += _interp({8: 0.0, **self.cluster_bar_wide_clk}, warps, below=0.0)
+        if per_sm >= 2 and self.cluster_bar_shared_clk:
+            lat += cluster_bar_shared(self.cluster_bar_shared_clk, warps, per_sm)
+        return lat
 
     def with_(self, **kw) -> "GpuParams":
         return replace(self, **kw)
+
+
+def _interp(knots: dict, x: float, below=None) -> float:
+    """Piecewise-linear in x through {x_k: y_k}, constant beyond the last knot; before the first: ``below`` if given,
+    else the first knot's value."""
+    xs = sorted(knots)
+    if x <= xs[0]:
+        return knots[xs[0]] if below is None or x == xs[0] else below
+    for x0, x1 in zip(xs, xs[1:]):
+        if x <= x1:
+            return knots[x0] + (knots[x1] - knots[x0]) * (x - x0) / (x1 - x0)
+    return knots[xs[-1]]
+
+
+def cluster_bar_shared(table: dict, warps: int, per_sm: int) -> float:
+    """The shared-SM barrier.cluster increment for ``warps`` per CTA and ``per_sm`` CTAs per SM from the probe table
+    {(warps, CTAs per SM): clk}: the probed CTAs-per-SM row nearest ``per_sm`` (ties: the smaller) that has a knot at
+    or above ``warps`` if one has (else the nearest row), piecewise-linear in the warps, clamped at its end knots."""
+    rows: dict = {}
+    for (w, n), v in table.items():
+        rows.setdefault(n, {})[w] = v
+    order = sorted(rows, key=lambda n: (abs(n - per_sm), n))
+    cover = [n for n in order if max(rows[n]) >= warps]
+    return _interp(rows[(cover or order)[0]], warps)
 
 
 def _check(p: GpuParams) -> GpuParams:
@@ -116,6 +149,11 @@ CBAR_A, CBAR_B, CBAR_C = 686.0, 13.7, 15.9      # clk: a + b x CTAs per cluster 
 REL_L = 691.8                                  # clk: .release.cluster arrive hold (SM alone with its cluster)
 # load law (--calibrate-cluster benchmarks/data/timing_measured_h100_cluster_load_20261124.json)
 REL_S, REL_X = 983.8, 120.7                    # clk: hold on an SM shared by >= 2 clusters' CTAs, per-CTA occupancy
+# wide-CTA / shared-SM barrier law (--calibrate-cluster benchmarks/data/timing_measured_h100_cluster_warps_20261124.json)
+DSMEM_NARROW = 11.9                            # B/clk: SM-to-SM port for <= 4-B-per-thread accesses
+CBAR_WIDE = {16: 303.0, 32: 129.2}             # clk over a + b C + c W for one cluster, {warps per CTA: clk}
+CBAR_SHARED = {(4, 2): 213.3, (4, 4): 215.1, (8, 2): 494.5, (8, 4): 339.2,    # clk on a shared SM,
+               (16, 2): 79.2, (16, 4): 116.1, (32, 2): 75.9}                   # {(warps/CTA, CTAs/SM): clk}
 # Values marked H100_MEASURED come from benchmarks/validate_timing.py --gpu-side --micro on the lent H100 80GB HBM3
 # (2026-11-24; raw numbers in benchmarks/data/timing_measured_h100_20261124.json "micro" and NOTES.md).
 H100 = _check(GpuParams(
@@ -130,9 +168,10 @@ H100 = _check(GpuParams(
     tc_flops_clk={"f16": 4096.0, "mxf4nvf4": 16384.0, "mxf4": 16384.0, "mxf8f6f4": 8192.0, "f8f6f4": 8192.0,
                   "tf32": 2048.0, "i8": 8192.0, "cp": 0.0},
     tmem_ld_bytes_clk=0.0, tmem_ld_latency_clk=0.0,
-    dsmem_latency_clk=176.3, dsmem_bytes_clk=8.2,
+    dsmem_latency_clk=181.2, dsmem_bytes_clk=8.2, dsmem_narrow_bytes_clk=DSMEM_NARROW,
     cluster_bar_latency_clk=CBAR_A, cluster_bar_per_cta_clk=CBAR_B, cluster_bar_per_warp_clk=CBAR_C,
     cluster_release_clk=REL_L, cluster_release_shared_clk=REL_S, cluster_release_cta_clk=REL_X,
+    cluster_bar_wide_clk=CBAR_WIDE, cluster_bar_shared_clk=CBAR_SHARED,
     sources={
         "sms": HOPPER_WP, "clock_ghz": H100_MEASURED + " (clock64 / globaltimer under an all-SM FMA load: 1.9794)",
         "dram_bw": H100_MEASURED + " (1 GiB device-to-device copy, read + written bytes: 3010 GB/s)",
@@ -166,9 +205,14 @@ H100 = _check(GpuParams(
         "tma_bytes_clk": H100_MEASURED + " (bulk-copy round trip from L2, 8 KiB - 1 KiB: 7 KiB in 70 cycles)",
         "tc_flops_clk": "not used on the H100 (no tcgen05); listed for the table's shape",
         "tmem_ld_bytes_clk": "no TMEM on the H100", "tmem_ld_latency_clk": "no TMEM on the H100",
-        "dsmem_latency_clk": H100_CLUSTER + " (dependent ld.shared::cluster chain to the peer of a 2-CTA cluster)",
+        "dsmem_latency_clk": H100_CLUSTER + " (dependent ld.shared::cluster chain to the peer of a 2-CTA cluster, 1 "
+                                            "warp: 200.2 clk/hop minus the model's loop; 181.2 since timing5's narrow "
+                                            "port rate shortened that loop, NOTES.md 'Timing model: cluster warps')",
         "dsmem_bytes_clk": H100_CLUSTER + " (each CTA of 2-CTA clusters on all SMs reads its peer's SMEM, 16 B per "
                                           "thread, 1024 threads)",
+        "dsmem_narrow_bytes_clk": H100_CLUSTER_WARPS + " (the DSMEM dependent chase with 4-B loads, 1024-thread CTAs "
+                                                       "of 2-CTA clusters, 2 per SM on all SMs: 8 KiB per SM per hop "
+                                                       "over the cycles per hop; 8-B accesses not probed: 16-B rate)",
         "cluster_bar_latency_clk": H100_CLUSTER_LAW + " (least-squares law over barrier.cluster.arrive + wait loops of "
                                                       "one cluster of 2 / 4 / 8 CTAs x 1 / 4 / 8 warps per CTA, each "
                                                       "minus the model's own loop cycles: constant term)",
@@ -185,6 +229,15 @@ H100 = _check(GpuParams(
         "cluster_release_cta_clk": H100_CLUSTER_LOAD + " (8 warps of one CTA per SM on all SMs, one .release.cluster "
                                                        "arrive each per iteration: the period minus the model's "
                                                        "loop, / 8)",
+        "cluster_bar_wide_clk": H100_CLUSTER_WARPS + " (one cluster of 2 and of 4 CTAs x 16 / 32 warps per CTA on an "
+                                                     "idle GPU: the probe minus the model's a + b C + c W law and "
+                                                     "loop, mean of the two cluster sizes; 0 at 8 warps, linear "
+                                                     "between)",
+        "cluster_bar_shared_clk": H100_CLUSTER_WARPS + " (2-CTA clusters x 4 / 8 / 16 / 32 warps, 264 and 528 CTAs = "
+                                                       "2 and 4 CTAs per SM on all SMs: the probe minus the model "
+                                                       "without this term; linear in the warps, clamped at the "
+                                                       "probed ends; the 4-CTA-cluster probes are a check, not "
+                                                       "fitted)",
         "max_threads_sm": CUDA_GUIDE, "max_ctas_sm": CUDA_GUIDE, "regs_sm": CUDA_GUIDE, "smem_sm": CUDA_GUIDE,
         "smem_per_cta_reserved": CUDA_GUIDE, "tmem_cols": "no TMEM on the H100",
     }))
@@ -221,9 +274,11 @@ B200 = _check(GpuParams(
                   "tf32": 4096.0, "i8": 16384.0, "cp": 0.0},
     tmem_ld_bytes_clk=512.0, tmem_ld_latency_clk=30.0,
     dsmem_latency_clk=H100.dsmem_latency_clk, dsmem_bytes_clk=H100.dsmem_bytes_clk,
+    dsmem_narrow_bytes_clk=H100.dsmem_narrow_bytes_clk,
     cluster_bar_latency_clk=H100.cluster_bar_latency_clk, cluster_bar_per_cta_clk=H100.cluster_bar_per_cta_clk,
     cluster_bar_per_warp_clk=H100.cluster_bar_per_warp_clk, cluster_release_clk=H100.cluster_release_clk,
     cluster_release_shared_clk=H100.cluster_release_shared_clk, cluster_release_cta_clk=H100.cluster_release_cta_clk,
+    cluster_bar_wide_clk=dict(H100.cluster_bar_wide_clk), cluster_bar_shared_clk=dict(H100.cluster_bar_shared_clk),
     max_threads_sm=2048, max_ctas_sm=32, regs_sm=65536, smem_sm=233472, tmem_cols=512,
     sources={
         "sms": CNC_B200 + "; " + BW_UB,
@@ -258,12 +313,15 @@ B200 = _check(GpuParams(
         "dsmem_latency_clk": "assumed equal to the H100's measured value (no B200 SM-to-SM publication found): " +
                              NO_SOURCE,
         "dsmem_bytes_clk": "assumed equal to the H100's measured value: " + NO_SOURCE,
+        "dsmem_narrow_bytes_clk": "assumed equal to the H100's measured value: " + NO_SOURCE,
         "cluster_bar_latency_clk": "assumed equal to the H100's measured value: " + NO_SOURCE,
         "cluster_bar_per_cta_clk": "assumed equal to the H100's measured value: " + NO_SOURCE,
         "cluster_bar_per_warp_clk": "assumed equal to the H100's measured value: " + NO_SOURCE,
         "cluster_release_clk": "assumed equal to the H100's measured value: " + NO_SOURCE,
         "cluster_release_shared_clk": "assumed equal to the H100's measured value: " + NO_SOURCE,
         "cluster_release_cta_clk": "assumed equal to the H100's measured value: " + NO_SOURCE,
+        "cluster_bar_wide_clk": "assumed equal to the H100's measured value: " + NO_SOURCE,
+        "cluster_bar_shared_clk": "assumed equal to the H100's measured value: " + NO_SOURCE,
         "max_threads_sm": CUDA_GUIDE, "max_ctas_sm": CUDA_GUIDE, "regs_sm": CUDA_GUIDE, "smem_sm": CUDA_GUIDE,
         "smem_per_cta_reserved": CUDA_GUIDE, "tmem_cols": "PTX ISA 9.7.16.2 (512 columns x 128 lanes)",
     }))

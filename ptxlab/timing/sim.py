@@ -26,7 +26,7 @@ Model (documented in ptx_docs/timing.md):
   remote mbarrier arrives add that latency (and an arrive with .release at .cluster scope first holds its warp for
   cluster_release_clk, cluster_release_shared_clk while the SM also runs CTAs of other clusters, and its CTA's release
   path for cluster_release_cta_clk); a barrier.cluster phase completes params.cluster_bar_clk(cluster size, warps
-  per CTA, shared) after its last arrival (shared: other clusters' CTAs live on the SM then, the H100 load probes);
+  per CTA, CTAs per SM) after its last arrival (CTAs per SM: of other clusters, live on the SM then; H100 probes);
   a multicast TMA load reads L2/DRAM once and fills every destination SM (completion: the last); a cta_group::2 MMA
   occupies both SMs' tensor pipes for 2*M*N*K / (2 x the per-SM rate), i.e. the time of an M=128 tile on each SM
   (each CTA's tensor core computes its M/2 rows).
@@ -55,11 +55,12 @@ class Server:
     busy: float = 0.0
     amount: float = 0.0
 
-    def serve(self, t: float, amount: float) -> tuple:
+    def serve(self, t: float, amount: float, dur: Optional[float] = None) -> tuple:
+        """``dur``: the service time when it is not amount / rate (DSMEM narrow requests)."""
         if amount <= 0 or self.rate <= 0:
             return t, t
         start = max(t, self.free)
-        dur = amount / self.rate
+        dur = amount / self.rate if dur is None else dur
         self.free = start + dur
         self.busy += dur
         self.amount += amount
@@ -167,8 +168,9 @@ class SmSim:
         nthr = 1
         for d in getattr(trace, "block", (1,)):
             nthr *= int(d)
-        self.cbar_lat = p.cluster_bar_clk(self.nsm, -(-nthr // 32))
-        self.cbar_lat_shared = p.cluster_bar_clk(self.nsm, -(-nthr // 32), shared=True)
+        self.cbar_warps = -(-nthr // 32)
+        self.cbar_lat = p.cluster_bar_clk(self.nsm, self.cbar_warps)
+        self.cbar_lat_shared: dict = {}  # CTAs per SM -> the shared-SM law's value (params.cluster_bar_clk)
         self.live_groups = 0            # clusters (slots) live on the simulated SMs now: > 1 = a shared SM
         self.release_path: dict = {}    # CTA -> its .release.cluster path (cluster_release_cta_clk per arrive)
         self.dram_lat = p.cycles(p.dram_latency_ns)
@@ -248,12 +250,21 @@ class SmSim:
         self.key_left[key] -= 1
         if self.key_left[key] == 0:
             lat = self.p.bar_latency_clk if key[0] == "bar" else \
-                (self.cbar_lat_shared if self.live_groups > 1 else self.cbar_lat) if key[0] == "cbar" else \
+                self.cbar_latency() if key[0] == "cbar" else \
                 self.p.mbar_latency_clk
             done = self.key_time[key] + lat
             self.key_done[key] = done
             for w in self.waiters.pop(key, ()):
                 self.wake(w, done)
+
+    def cbar_latency(self) -> float:
+        """barrier.cluster phase latency now: the law with the CTAs (cluster slots) live on each simulated SM."""
+        n = self.live_groups
+        if n <= 1:
+            return self.cbar_lat
+        if n not in self.cbar_lat_shared:
+            self.cbar_lat_shared[n] = self.p.cluster_bar_clk(self.nsm, self.cbar_warps, per_sm=n)
+        return self.cbar_lat_shared[n]
 
     def wake(self, w: WarpState, t: float):
         t = max(t, w.block_t)
@@ -498,7 +509,9 @@ class SmSim:
                         self.contribute(d, ti + p.mbar_arrive_clk + (self.dsmem_lat if cb.remote else 0.0))
                 elif k == DSMEM:
                     ws["roles"].add("DSMEM")
-                    _, e = u.dsmem.serve(ti, d[0])
+                    # port time: accesses of <= 4 B per thread at the narrow rate (H100 probes), others at the
+                    # 16-B rate (dsmem_bytes_clk)
+                    _, e = u.dsmem.serve(ti, d[0], (d[0] - d[2]) / p.dsmem_bytes_clk + d[2] / p.dsmem_narrow_bytes_clk)
                     if not d[1]:
                         ready = e + self.dsmem_lat
                     self.ev(w, "DSMEM " + ("store" if d[1] else "load") + f" {d[0]} B", ti, e if d[1] else ready,

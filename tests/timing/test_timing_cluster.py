@@ -193,16 +193,52 @@ def test_release_cluster_arrives_load_law():
 @pytest.mark.parametrize("cl,warps,per_sm", [(2, 8, 2), (4, 4, 4)])
 def test_cluster_barrier_is_slower_on_a_shared_sm(cl, warps, per_sm):
     """barrier.cluster (a .release at .cluster scope by default) on SMs that also run other clusters' CTAs costs the
-    law + (cluster_release_shared_clk - cluster_release_clk) per phase (H100 load probes: 2-CTA clusters x 8 warps,
-    1 CTA per SM 894 clk, 2 per SM 1349; the number of busy SMs alone changes little: 4-CTA clusters x 8 warps on 4
-    .. 96 SMs 865-881 clk)."""
+    law + the shared-SM increment of its warps and CTAs per SM (params.cluster_bar_shared; H100 load probes: 2-CTA
+    clusters x 8 warps, 1 CTA per SM 894 clk, 2 per SM 1349; the number of busy SMs alone changes little: 4-CTA
+    clusters x 8 warps on 4 .. 96 SMs 865-881 clk)."""
     p = P.H100
     src = S.defines(CL=cl, WORK=0) + SC.CBAR
     args = lambda n: [np.int32(n), np.float32(1.0)]  # noqa: E731
     grid = p.sms // cl * cl
     alone = _per_iter_clk(src, "cbar", cl, grid, 32 * warps, args)          # 1 CTA per SM, every SM busy
     shared = _per_iter_clk(src, "cbar", cl, grid * per_sm, 32 * warps, args)
-    extra = p.cluster_release_shared_clk - p.cluster_release_clk
+    extra = P.cluster_bar_shared(p.cluster_bar_shared_clk, warps, per_sm)
     assert extra > 200
     assert shared - alone == pytest.approx(extra, rel=0.05), (alone, shared, extra)
-    assert p.cluster_bar_clk(cl, warps, shared=True) - p.cluster_bar_clk(cl, warps) == pytest.approx(extra)
+    assert p.cluster_bar_clk(cl, warps, per_sm) - p.cluster_bar_clk(cl, warps) == pytest.approx(extra)
+
+
+@pytest.mark.parametrize("warps,per_sm,probe_clk", [(8, 2, 1349.1), (16, 2, 1381.6), (32, 2, 1494.4),
+                                                    (8, 4, 1185.8), (16, 4, 1405.7)])
+def test_cluster_barrier_shared_increment_depends_on_warps_and_ctas_per_sm(warps, per_sm, probe_clk):
+    """timing5: the shared-SM barrier.cluster increment is a function of the warps per CTA and the CTAs per SM, not a
+    constant (H100 probes, 2-CTA clusters on all SMs: +494 clk at 8 warps x 2 per SM, +339 at 8 x 4, +79 / +116 at
+    16 x 2 / 4, +76 at 32 x 2; one cluster of 16 / 32 warps already costs 1296 / 1402 clk).  The predicted loop
+    period matches the probe within 3 % (main's constant +292 clk: 1289 clk at 32 warps x 2 per SM, -14 %)."""
+    p = P.H100
+    src = S.defines(CL=2, WORK=0) + SC.CBAR
+    args = lambda n: [np.int32(n), np.float32(1.0)]  # noqa: E731
+    shared = _per_iter_clk(src, "cbar", 2, p.sms * per_sm, 32 * warps, args)
+    assert shared == pytest.approx(probe_clk, rel=0.03), (warps, per_sm, shared, probe_clk)
+    inc = {(w, n): P.cluster_bar_shared(p.cluster_bar_shared_clk, w, n) for w in (8, 32) for n in (2, 4)}
+    assert inc[(32, 2)] < 0.5 * inc[(8, 2)] and inc[(8, 4)] < inc[(8, 2)]
+    # the law itself: the wide-CTA term is 0 up to 8 warps, the shared term 0 on an SM of one cluster
+    assert p.cluster_bar_clk(2, 8) == pytest.approx(p.cluster_bar_latency_clk + 2 * p.cluster_bar_per_cta_clk
+                                                    + 8 * p.cluster_bar_per_warp_clk)
+    assert p.cluster_bar_clk(2, warps, per_sm) - p.cluster_bar_clk(2, warps) == pytest.approx(
+        P.cluster_bar_shared(p.cluster_bar_shared_clk, warps, per_sm))
+
+
+@pytest.mark.parametrize("ctas,probe_clk", [(132, 350.7), (264, 690.1)])
+def test_dsmem_narrow_loads_use_the_narrow_port_rate(ctas, probe_clk):
+    """timing5: DSMEM loads of 4 B per thread pass the SM-to-SM port at dsmem_narrow_bytes_clk (H100 probe: the
+    dependent chase with 1024-thread CTAs of 2-CTA clusters, 1 / 2 per SM: 350.7 / 690.1 clk per hop = 11.7 / 11.9
+    B/clk), 16-B loads at dsmem_bytes_clk (8.2 B/clk); main's single rate predicted 499 / 999 clk (+42 / +45 %)."""
+    p = P.H100
+    assert p.dsmem_narrow_bytes_clk > 1.3 * p.dsmem_bytes_clk
+    step = int(np.random.default_rng().integers(1, 1023))
+    src = S.defines(CL=2) + SC.DSMEM_CHASE
+    hop = _per_iter_clk(src, "dsmem_chase", 2, ctas, 1024, lambda n: [np.uint32(step), np.int32(n)])
+    assert hop == pytest.approx(probe_clk, rel=0.05), (ctas, hop, probe_clk)
+    bw = _per_iter_clk(S.defines(CL=2) + SC.DSMEM_BW, "dsmem_bw", 2, ctas, 1024, lambda n: [np.int32(n)])
+    assert bw == pytest.approx(ctas // p.sms * 1024 * 16 / p.dsmem_bytes_clk, rel=0.05), bw
