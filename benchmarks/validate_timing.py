@@ -309,17 +309,13 @@ def gpu_side(args) -> dict:
     big = torch.empty((2 << 30) + (1 << 20), dtype=torch.uint8, device="cuda").random_(0, 255)
     out = torch.zeros(64 << 20, dtype=torch.uint8, device="cuda")
     base = big.data_ptr()
-    if args.micro:
+    for wanted, key, probe in ((args.micro, "micro", micro), (args.micro_cluster, "micro_cluster", micro_cluster)):
+        if not wanted:
+            continue
         try:
-            rep["micro"] = micro(torch, B, D, big, out, stream, sleep)
+            rep[key] = probe(torch, B, D, big, out, stream, sleep)
         except Exception:  # noqa: BLE001
-            rep["errors"].append("micro: " + traceback.format_exc(limit=4))
-            print(rep["errors"][-1], flush=True)
-    if args.micro_cluster:
-        try:
-            rep["micro_cluster"] = micro_cluster(torch, B, D, big, out, stream, sleep)
-        except Exception:  # noqa: BLE001
-            rep["errors"].append("micro_cluster: " + traceback.format_exc(limit=4))
+            rep["errors"].append(f"{key}: " + traceback.format_exc(limit=4))
             print(rep["errors"][-1], flush=True)
     for k in kernels():
         if args.only and not any(s in k["name"] for s in args.only):
