@@ -245,6 +245,8 @@ H100 = _check(GpuParams(
 # ------------------------------------------------------------------------------------------------ H200 (SXM)
 # Same GH100 die and SM as the H100 SXM5 (NVIDIA docs): SM-side values are the H100's. Memory: the datasheet's
 # 4.8 TB/s scaled by the H100's measured achievable/datasheet ratio (3.01/3.35) -- no H200 measurement is used.
+# The out-of-sample check (NOTES.md) found barrier.cluster and .release.cluster arrives at 0.45x the H100's cycles
+# on the H200: NOT taken into this table, which stays free of H200 measurements (the check's two misses).
 _H200_SCALE = "H200 datasheet bandwidth x the H100's measured achievable/datasheet ratio (no H200 measurement)"
 H200 = _check(replace(
     H100, name="h200", dram_bw=4.8e12 * (3.01 / 3.35), l2_bytes=50 * 2**20,
@@ -254,6 +256,11 @@ H200 = _check(replace(
              "dram_latency_ns": "HBM3e: assumed equal to the H100's measured HBM3 latency (" + NO_SOURCE + ")"}))
 
 # ------------------------------------------------------------------------------------------------ B200
+# The cluster-scope release costs do not carry between GPUs of one SM: the H200 (same SM as the H100) measures
+# barrier.cluster and .release.cluster arrives at 0.45x the H100's cycles, while relaxed arrives and DSMEM are
+# equal (benchmarks/data/timing_measured_h200_all_20261124b.json, NOTES.md "H200 out of sample: all 21 kernels").
+H200_CLUSTER_CAVEAT = ("; the H200, same SM, measures 0.45x the H100's cycles for this release-bound cost "
+                       "(NOTES.md), so the x0.5 row of the sensitivity report is a realistic case")
 _B200_CLK = 1.979   # GHz: "clock speeds similar to the H100 SXM5" (CNC_B200) -> the H100's measured clock
 B200 = _check(GpuParams(
     name="b200", sms=148, clock_ghz=_B200_CLK,
@@ -314,14 +321,14 @@ B200 = _check(GpuParams(
                              NO_SOURCE,
         "dsmem_bytes_clk": "assumed equal to the H100's measured value: " + NO_SOURCE,
         "dsmem_narrow_bytes_clk": "assumed equal to the H100's measured value: " + NO_SOURCE,
-        "cluster_bar_latency_clk": "assumed equal to the H100's measured value: " + NO_SOURCE,
-        "cluster_bar_per_cta_clk": "assumed equal to the H100's measured value: " + NO_SOURCE,
-        "cluster_bar_per_warp_clk": "assumed equal to the H100's measured value: " + NO_SOURCE,
-        "cluster_release_clk": "assumed equal to the H100's measured value: " + NO_SOURCE,
-        "cluster_release_shared_clk": "assumed equal to the H100's measured value: " + NO_SOURCE,
-        "cluster_release_cta_clk": "assumed equal to the H100's measured value: " + NO_SOURCE,
-        "cluster_bar_wide_clk": "assumed equal to the H100's measured value: " + NO_SOURCE,
-        "cluster_bar_shared_clk": "assumed equal to the H100's measured value: " + NO_SOURCE,
+        "cluster_bar_latency_clk": "assumed equal to the H100's measured value: " + NO_SOURCE + H200_CLUSTER_CAVEAT,
+        "cluster_bar_per_cta_clk": "assumed equal to the H100's measured value: " + NO_SOURCE + H200_CLUSTER_CAVEAT,
+        "cluster_bar_per_warp_clk": "assumed equal to the H100's measured value: " + NO_SOURCE + H200_CLUSTER_CAVEAT,
+        "cluster_release_clk": "assumed equal to the H100's measured value: " + NO_SOURCE + H200_CLUSTER_CAVEAT,
+        "cluster_release_shared_clk": "assumed equal to the H100's measured value: " + NO_SOURCE + H200_CLUSTER_CAVEAT,
+        "cluster_release_cta_clk": "assumed equal to the H100's measured value: " + NO_SOURCE + H200_CLUSTER_CAVEAT,
+        "cluster_bar_wide_clk": "assumed equal to the H100's measured value: " + NO_SOURCE + H200_CLUSTER_CAVEAT,
+        "cluster_bar_shared_clk": "assumed equal to the H100's measured value: " + NO_SOURCE + H200_CLUSTER_CAVEAT,
         "max_threads_sm": CUDA_GUIDE, "max_ctas_sm": CUDA_GUIDE, "regs_sm": CUDA_GUIDE, "smem_sm": CUDA_GUIDE,
         "smem_per_cta_reserved": CUDA_GUIDE, "tmem_cols": "PTX ISA 9.7.16.2 (512 columns x 128 lanes)",
     }))
