@@ -30,6 +30,10 @@ from .thread_status import BAR, EXITED, PARK, RUN, SYNC  # noqa: F401  (re-expor
 _STATUS = {BAR: "waiting at a CTA barrier", PARK: "parked", SYNC: "waiting for its warp at a .sync instruction"}
 DEFAULT_BUDGET = int(float(os.environ.get("PTXLAB_EMU_BUDGET", "4e9")))  # thread-instructions per launch
 WAVE_THREADS = int(os.environ.get("PTXLAB_EMU_WAVE_THREADS", "8192"))
+# forward progress (ptx_docs/emulator_checks.md "Forward progress"): after this many loop iterations (back-edge
+# picks) of the lowest-PC group while other runnable threads wait at higher PCs, those others run first for as many
+# picks, so a spin-wait on a flag that another warp (or lane) sets after the loop cannot starve its writer.
+SPIN_PICKS = int(os.environ.get("PTXLAB_EMU_SPIN_PICKS", "256"))
 
 
 class AsyncEngine:
@@ -431,10 +435,12 @@ class Scheduler:
         st = self.st
         T = st.T
         status, pc = st.status, st.pc
+        last_p, back, later, quantum = -1, 0, None, 0   # forward progress (SPIN_PICKS)
         while True:
             runnable = status == RUN
             nrun = int(np.count_nonzero(runnable))
             if nrun == 0:
+                later = None
                 if st.engine.pending:
                     st.progress += st.engine.drain(st)
                     continue
@@ -443,6 +449,14 @@ class Scheduler:
                 if any(h(st) for h in PROGRESS_HOOKS) or any(h(st) for h in EXPIRY_HOOKS):
                     continue
                 self._deadlock()
+            if later is not None:        # a spinning group yields: the others run first for a quantum
+                quantum -= 1
+                others = runnable & ~later
+                n_others = int(np.count_nonzero(others))
+                if n_others == 0 or quantum <= 0:
+                    later = None
+                else:
+                    runnable, nrun = others, n_others
             calls = st.side.get("calls")
             if calls is not None:        # real calls (callstack.py): the deepest frames run first, so a call
                 runnable, nrun = calls.deepest(runnable, nrun)   # reconverges at its return point
@@ -455,6 +469,14 @@ class Scheduler:
             else:
                 p = int(pc[runnable].min())
                 m = runnable & (pc == p)
+            if m is None or (p > last_p and back == 0) or int(np.count_nonzero(m)) == nrun:
+                back = 0                 # converged, or no loop yet: nothing waits behind a spinning group
+            elif p <= last_p:            # the lowest group took a back edge while others wait at higher PCs
+                back += 1
+                if back >= SPIN_PICKS:
+                    later = m.copy() if later is None else (later | m)
+                    quantum, back = SPIN_PICKS, 0
+            last_p = p
             if (status == SYNC).any():
                 w = (status == SYNC) & (pc == p)
                 if w.any():
@@ -504,7 +526,11 @@ class Scheduler:
                     if rc == isa.RETRY:
                         # threads of gm wait at this instruction; the others of m continue after it
                         sel = np.ones(T, bool) if gm is None else gm
-                        status[sel] = SYNC
+                        early = (status == SYNC) & (pc == i)
+                        if early.any():      # lanes that got here first (forward progress) wait here: all retry
+                            status[early] = RUN          # together from this instruction at the next pick
+                        else:
+                            status[sel] = SYNC
                         pc[sel] = i
                         rest = (np.ones(T, bool) if m is None else m) & ~sel
                         pc[rest] = i + 1
