@@ -44,17 +44,25 @@ RULES = {
 HARDWARE = {
     "tcgen05_wait_ld": "sm_100a SASS: ptxas guards every LDTM destination register with a scoreboard wait before "
                        "its first use, with or without tcgen05.wait::ld, so the loaded value is read (ptx_docs/"
-                       "tcgen05.md); the emulator continues with the loaded value",
+                       "tcgen05.md)",
     "proxy_fence": "an H100 showed no stale data for unfenced generic->cp.async.bulk reads (NOTES.md); tcgen05 readers "
-                   "are unmeasured; the emulator continues with the data the generic stores wrote",
+                   "are unmeasured",
     "barrier_exit": "sm_70+ hardware completes bar.sync with the non-exited threads (CUDA Programming Guide, "
                     "independent thread scheduling; H100 probe tools/probes/barrier_divergence_probe.py; "
-                    "ptx_docs/emulator_checks.md); the emulator does the same",
+                    "ptx_docs/emulator_checks.md)",
     "barrier_divergence": "an H100 completes the barrier and orders both sides' shared-memory accesses "
                           "(tools/probes/barrier_divergence_probe.py, ptx_docs/emulator_checks.md); compute-sanitizer "
-                          "synccheck reports it; the emulator completes it",
+                          "synccheck reports it",
     "barrier_count": "an H100 completes one such barrier, but a loop of two hung (tools/probes/"
-                     "barrier_divergence_probe.py, ptx_docs/emulator_checks.md); the emulator releases every arrival",
+                     "barrier_divergence_probe.py, ptx_docs/emulator_checks.md)",
+}
+# what the emulator does by default (not strict) after the warning
+DEFAULT_ACTION = {
+    "tcgen05_wait_ld": "continues with the loaded value",
+    "proxy_fence": "continues with the data the generic stores wrote",
+    "barrier_exit": "completes the barrier with the non-exited threads",
+    "barrier_divergence": "completes the barrier",
+    "barrier_count": "releases every arrival",
 }
 
 __all__ = ["RULES", "EmuFidelityWarning", "parse_strict", "is_strict", "violation", "strict_rules"]
@@ -101,7 +109,8 @@ def violation(st, ins, threads, rule: str, msg: str, detail: str = "") -> bool:
     only warned (the caller then continues as hardware does)."""
     if is_strict(st, rule):
         st.fault(ins, threads, msg, detail + f"\n  strict rule '{rule}' (PTXLAB_EMU_STRICT / EmuDevice(strict=...)); "
-                 f"what hardware is known to do: {HARDWARE[rule]}")
+                 f"what hardware is known to do: {HARDWARE[rule]}; strict mode stops here (by default the emulator "
+                 f"warns and {DEFAULT_ACTION[rule]})")
     dev = getattr(st, "device", None)
     log = getattr(dev, "fidelity_log", None)
     key = (st.kernel, rule, getattr(ins, "line", None))
@@ -116,7 +125,8 @@ def violation(st, ins, threads, rule: str, msg: str, detail: str = "") -> bool:
     try:
         st.fault(ins, threads, f"[{rule}] {msg}", detail)
     except EmuError as exc:
-        text = (f"{exc}\n  not an error by default: {HARDWARE[rule]}. PTXLAB_EMU_STRICT={rule} (or "
+        text = (f"{exc}\n  not an error by default: {HARDWARE[rule]}; the emulator {DEFAULT_ACTION[rule]}. "
+                f"PTXLAB_EMU_STRICT={rule} (or "
                 f"EmuDevice(strict='{rule}')) makes it one (ptxlab/emu/fidelity.py)")
     first = log is None or not any(k[:2] == key[:2] for k, _ in log)
     if log is not None:

@@ -2,7 +2,9 @@
 
 Every register is a numpy array over all T threads of the wave (CTAs padded to whole warps).  The scheduler picks the
 lowest PC among runnable threads and runs that basic block for exactly the threads there, so divergent paths
-reconverge at the first common PC (PTX ISA 9.7.12.x; correct for every structured branch shape NVRTC emits).
+reconverge at the first common PC (PTX ISA 9.7.12.x; correct for every structured branch shape NVRTC emits).  A group
+that keeps looping while others wait yields to them after SPIN_PICKS back edges (forward progress: a spin-wait on a
+flag written by another warp, lane or CTA completes, as under Volta+ independent thread scheduling).
 Threads leave the runnable set when they exit, wait at a CTA barrier, park on an mbarrier/TMEM allocation, or wait for
 the rest of their warp at a ``.sync`` warp instruction.  When nothing can run, the async engine completes pending
 asynchronous operations (TMA, tcgen05.mma/cp, bulk copies), which may wake parked threads; if nothing is pending
@@ -210,7 +212,10 @@ class Wave:
             idx = np.asarray(threads)
         t = int(idx[0]) if idx.size else 0
         block, thread = self.coords(t)
-        extra = f" (+{idx.size - 1} more threads)" if idx.size > 1 else ""
+        extra = ""
+        if idx.size > 1:
+            nblocks = int(np.unique(self.cta_of[idx]).size)
+            extra = f" (+{idx.size - 1} more threads" + (f", in {nblocks} blocks)" if nblocks > 1 else " of this block)")
         full = msg + (("\n  " + detail) if detail else "")
         full += f"\n  warp   : {int(self.warp[t])}, lane {int(self.lane[t])}{extra}"
         src = f"{ins.loc[0]}:{ins.loc[1]}" if ins is not None and ins.loc else None

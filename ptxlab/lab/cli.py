@@ -97,7 +97,8 @@ def check_dump_dir(path: Path) -> None:
         with tempfile.TemporaryFile(dir=path):
             pass
     except OSError as exc:
-        raise UsageError(f"{where} is not writable ({exc.strerror or exc}); pass a writable directory") from exc
+        raise UsageError(f"{where} is not writable (creating a file there failed: {exc.strerror or exc}); "
+                         "pass a writable directory") from exc
 
 
 def _open_device(ctx: StageContext, backend: str) -> None:
@@ -175,6 +176,9 @@ def cmd_run(argv: List[str]) -> int:
         return _no_stages(console)
     dump = Path(args.dump) if args.dump else flags.dump_dir
     check_dump_dir(dump)
+    for stage in stages:          # bad stage settings are usage errors before anything runs or prints
+        if stage.preflight is not None:
+            stage.preflight()
     ctx = StageContext(backend=args.backend, dump_dir=dump, debug=flags)
     _open_device(ctx, args.backend)
     summary = Table(title="ptxlab bring-up")

@@ -120,6 +120,9 @@ class Stage:
     checks: str
     run: Callable[[StageContext], StageResult]
     source: str = ""  # driver file that registered it (filled in by discover)
+    # checks the stage's settings (e.g. its PTXLAB_STAGE_* variables) before any stage runs or prints: raises
+    # UsageError (lab.py exits 2 with one line and records nothing)
+    preflight: Optional[Callable[[], None]] = None
 
     def __post_init__(self) -> None:
         stage_sort_key(self.id)

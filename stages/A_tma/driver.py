@@ -199,6 +199,11 @@ def check_fault(fault: str) -> None:
         raise UsageError(f"unknown Stage A fault {fault!r} ({ENV_FAULT}); use one of {', '.join(FAULTS)}")
 
 
+def preflight() -> None:
+    """lab.py's check before any stage runs: the fault named by the environment must exist."""
+    check_fault(os.environ.get(ENV_FAULT, "none") or "none")
+
+
 def run_case(ctx: StageContext, case: Case, load_ab: bool, load_sf: bool, fault: str = "none") -> CaseRun:
     check_fault(fault)
     dev = ctx.device
@@ -428,7 +433,8 @@ def run_a2(ctx: StageContext, fault: Optional[str] = None) -> StageResult:
 STAGES = [
     Stage("A1", "TMA: NVFP4 A/B tiles, SW128, multi-stage mbarrier pipeline",
           "SMEM image of every consumed stage (A 128x128 B, B rows x128 B, SWIZZLE_128B) == host image; stage/parity "
-          "sequence; sm_100a SASS has UTMALDG", run_a1),
+          "sequence; sm_100a SASS has UTMALDG", run_a1, preflight=preflight),
     Stage("A2", "TMA: SFA/SFB 512-B blocks from the gpu-mode permuted tensor (+ A/B in the same stages)",
-          "SF stage images (4 x 512 B per operand, no swizzle) == section-8 formula; A/B images; pipeline", run_a2),
+          "SF stage images (4 x 512 B per operand, no swizzle) == section-8 formula; A/B images; pipeline", run_a2,
+          preflight=preflight),
 ]

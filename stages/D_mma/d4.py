@@ -18,7 +18,7 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ptxlab.errors import DeviceUnavailable, PtxlabError
+from ptxlab.errors import DeviceUnavailable, PtxlabError, UsageError
 from ptxlab.lab.registry import Check, StageResult
 from ptxlab.numerics import pack_fp4
 from ptxlab.scales import to_blocked
@@ -79,10 +79,20 @@ def _first_diff(got: np.ndarray, exp: np.ndarray, n: int) -> str:
     return msg
 
 
+def check_broken(broken: Optional[str]) -> None:
+    """A usage error (lab.py exits 2, records nothing) unless `broken` names a variant of BROKEN (or is None)."""
+    if broken is not None and broken not in BROKEN:
+        raise UsageError(f"unknown D4 broken variant {broken!r} ({ENV_BROKEN}); use one of {', '.join(sorted(BROKEN))}")
+
+
+def preflight() -> None:
+    """lab.py's check before any stage runs: the variant named by the environment must exist."""
+    check_broken(os.environ.get(ENV_BROKEN, "") or None)
+
+
 def run_d4(ctx, cases: Sequence[Tuple[int, int, int]] = D4_CASES, broken: Optional[str] = None) -> StageResult:
     broken = broken if broken is not None else (os.environ.get(ENV_BROKEN, "") or None)
-    if broken is not None and broken not in BROKEN:
-        raise PtxlabError(f"unknown D4 broken variant {broken!r}; choose one of {sorted(BROKEN)}")
+    check_broken(broken)
     define, with_cluster = BROKEN.get(broken, (0, True))
     try:
         dev = ctx.device

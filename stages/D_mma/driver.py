@@ -19,7 +19,7 @@ from ptxlab.gpumode import generate_gemv, reference_gemv
 from ptxlab.lab.registry import Check, Stage, StageContext, StageResult
 
 from . import host as H
-from .d4 import run_d4
+from .d4 import preflight as d4_preflight, run_d4
 
 D1_SHAPES: Tuple[Tuple[int, int, int], ...] = ((128, 256, 1), (256, 1536, 2))
 D2_SHAPES: Tuple[Tuple[int, int, int], ...] = ((128, 320, 1), (256, 512, 2))
@@ -194,5 +194,5 @@ STAGES = [
           "pair alloc, cp.cta_group::2 of the SFs, commit .multicast::cluster to both CTAs",
           "both CTAs' TMEM readback == float64 sums and the M=256 tensor-core model exactly; SASS "
           "UTCATOMSWS.2CTA/UTCCP.2CTA/UTCOMMA.2CTA/UTCBAR.2CTA.MULTICAST; broken variants (PTXLAB_STAGE_D4_BROKEN) "
-          "caught", run_d4),
+          "caught", run_d4, preflight=d4_preflight),
 ]

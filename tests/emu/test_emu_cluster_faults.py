@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import re
+
 import numpy as np
 import pytest
 
@@ -37,6 +39,7 @@ def test_rank_outside_cluster(dev, mod):
                                        r"of 4 CTA\(s\)") as ei:
         _dsmem(dev, mod, 0)
     assert "ld.shared::cluster" in str(ei.value) and "block" in str(ei.value)
+    assert re.search(r"more threads, in \d+ blocks\)|more threads of this block\)", str(ei.value))
 
 
 def test_peer_address_as_shared_cta(dev, mod):

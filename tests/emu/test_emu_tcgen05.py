@@ -77,6 +77,7 @@ def test_ld_without_wait_is_caught_when_strict(dev) -> None:
     msg = str(e.value)
     assert "tcgen05.wait::ld" in msg and "before the asynchronous tcgen05.ld at PTX line" in msg
     assert "strict rule 'tcgen05_wait_ld'" in msg and "scoreboard" in msg
+    assert "strict mode stops here" in msg and "the emulator continues" not in msg   # says what it does: stop
 
 
 def test_ld_without_wait_default_warns_and_reads_loaded_value(rng) -> None:
@@ -93,6 +94,7 @@ def test_ld_without_wait_default_warns_and_reads_loaded_value(rng) -> None:
     assert np.array_equal(dev.to_host(out, np.uint32), x)
     warns = dev.last_stats["fidelity_warnings"]
     assert 1 <= len(warns) <= 2 and all("PTX line" in w or "ptx    : line" in w for w in warns)
+    assert all("the emulator continues with the loaded value" in w for w in warns)
 
 
 def _run_mma(dev, a: np.ndarray, b: np.ndarray, **kw) -> np.ndarray:

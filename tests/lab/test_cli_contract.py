@@ -187,9 +187,17 @@ def test_unknown_stage_a_fault_is_a_usage_error(lab, rng: np.random.Generator) -
     p, state = lab("--stage", "A1", "--backend", "emu", stages=None, env={"PTXLAB_STAGE_A_FAULT": bogus})
     assert_usage_error(p, repr(bogus), "PTXLAB_STAGE_A_FAULT", "swizzle_none")
     assert state["results"] == {}
+    assert p.stdout == ""                                     # nothing printed before the error (no stage header)
     p, _ = lab("status", "--json", stages=None)
     rows = json.loads(p.stdout)
     assert all(r["results"] == {} for r in rows)             # no FAIL, and no "auto" column
+
+
+def test_unknown_d4_broken_variant_is_a_usage_error(lab, rng: np.random.Generator) -> None:
+    bogus = f"odd_{int(rng.integers(1000, 9999))}"
+    p, state = lab("--stage", "D4", "--backend", "emu", stages=None, env={"PTXLAB_STAGE_D4_BROKEN": bogus})
+    assert_usage_error(p, repr(bogus), "PTXLAB_STAGE_D4_BROKEN", "odd_issuer")
+    assert p.stdout == "" and state["results"] == {}
 
 
 def test_stages_dir_pointing_nowhere(lab, tmp_path: Path) -> None:
