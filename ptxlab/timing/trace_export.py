@@ -76,6 +76,6 @@ def write_png(t, path, cta=None) -> Path:
     ax.set_title(f"{t.kernel} on {t.gpu.upper()} (PREDICTED {t.us:.2f} µs, bound: {t.bound}) — CTA {cta}")
     fig.tight_layout()
     p = Path(path)
-    fig.savefig(p, dpi=110)
+    fig.savefig(p, dpi=110, format="png")   # exactly this path (no ".png" appended to a name without one)
     plt.close(fig)
     return p
