@@ -14,10 +14,12 @@ emulated and simulated on C SMs, one per %cluster_ctarank (sim.py; ptx_docs/timi
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ..emu import machine
+from ..emu.sitewarn import EmuWarning
 from . import params as _params
 from .sim import SmSim, cta_ids_for_sm, occupancy
 from . import cluster_trace
@@ -25,6 +27,29 @@ from .trace import ProgramInfo, Recorder, TimedWave, Trace, instrument
 
 
 HISTORY: list = []   # every prediction of this process (lab.py time collects a stage's / script's launches)
+
+
+class TimingSampleWarning(EmuWarning):
+    """A timed launch emulated only a sample of its CTAs: the other CTAs' outputs were not computed."""
+
+
+def warn_sample(dev, kernel: str, ran: int, total: int, stacklevel: int = 6) -> None:
+    """Once per device and kernel: say that a timing-only sample left the other CTAs' outputs uncomputed and how to
+    get a full run (recorded in ``dev.emu_warnings`` too, like the emulator's EmuWarnings)."""
+    keys = getattr(dev, "_emu_warn_keys", None)
+    if keys is None:
+        keys = dev._emu_warn_keys = set()
+    key = ("timing sample", kernel)
+    if key in keys:
+        return
+    keys.add(key)
+    msg = (f"timing-only sample: {kernel} emulated {ran} of {total} CTAs (those of the busiest SM, enough to predict "
+           f"its time); the outputs of the other {total - ran} CTAs are NOT computed (their buffers keep what they "
+           "held). For a full run: open_device('emu', timing=..., timing_sample='all') or PTXLAB_TIMING_SAMPLE=all")
+    seen = getattr(dev, "emu_warnings", None)
+    if seen is not None:
+        seen.append(msg)
+    warnings.warn(TimingSampleWarning(msg), stacklevel=stacklevel)
 
 
 @dataclass
@@ -123,6 +148,8 @@ def timed_launch(dev, module, prog, grid, block, params: bytes, dyn_smem: int, g
             if recorded:
                 _note_tmem(trace, st)
     emu_s = time.perf_counter() - t0
+    if len(run_ids) < total:
+        warn_sample(dev, prog.kernel, len(run_ids), total)
     out = simulate(trace, prog, p, threads, regs, smem, sampled, emu_s)
     HISTORY.append(out)
     del HISTORY[:-64]

@@ -188,3 +188,40 @@ def test_cli_time_problem_with_sensitivity(tmp_path, capsys):
     assert "nvfp4_gemv_cudacore — PREDICTED on B200" in out
     assert "sensitivity" in out and "launch_us" in out and "x0.5" in out
     assert (tmp_path / "g.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize("kw,needles", [(dict(timing="a100"), ("'a100'", "h100", "h200", "b200")),
+                                        (dict(timing="b200", timing_sample="full"), ("'full'", "'all'"))])
+def test_open_device_refuses_unknown_timing_arguments(kw, needles):
+    with pytest.raises(ValueError) as ei:
+        ptxlab.open_device("emu", **kw)
+    for n in needles:
+        assert n in str(ei.value), str(ei.value)
+
+
+def test_timing_only_sample_warns_once_per_kernel():
+    """A sampled launch leaves the other CTAs' outputs uncomputed: the API says so (once per device and kernel),
+    with the counts and the switch for a full run; a full run ('all') does not warn."""
+    import warnings
+
+    from ptxlab.timing.predict import TimingSampleWarning
+
+    mod = ptxlab.compile(S.STREAM, arch="sm_90a", name="stream.cu")
+    for sample in ("auto", "all"):
+        dev = _dev("h100", timing_sample=sample)
+        n = 300 * 256
+        x = dev.to_device(np.ones(4 * n, np.float32))
+        y = dev.empty(16 * n)
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            for _ in range(2):
+                dev.launch(mod, "stream", grid=(300, 1, 1), block=(256, 1, 1), args=[x, y, np.int32(n)])
+        got = [w for w in rec if issubclass(w.category, TimingSampleWarning)]
+        if sample == "all":
+            assert not got, [str(w.message) for w in got]
+            continue
+        assert len(got) == 1, [str(w.message) for w in got]
+        msg = str(got[0].message)
+        assert "3 of 300 CTAs" in msg and "NOT computed" in msg and "timing_sample='all'" in msg, msg
+        assert got[0].filename == __file__           # points at the user's launch
+        assert dev.emu_warnings == [msg]
