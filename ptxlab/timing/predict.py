@@ -150,22 +150,26 @@ def timed_launch(dev, module, prog, grid, block, params: bytes, dyn_smem: int, g
     emu_s = time.perf_counter() - t0
     if len(run_ids) < total:
         warn_sample(dev, prog.kernel, len(run_ids), total)
-    out = simulate(trace, prog, p, threads, regs, smem, sampled, emu_s)
+    from ..emu import lineinfo
+    # CUDA source lines of the trace events even without -lineinfo (the same map fault reports use)
+    out = simulate(trace, prog, p, threads, regs, smem, sampled, emu_s, lineinfo.line_map(module))
     HISTORY.append(out)
     del HISTORY[:-64]
     return out
 
 
-def simulate(trace: Trace, prog, p, threads: int, regs: int, smem: int, sampled: str, emu_s: float = 0.0) -> Timing:
+def simulate(trace: Trace, prog, p, threads: int, regs: int, smem: int, sampled: str, emu_s: float = 0.0,
+             line_map: Optional[dict] = None) -> Timing:
     """Replay a recorded trace with parameter table ``p`` (the trace does not depend on the parameters, except
-    through which CTAs the busiest SM runs, i.e. the SM count)."""
+    through which CTAs the busiest SM runs, i.e. the SM count).  ``line_map``: PTX line -> CUDA (file, line) for the
+    events (emu/lineinfo.py)."""
     total = trace.grid[0] * trace.grid[1] * trace.grid[2]
     busy_sms = min(p.sms // trace.cluster * trace.cluster, total)
     tmem = max(trace.tmem_cols.values(), default=0)
     occ0 = occupancy(p, threads, regs, smem, tmem)
     occ = occ0["ctas_per_sm"]
     t1 = time.perf_counter()
-    sim = SmSim(trace, ProgramInfo(prog), p, occ, busy_sms)
+    sim = SmSim(trace, ProgramInfo(prog, line_map), p, occ, busy_sms)
     r = sim.run()
     sim_s = time.perf_counter() - t1
     clk = p.clock_ghz * 1e3   # cycles per us
@@ -182,17 +186,17 @@ def simulate(trace: Trace, prog, p, threads: int, regs: int, smem: int, sampled:
                  warps=r.warps, events=r.events, cta_spans=r.cta_spans, clock_ghz=p.clock_ghz,
                  emu_seconds=emu_s, sim_seconds=sim_s, registers=regs, smem_bytes=smem, tmem_cols=tmem)
     out.amounts = {k: v * busy_sms for k, v in r.amounts.items()}
-    out._replay = (trace, prog, threads, regs, smem, sampled)
+    out._replay = (trace, prog, threads, regs, smem, sampled, line_map)
     return out
 
 
 def resimulate(t: Timing, p) -> Timing:
     """The same launch's trace replayed with another parameter table of the same SM count (sensitivity studies)."""
-    trace, prog, threads, regs, smem, sampled = t._replay
+    trace, prog, threads, regs, smem, sampled, line_map = t._replay
     p = _params.get(p)
     if p.sms != _params.get(t.gpu).sms and p.name != t.gpu:
         raise ValueError("resimulate: the sampled CTAs depend on the SM count; re-run the launch instead")
-    return simulate(trace, prog, p, threads, regs, smem, sampled)
+    return simulate(trace, prog, p, threads, regs, smem, sampled, line_map=line_map)
 
 
 def cluster_sample(grid, dims, sms: int) -> tuple:

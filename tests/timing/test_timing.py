@@ -117,9 +117,12 @@ def test_fma_loop_is_issue_bound_and_scales_with_work():
     assert floor <= t2.sim_us < 1.4 * floor, (t2.sim_us, floor)
 
 
-def test_chrome_trace_and_png(tmp_path):
+def test_chrome_trace_and_png(tmp_path, monkeypatch):
     from ptxlab.timing import trace_export
 
+    # compiled without -lineinfo (the default): the events still name their CUDA line, like fault reports
+    monkeypatch.setenv("PTXLAB_DEBUG", "")
+    monkeypatch.delenv("PTXLAB_EMU_LINEINFO", raising=False)
     t, full, _ = _pipe(stages=2, nctas=1, work=1, chunks=8)
     js = trace_export.write_chrome_trace(t, tmp_path / "t.json")
     data = json.loads(js.read_text())
@@ -128,6 +131,15 @@ def test_chrome_trace_and_png(tmp_path):
     waits = [e for e in evs if e["name"].startswith("mbarrier 0x") and full <= int(e["name"].split()[1], 16)
              < full + 16]
     assert waits and all("line" in e["args"] for e in waits)
+    assert all("src" in e["args"] and "line" in e["args"] and "ptx" in e["args"] for e in evs), evs[:3]
+    cuda = (S.defines(STAGES=2, WORK=1) + S.PIPE).splitlines()
+
+    def cuda_line(e):
+        f, n = e["args"]["src"].rsplit(":", 1)
+        assert f.endswith("pipe.cu"), f
+        return cuda[int(n) - 1]
+    assert all("cp.async.bulk" in cuda_line(e) for e in evs if e["name"].startswith("TMA load"))
+    assert all("__syncthreads" in cuda_line(e) for e in evs if e["name"].startswith("bar.sync"))
     png = trace_export.write_png(t, tmp_path / "t.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
