@@ -246,4 +246,12 @@ def _achieved(p, r, busy_sms: int, span: float) -> dict:
     tc_peak = max(p.tc_flops_clk.values()) * p.clock_ghz * 1e9 * p.sms / 1e12
     out["tensor core"] = (a["tensor_flops"] * busy_sms / sec / 1e12, tc_peak, "TFLOP/s")
     out["issue"] = (a["instructions"] / span, p.issue_per_smsp * p.smsps, "warp-instr/clk/SM")
+    mean, peak = r.tma_in_flight
+    if peak > 0:
+        # Little's law: the bytes one SM must keep in flight to stream at its DRAM share (or its TMA fill rate, if
+        # lower) over the DRAM + TMA latency
+        rate = min(p.dram_bw / (p.clock_ghz * 1e9) / max(1, busy_sms), p.tma_bytes_clk)
+        need = rate * (p.cycles(p.dram_latency_ns) + p.cycles(p.tma_latency_ns))
+        out["TMA bytes in flight"] = (mean / 1024, peak / 1024, f"KB/SM (mean; peak = the timeline's max; DRAM "
+                                      f"share x latency = {need / 1024:.1f} KB)")
     return out

@@ -10,6 +10,9 @@ import ptxlab
 from ptxlab.timing import params as P
 from ptxlab.timing import synthetic as S
 
+# these tests sample on purpose (timing only); test_timing_only_sample_warns_once_per_kernel checks the warning
+pytestmark = pytest.mark.filterwarnings("ignore::ptxlab.timing.predict.TimingSampleWarning")
+
 
 def _dev(gpu="h100", **kw):
     return ptxlab.open_device("emu", timing=gpu, **kw)
@@ -237,3 +240,30 @@ def test_timing_only_sample_warns_once_per_kernel():
         assert "3 of 300 CTAs" in msg and "NOT computed" in msg and "timing_sample='all'" in msg, msg
         assert got[0].filename == __file__           # points at the user's launch
         assert dev.emu_warnings == [msg]
+
+
+def test_tma_bytes_in_flight_and_per_warp_issue_vs_wait():
+    """The ring keeps at most STAGES x 8 KB in flight (its full barriers); each warp's issue + wait time is its
+    whole life; the table shows both (issue 13 review)."""
+    from rich.console import Console
+
+    from ptxlab.timing import report
+
+    means = []
+    for stages in (2, 4):
+        t, _, _ = _pipe(stages=stages, nctas=1, work=1, chunks=16)
+        mean, peak, unit = t.achieved["TMA bytes in flight"]
+        assert peak == stages * 8192 / 1024, (peak, stages)
+        assert 0 < mean <= peak and "KB/SM" in unit
+        means.append(mean)
+        cyc = t.clock_ghz * 1e3
+        for wi, s in t.warps.items():
+            assert s["issue_clk"] >= s["issued"] > 0
+            assert s["issue_clk"] + sum(s["waits"].values()) == pytest.approx(s["span_clk"], rel=1e-9), (wi, s)
+            assert s["span_clk"] <= t.sim_us * cyc + 1e-6
+    assert means[1] > 1.5 * means[0]
+    import io
+    con = Console(width=200, record=True, file=io.StringIO())
+    report.print_table(t, con)
+    txt = con.export_text()
+    assert "TMA bytes in flight" in txt and "issue µs" in txt and "wait µs" in txt
