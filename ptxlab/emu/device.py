@@ -39,6 +39,9 @@ class EmuDevice(Device):
         # timing model (ptxlab/timing): timing="b200"|"h100"|"h200" predicts each launch into self.last_timing
         self.timing = timing if timing is not None else (os.environ.get("PTXLAB_TIMING") or None)
         self.timing_sample = timing_sample or os.environ.get("PTXLAB_TIMING_SAMPLE") or None
+        if self.timing:     # refuse an unknown GPU / sample mode here, not at the first launch
+            from ..timing.params import check_timing_args
+            check_timing_args(self.timing, self.timing_sample, from_env=timing is None, sample_from_env=not timing_sample)
         self.last_timing = None
         # clusterlaunchcontrol.try_cancel policy ('every-other' default, 'all', 'never', 'first:N'; None =
         # PTXLAB_EMU_CLC) and a cap on CTAs per wave (None = PTXLAB_EMU_WAVE_CTAS / thread-count waves): clc_model.py

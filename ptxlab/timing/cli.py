@@ -34,12 +34,52 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--sample", default=None,
                     help="'all' emulates every CTA (default for --stage / scripts: their checks need every output), "
                          "'auto' only the busiest SM's CTAs (default for --problem: timing only)")
-    ap.add_argument("--trace", help="write a Chrome-trace / Perfetto JSON of the (last) launch here")
-    ap.add_argument("--png", help="write a PNG timeline of one CTA of the (last) launch here")
+    ap.add_argument("--trace", help="write a Chrome-trace / Perfetto JSON of the (last) launch to this file")
+    ap.add_argument("--png", help="write a PNG timeline of one CTA of the (last) launch to this file")
     ap.add_argument("--sensitivity", action="store_true",
                     help="replay the trace with each unsourced parameter halved / doubled")
     ap.add_argument("--seed", type=int, default=1)
     return ap
+
+
+SHAPE_ARITY = {"nvfp4_gemv": "M,K,L", "nvfp4_gemv_tcgen05": "M,K,L", "nvfp4_gemm": "M,N,K,L",
+               "nvfp4_gemm_2sm": "M,N,K,L"}
+
+
+def _validate(args) -> None:
+    """Every argument that can be checked without emulating, checked before anything runs (UsageError: lab.py
+    prints one ``error: ...`` line and exits 2)."""
+    from ptxlab.errors import UsageError
+
+    from . import params as P
+    if args.gpu.strip().lower() not in P.TABLES:
+        raise UsageError(f"--gpu {args.gpu}: unknown GPU; use one of {', '.join(P.TABLES)}")
+    if args.sample is not None and args.sample.strip().lower() not in ("all", "auto"):
+        raise UsageError(f"--sample {args.sample}: use 'all' or 'auto'")
+    if args.problem:
+        want = SHAPE_ARITY[args.problem]
+        if not args.shape:
+            raise UsageError(f"--problem {args.problem} needs --shape {want}")
+        parts = args.shape.split(",")
+        if len(parts) != len(want.split(",")) or not all(x.strip().isdigit() and int(x) > 0 for x in parts):
+            raise UsageError(f"--shape {args.shape}: --problem {args.problem} takes {len(want.split(','))} positive "
+                             f"integers {want}")
+    elif args.stage:
+        from ptxlab.lab.registry import discover, select
+        select(discover(), [args.stage])           # unknown ids raise (PtxlabError: exit 2, one line)
+    elif args.script and not os.path.isfile(args.script):
+        raise UsageError(f"script {args.script}: no such file")
+    for opt, path in (("--trace", args.trace), ("--png", args.png)):
+        if path is None:
+            continue
+        if os.path.isdir(path):
+            raise UsageError(f"{opt} {path}: is a directory; give a file name (e.g. {os.path.join(path, 'timeline')}"
+                             f"{'.json' if opt == '--trace' else '.png'})")
+        parent = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(parent):
+            raise UsageError(f"{opt} {path}: directory {parent} does not exist")
+        if not os.access(parent, os.W_OK):
+            raise UsageError(f"{opt} {path}: directory {parent} is not writable")
 
 
 def _parse_config(s):
@@ -54,6 +94,15 @@ def run_problem(problem: str, shape, gpu, config=None, sample=None, seed: int = 
 
     The CUDA-core GEMV is compiled for the GPU's architecture (sm_100a on a B200: cvt e2m1x2 decode; sm_90a else)
     and its persistent (flat) grid is sized for the GPU's SM count, as the gpu-mode adapter does on that GPU."""
+    import warnings
+
+    with warnings.catch_warnings():     # the table reports the sampling ("emulation" row)
+        from .predict import TimingSampleWarning
+        warnings.simplefilter("ignore", TimingSampleWarning)
+        return _run_problem(problem, shape, gpu, config, sample, seed)
+
+
+def _run_problem(problem: str, shape, gpu, config=None, sample=None, seed: int = 1):
     import numpy as np
 
     import ptxlab
@@ -112,15 +161,13 @@ def sensitivity(t, gpu=None) -> list:
 
 def main(argv: List[str]) -> int:
     args = _parser().parse_args(argv)
+    _validate(args)
     from . import predict, report, trace_export
 
     console = Console(width=None if sys.stdout.isatty() else 140, highlight=False)
     timings = []
     sens = None
     if args.problem:
-        if not args.shape:
-            console.print("--problem needs --shape")
-            return 2
         shape = tuple(int(x) for x in args.shape.split(","))
         timings.append(run_problem(args.problem, shape, args.gpu, _parse_config(args.config), args.sample,
                                    args.seed))
@@ -133,10 +180,11 @@ def main(argv: List[str]) -> int:
         # stages and scripts check their results: emulate every CTA unless told otherwise
         os.environ["PTXLAB_TIMING_SAMPLE"] = args.sample or "all"
         predict.HISTORY.clear()
+        rc = 0
         try:
             if args.stage:
                 from ptxlab.lab.cli import main as lab_main
-                lab_main(["run", "--stage", args.stage, "--backend", "emu"])
+                rc = lab_main(["run", "--stage", args.stage, "--backend", "emu"])
             else:
                 sys.argv = [args.script] + list(args.script_args)
                 runpy.run_path(args.script, run_name="__main__")
@@ -148,6 +196,8 @@ def main(argv: List[str]) -> int:
                 else:
                     os.environ[k] = v
         timings = list(predict.HISTORY)
+        if rc == 2 and not timings:      # the stage run's own usage/setup error (already printed)
+            return 2
     else:
         _parser().print_help()
         return 2
@@ -160,9 +210,9 @@ def main(argv: List[str]) -> int:
         report.print_table(t, console, sens if t is timings[-1] else None)
     last = timings[-1]
     if args.trace:
-        trace_export.write_chrome_trace(last, args.trace)
-        console.print(f"timeline: {args.trace} (open it at https://ui.perfetto.dev)")
+        path = trace_export.write_chrome_trace(last, args.trace)
+        console.print(f"timeline: {path} (open it at https://ui.perfetto.dev)")
     if args.png:
-        trace_export.write_png(last, args.png)
-        console.print(f"timeline picture: {args.png}")
+        path = trace_export.write_png(last, args.png)
+        console.print(f"timeline picture: {path}")
     return 0

@@ -14,10 +14,12 @@ emulated and simulated on C SMs, one per %cluster_ctarank (sim.py; ptx_docs/timi
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ..emu import machine
+from ..emu.sitewarn import EmuWarning
 from . import params as _params
 from .sim import SmSim, cta_ids_for_sm, occupancy
 from . import cluster_trace
@@ -25,6 +27,29 @@ from .trace import ProgramInfo, Recorder, TimedWave, Trace, instrument
 
 
 HISTORY: list = []   # every prediction of this process (lab.py time collects a stage's / script's launches)
+
+
+class TimingSampleWarning(EmuWarning):
+    """A timed launch emulated only a sample of its CTAs: the other CTAs' outputs were not computed."""
+
+
+def warn_sample(dev, kernel: str, ran: int, total: int, stacklevel: int = 6) -> None:
+    """Once per device and kernel: say that a timing-only sample left the other CTAs' outputs uncomputed and how to
+    get a full run (recorded in ``dev.emu_warnings`` too, like the emulator's EmuWarnings)."""
+    keys = getattr(dev, "_emu_warn_keys", None)
+    if keys is None:
+        keys = dev._emu_warn_keys = set()
+    key = ("timing sample", kernel)
+    if key in keys:
+        return
+    keys.add(key)
+    msg = (f"timing-only sample: {kernel} emulated {ran} of {total} CTAs (those of the busiest SM, enough to predict "
+           f"its time); the outputs of the other {total - ran} CTAs are NOT computed (their buffers keep what they "
+           "held). For a full run: open_device('emu', timing=..., timing_sample='all') or PTXLAB_TIMING_SAMPLE=all")
+    seen = getattr(dev, "emu_warnings", None)
+    if seen is not None:
+        seen.append(msg)
+    warnings.warn(TimingSampleWarning(msg), stacklevel=stacklevel)
 
 
 @dataclass
@@ -123,22 +148,28 @@ def timed_launch(dev, module, prog, grid, block, params: bytes, dyn_smem: int, g
             if recorded:
                 _note_tmem(trace, st)
     emu_s = time.perf_counter() - t0
-    out = simulate(trace, prog, p, threads, regs, smem, sampled, emu_s)
+    if len(run_ids) < total:
+        warn_sample(dev, prog.kernel, len(run_ids), total)
+    from ..emu import lineinfo
+    # CUDA source lines of the trace events even without -lineinfo (the same map fault reports use)
+    out = simulate(trace, prog, p, threads, regs, smem, sampled, emu_s, lineinfo.line_map(module))
     HISTORY.append(out)
     del HISTORY[:-64]
     return out
 
 
-def simulate(trace: Trace, prog, p, threads: int, regs: int, smem: int, sampled: str, emu_s: float = 0.0) -> Timing:
+def simulate(trace: Trace, prog, p, threads: int, regs: int, smem: int, sampled: str, emu_s: float = 0.0,
+             line_map: Optional[dict] = None) -> Timing:
     """Replay a recorded trace with parameter table ``p`` (the trace does not depend on the parameters, except
-    through which CTAs the busiest SM runs, i.e. the SM count)."""
+    through which CTAs the busiest SM runs, i.e. the SM count).  ``line_map``: PTX line -> CUDA (file, line) for the
+    events (emu/lineinfo.py)."""
     total = trace.grid[0] * trace.grid[1] * trace.grid[2]
     busy_sms = min(p.sms // trace.cluster * trace.cluster, total)
     tmem = max(trace.tmem_cols.values(), default=0)
     occ0 = occupancy(p, threads, regs, smem, tmem)
     occ = occ0["ctas_per_sm"]
     t1 = time.perf_counter()
-    sim = SmSim(trace, ProgramInfo(prog), p, occ, busy_sms)
+    sim = SmSim(trace, ProgramInfo(prog, line_map), p, occ, busy_sms)
     r = sim.run()
     sim_s = time.perf_counter() - t1
     clk = p.clock_ghz * 1e3   # cycles per us
@@ -155,17 +186,17 @@ def simulate(trace: Trace, prog, p, threads: int, regs: int, smem: int, sampled:
                  warps=r.warps, events=r.events, cta_spans=r.cta_spans, clock_ghz=p.clock_ghz,
                  emu_seconds=emu_s, sim_seconds=sim_s, registers=regs, smem_bytes=smem, tmem_cols=tmem)
     out.amounts = {k: v * busy_sms for k, v in r.amounts.items()}
-    out._replay = (trace, prog, threads, regs, smem, sampled)
+    out._replay = (trace, prog, threads, regs, smem, sampled, line_map)
     return out
 
 
 def resimulate(t: Timing, p) -> Timing:
     """The same launch's trace replayed with another parameter table of the same SM count (sensitivity studies)."""
-    trace, prog, threads, regs, smem, sampled = t._replay
+    trace, prog, threads, regs, smem, sampled, line_map = t._replay
     p = _params.get(p)
     if p.sms != _params.get(t.gpu).sms and p.name != t.gpu:
         raise ValueError("resimulate: the sampled CTAs depend on the SM count; re-run the launch instead")
-    return simulate(trace, prog, p, threads, regs, smem, sampled)
+    return simulate(trace, prog, p, threads, regs, smem, sampled, line_map=line_map)
 
 
 def cluster_sample(grid, dims, sms: int) -> tuple:
@@ -215,4 +246,13 @@ def _achieved(p, r, busy_sms: int, span: float) -> dict:
     tc_peak = max(p.tc_flops_clk.values()) * p.clock_ghz * 1e9 * p.sms / 1e12
     out["tensor core"] = (a["tensor_flops"] * busy_sms / sec / 1e12, tc_peak, "TFLOP/s")
     out["issue"] = (a["instructions"] / span, p.issue_per_smsp * p.smsps, "warp-instr/clk/SM")
+    mean, peak = r.tma_in_flight
+    if peak > 0:
+        # Little's law: the bytes one SM must keep in flight to stream at its DRAM share (or its TMA fill rate, if
+        # lower) over the DRAM + TMA latency
+        share = p.dram_bw / (p.clock_ghz * 1e9) / max(1, busy_sms)
+        need = min(share, p.tma_bytes_clk) * (p.cycles(p.dram_latency_ns) + p.cycles(p.tma_latency_ns))
+        what = "DRAM share" if share <= p.tma_bytes_clk else "TMA fill rate"
+        out["TMA bytes in flight"] = (mean / 1024, peak / 1024, f"KB/SM (mean; peak = the timeline's max; {what} x "
+                                      f"latency = {need / 1024:.1f} KB)")
     return out

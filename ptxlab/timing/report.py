@@ -39,14 +39,19 @@ def tables(t, sensitivity: Optional[list] = None) -> list:
     ach.add_column("unit")
     for k, (a, pk, u) in t.achieved.items():
         ach.add_row(k, f"{a:.1f}", f"{pk:.1f}", u)
-    wt = Table(title="per warp (index in CTA; averaged over the simulated SM's CTAs): issuing vs waiting, µs")
+    wt = Table(title="per warp (index in CTA; averaged over the simulated SM's CTAs): issuing vs waiting, µs "
+                     "(issue + wait = the warp's life)")
     wt.add_column("warp")
     wt.add_column("instructions", justify="right")
-    wt.add_column("biggest waits")
+    wt.add_column("issue µs", justify="right")
+    wt.add_column("wait µs", justify="right")
+    wt.add_column("waiting on (biggest, µs)")
     cyc = t.clock_ghz * 1e3
     for wi, s in sorted(t.warps.items()):
         waits = sorted(s["waits"].items(), key=lambda kv: -kv[1])[:3]
-        wt.add_row(f"{wi}" + (f" ({s['role']})" if s.get("role") else ""), f"{s['issued']:.0f}", "; ".join(f"{k} {v / cyc:.2f}" for k, v in waits if v > 0))
+        wt.add_row(f"{wi}" + (f" ({s['role']})" if s.get("role") else ""), f"{s['issued']:.0f}",
+                   f"{s.get('issue_clk', 0.0) / cyc:.2f}", f"{sum(s['waits'].values()) / cyc:.2f}",
+                   "; ".join(f"{k} {v / cyc:.2f}" for k, v in waits if v > 0))
     out = [head, res, ach, wt]
     if sensitivity:
         st = Table(title="sensitivity to parameters without a source (value x0.5 / x2 -> predicted µs)")

@@ -105,6 +105,20 @@ class SmUnits:
         self.dispatch = [0.0] * p.smsps
         self.pipes = [dict.fromkeys(PIPES, 0.0) for _ in range(p.smsps)]
         self.issue_busy = [0.0] * p.smsps
+        self.tma_flight: list = []      # (start, done, bytes) of every TMA / bulk copy: bytes in flight over time
+
+
+def in_flight(ops: list, span: float) -> tuple:
+    """(mean, max) bytes in flight over [0, span] of (start, done, bytes) operations."""
+    if not ops or span <= 0:
+        return 0.0, 0.0
+    mean = sum(b * max(0.0, e - s) for s, e, b in ops) / span
+    edges = sorted([(s, b) for s, e, b in ops] + [(e, -b) for s, e, b in ops], key=lambda x: (x[0], x[1]))
+    cur = peak = 0.0
+    for _, d in edges:
+        cur += d
+        peak = max(peak, cur)
+    return mean, peak
 
 
 class WarpState:
@@ -140,6 +154,7 @@ class SimResult:
     warps: dict                         # warp index in CTA -> {"issued", "active", waits...}
     events: list                        # timeline events (dicts) of the first CTAs
     cta_spans: list                     # (cta, start, end)
+    tma_in_flight: tuple = (0.0, 0.0)   # (mean, max) TMA bytes in flight on the busiest simulated SM
 
 
 def _pipe_cost(p, pipe: str) -> float:
@@ -350,6 +365,7 @@ class SmSim:
             fin = self.step(w)
             if fin:
                 w.done = w.t
+                self._summary[w.key[1]]["span_clk"] += w.t - w.start
                 end = max(end, w.t)
                 live[w.cta] -= 1
                 if live[w.cta] == 0:
@@ -361,6 +377,8 @@ class SmSim:
             for k in stuck:
                 for w in self.waiters.pop(k):
                     w.waits["unresolved wait"] += end - w.block_t
+                    self._summary[w.key[1]]["waits"]["unresolved wait"] += end - w.block_t
+                    self._summary[w.key[1]]["span_clk"] += end - w.start
         us = self.units
         n = float(self.nsm)
         res = {"dram": self.dram.busy, "l2": self.l2.busy,
@@ -376,14 +394,18 @@ class SmSim:
                    "tensor_flops": sum(u.tc.amount for u in us) / n, "tma_ops": sum(u.tma.amount for u in us) / n,
                    "instructions": sum(sum(u.issue_busy) for u in us) / n,
                    "dsmem_bytes": sum(u.dsmem.amount for u in us) / n}
+        flight = max((in_flight(u.tma_flight, end) for u in us), default=(0.0, 0.0))
         return SimResult(cycles=end, ctas_on_sm=len(ctas), resources=res, amounts=amounts,
-                         warps=self._warp_summary(), events=self.events, cta_spans=spans)
+                         warps=self._warp_summary(), events=self.events, cta_spans=spans, tma_in_flight=flight)
 
     def _warp_summary(self) -> dict:
         out = {}
         for wi, s in sorted(self._summary.items()):
-            out[wi] = {"issued": s["issued"] / max(1, len(s["warps"])), "warps": len(s["warps"]),
-                       "role": ", ".join(sorted(s["roles"])),
+            n = max(1, len(s["warps"]))
+            # issue_clk: cycles the warp spent issuing (one per instruction, + a slot per taken branch); waits: the
+            # rest of its life (issue_clk + sum(waits) = span_clk, the warp's start-to-exit time)
+            out[wi] = {"issued": s["issued"] / n, "warps": len(s["warps"]), "issue_clk": s["issue_clk"] / n,
+                       "span_clk": s["span_clk"] / n, "role": ", ".join(sorted(s["roles"])),
                        "waits": {k: v / max(1, len(s["warps"])) for k, v in s["waits"].items()}}
         return out
 
@@ -397,7 +419,8 @@ class SmSim:
         summ = self._summary
         ws = summ.get(w.key[1])
         if ws is None:
-            ws = summ[w.key[1]] = {"issued": 0, "waits": defaultdict(float), "warps": set(), "roles": set()}
+            ws = summ[w.key[1]] = {"issued": 0, "issue_clk": 0.0, "span_clk": 0.0, "waits": defaultdict(float),
+                                   "warps": set(), "roles": set()}
         ws["warps"].add(w.key)
         while w.pos < n:
             pc, kind, data = stream[w.pos]
@@ -445,6 +468,7 @@ class SmSim:
             w.t = ti + 1.0
             if w.pos < n and stream[w.pos][0] != pc + 1:
                 w.t += 1.0      # a taken branch / reconvergence costs an issue slot
+            ws["issue_clk"] += w.t - ti
             ready = ti + self.lat.get(cls, 4.0)
             items = data if kind == -1 else ((kind, data),)
             blocked = False
@@ -623,6 +647,7 @@ class SmSim:
             fe = max(d.tma_fill.serve(e, a.dram_bytes + a.l2_bytes)[1] for d in (dst or [u]))
             done = max(done, fe + (self.dram_lat if a.dram_bytes else self.l2_lat)) + self.tma_lat
             mc = f" multicast x{len(a.dst_ctas)}" if a.dst_ctas else ""
+            u.tma_flight.append((start, done, a.dram_bytes + a.l2_bytes))
             self.ev(w, f"TMA load {a.dram_bytes + a.l2_bytes} B{mc}", start, done, "tma", pc,
                     track=self.track("TMA unit", w), args={"bytes": a.dram_bytes + a.l2_bytes})
         elif a.kind == "bulk_dsmem":
@@ -631,6 +656,7 @@ class SmSim:
             start, e = u.tma.serve(ti, p.tma_issue_clk)
             _, de = u.dsmem.serve(e, nbytes)
             done = de + self.dsmem_lat + self.tma_lat
+            u.tma_flight.append((start, done, nbytes))
             self.ev(w, f"bulk copy to peer SMEM {nbytes} B", start, done, "dsmem", pc,
                     track=self.track("TMA unit", w), args={"bytes": nbytes})
         elif a.kind in ("tma_store", "bulk_store"):
@@ -638,6 +664,7 @@ class SmSim:
             de = self.dram.serve(e, a.dram_bytes)
             u.fill.serve(e, a.dram_bytes)
             done = de + self.tma_lat
+            u.tma_flight.append((start, done, a.dram_bytes))
             self.ev(w, f"TMA store {a.dram_bytes} B", start, done, "tma", pc, track=self.track("TMA unit", w))
         else:
             done = ti + self.dram_lat

@@ -136,8 +136,11 @@ def _write_slots(ins: ir.Instr) -> tuple:
 class ProgramInfo:
     """Static per-PC tables of a program for the simulator: class, register reads/writes, PTX line."""
 
-    def __init__(self, prog):
+    def __init__(self, prog, line_map: Optional[dict] = None):
+        """``line_map``: {PTX line: (file, line)} for a module compiled without -lineinfo (emu/lineinfo.py, as fault
+        reports use); a ``.loc`` in the PTX itself wins."""
         code = prog.code
+        line_map = line_map or {}
         n = len(code)
         self.cls = [""] * n
         self.reads = [()] * n
@@ -149,7 +152,7 @@ class ProgramInfo:
             ins = e.ins
             self.line[i] = ins.line
             self.text[i] = ins.text.strip()
-            self.loc[i] = ins.loc
+            self.loc[i] = ins.loc or line_map.get(ins.line)
             if e.kind != 0:
                 self.cls[i] = "branch"
                 self.reads[i] = e.reads

@@ -1,7 +1,8 @@
 """Timeline export of a prediction: Chrome-trace / Perfetto JSON and a matplotlib PNG of one SM's pipeline.
 
 JSON: the Trace Event Format ("X" complete events, microseconds), one process per CTA of the simulated SM, one
-thread (track) per warp plus "TMA unit" and "tensor pipe"; each event carries its PTX line / CUDA source line in
+thread (track) per warp plus "TMA unit" and "tensor pipe"; each event carries its PTX line (``line``, ``ptx``) and,
+for a module compiled from CUDA, its CUDA source line (``src``; without -lineinfo too, via emu/lineinfo.py) in
 ``args``.  Open it at https://ui.perfetto.dev (or chrome://tracing).
 """
 from __future__ import annotations
@@ -76,6 +77,6 @@ def write_png(t, path, cta=None) -> Path:
     ax.set_title(f"{t.kernel} on {t.gpu.upper()} (PREDICTED {t.us:.2f} µs, bound: {t.bound}) — CTA {cta}")
     fig.tight_layout()
     p = Path(path)
-    fig.savefig(p, dpi=110)
+    fig.savefig(p, dpi=110, format="png")   # exactly this path (no ".png" appended to a name without one)
     plt.close(fig)
     return p

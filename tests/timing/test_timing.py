@@ -10,6 +10,9 @@ import ptxlab
 from ptxlab.timing import params as P
 from ptxlab.timing import synthetic as S
 
+# these tests sample on purpose (timing only); test_timing_only_sample_warns_once_per_kernel checks the warning
+pytestmark = pytest.mark.filterwarnings("ignore::ptxlab.timing.predict.TimingSampleWarning")
+
 
 def _dev(gpu="h100", **kw):
     return ptxlab.open_device("emu", timing=gpu, **kw)
@@ -117,9 +120,12 @@ def test_fma_loop_is_issue_bound_and_scales_with_work():
     assert floor <= t2.sim_us < 1.4 * floor, (t2.sim_us, floor)
 
 
-def test_chrome_trace_and_png(tmp_path):
+def test_chrome_trace_and_png(tmp_path, monkeypatch):
     from ptxlab.timing import trace_export
 
+    # compiled without -lineinfo (the default): the events still name their CUDA line, like fault reports
+    monkeypatch.setenv("PTXLAB_DEBUG", "")
+    monkeypatch.delenv("PTXLAB_EMU_LINEINFO", raising=False)
     t, full, _ = _pipe(stages=2, nctas=1, work=1, chunks=8)
     js = trace_export.write_chrome_trace(t, tmp_path / "t.json")
     data = json.loads(js.read_text())
@@ -128,6 +134,15 @@ def test_chrome_trace_and_png(tmp_path):
     waits = [e for e in evs if e["name"].startswith("mbarrier 0x") and full <= int(e["name"].split()[1], 16)
              < full + 16]
     assert waits and all("line" in e["args"] for e in waits)
+    assert all("src" in e["args"] and "line" in e["args"] and "ptx" in e["args"] for e in evs), evs[:3]
+    cuda = (S.defines(STAGES=2, WORK=1) + S.PIPE).splitlines()
+
+    def cuda_line(e):
+        f, n = e["args"]["src"].rsplit(":", 1)
+        assert f.endswith("pipe.cu"), f
+        return cuda[int(n) - 1]
+    assert all("cp.async.bulk" in cuda_line(e) for e in evs if e["name"].startswith("TMA load"))
+    assert all("__syncthreads" in cuda_line(e) for e in evs if e["name"].startswith("bar.sync"))
     png = trace_export.write_png(t, tmp_path / "t.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -188,3 +203,67 @@ def test_cli_time_problem_with_sensitivity(tmp_path, capsys):
     assert "nvfp4_gemv_cudacore — PREDICTED on B200" in out
     assert "sensitivity" in out and "launch_us" in out and "x0.5" in out
     assert (tmp_path / "g.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize("kw,needles", [(dict(timing="a100"), ("'a100'", "h100", "h200", "b200")),
+                                        (dict(timing="b200", timing_sample="full"), ("'full'", "'all'"))])
+def test_open_device_refuses_unknown_timing_arguments(kw, needles):
+    with pytest.raises(ValueError) as ei:
+        ptxlab.open_device("emu", **kw)
+    for n in needles:
+        assert n in str(ei.value), str(ei.value)
+
+
+def test_timing_only_sample_warns_once_per_kernel():
+    """A sampled launch leaves the other CTAs' outputs uncomputed: the API says so (once per device and kernel),
+    with the counts and the switch for a full run; a full run ('all') does not warn."""
+    import warnings
+
+    from ptxlab.timing.predict import TimingSampleWarning
+
+    mod = ptxlab.compile(S.STREAM, arch="sm_90a", name="stream.cu")
+    for sample in ("auto", "all"):
+        dev = _dev("h100", timing_sample=sample)
+        n = 300 * 256
+        x = dev.to_device(np.ones(4 * n, np.float32))
+        y = dev.empty(16 * n)
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            for _ in range(2):
+                dev.launch(mod, "stream", grid=(300, 1, 1), block=(256, 1, 1), args=[x, y, np.int32(n)])
+        got = [w for w in rec if issubclass(w.category, TimingSampleWarning)]
+        if sample == "all":
+            assert not got, [str(w.message) for w in got]
+            continue
+        assert len(got) == 1, [str(w.message) for w in got]
+        msg = str(got[0].message)
+        assert "3 of 300 CTAs" in msg and "NOT computed" in msg and "timing_sample='all'" in msg, msg
+        assert got[0].filename == __file__           # points at the user's launch
+        assert dev.emu_warnings == [msg]
+
+
+def test_tma_bytes_in_flight_and_per_warp_issue_vs_wait():
+    """The ring keeps at most STAGES x 8 KB in flight (its full barriers); each warp's issue + wait time is its
+    whole life; the table shows both (issue 13 review)."""
+    from rich.console import Console
+
+    from ptxlab.timing import report
+
+    means = []
+    for stages in (2, 4):
+        t, _, _ = _pipe(stages=stages, nctas=1, work=1, chunks=16)
+        mean, peak, unit = t.achieved["TMA bytes in flight"]
+        assert peak == stages * 8192 / 1024, (peak, stages)
+        assert 0 < mean <= peak and "KB/SM" in unit
+        means.append(mean)
+        cyc = t.clock_ghz * 1e3
+        for wi, s in t.warps.items():
+            assert s["issue_clk"] >= s["issued"] > 0
+            assert s["issue_clk"] + sum(s["waits"].values()) == pytest.approx(s["span_clk"], rel=1e-9), (wi, s)
+            assert s["span_clk"] <= t.sim_us * cyc + 1e-6
+    assert means[1] > 1.5 * means[0]
+    import io
+    con = Console(width=200, record=True, file=io.StringIO())
+    report.print_table(t, con)
+    txt = con.export_text()
+    assert "TMA bytes in flight" in txt and "issue µs" in txt and "wait µs" in txt

@@ -17,6 +17,9 @@ from ptxlab.timing import synthetic as S
 from ptxlab.timing import synthetic_cluster as SC
 from ptxlab.timing.predict import resimulate
 
+# these tests sample on purpose (timing only); test_timing_only_sample_warns_once_per_kernel checks the warning
+pytestmark = pytest.mark.filterwarnings("ignore::ptxlab.timing.predict.TimingSampleWarning")
+
 REPO = Path(__file__).resolve().parents[2]
 
 

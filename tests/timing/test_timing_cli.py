@@ -1,0 +1,69 @@
+"""``lab.py time`` usage errors (issue 13 review), each through a subprocess: exit 2, exactly one ``error: ...`` line
+on stderr, no traceback, and nothing emulated first (no table on stdout)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from repo_root import REPO
+
+
+def _time(*args: str, cwd=None) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(REPO), PTXLAB_DEBUG="")
+    env.pop("PTXLAB_TIMING", None)
+    return subprocess.run([sys.executable, str(REPO / "lab.py"), "time", *args], capture_output=True, text=True,
+                          env=env, cwd=cwd or REPO, timeout=120)
+
+
+def _usage_error(p: subprocess.CompletedProcess, *needles: str) -> str:
+    out = p.stdout + p.stderr
+    assert p.returncode == 2, out
+    assert "Traceback" not in out, out
+    assert "PREDICTED" not in p.stdout, out           # refused before any emulation
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), p.stderr
+    for n in needles:
+        assert n in lines[0], (n, lines[0])
+    return lines[0]
+
+
+@pytest.mark.parametrize("args,needles", [
+    (("--problem", "nvfp4_gemm", "--shape", "128,7168"), ("--shape 128,7168", "M,N,K,L")),
+    (("--problem", "nvfp4_gemv", "--shape", "128,7168,16384,1"), ("M,K,L",)),
+    (("--problem", "nvfp4_gemv", "--shape", "512,x,2"), ("--shape 512,x,2",)),
+    (("--problem", "nvfp4_gemv"), ("needs --shape M,K,L",)),
+    (("--gpu", "a100", "--problem", "nvfp4_gemv", "--shape", "512,4096,2"), ("a100", "h100", "h200", "b200")),
+    (("--problem", "nvfp4_gemv", "--shape", "512,4096,2", "--sample", "full"), ("--sample full",)),
+    (("--stage", "ZZ"), ("unknown stage id(s) ZZ",)),
+    (("no_such_script.py",), ("no_such_script.py",)),
+])
+def test_time_usage_errors(args, needles):
+    _usage_error(_time(*args), *needles)
+
+
+@pytest.mark.parametrize("opt,name", [("--trace", "t.json"), ("--png", "t.png")])
+def test_time_output_into_missing_directory_is_refused_up_front(tmp_path, opt, name):
+    out = tmp_path / "missing" / name
+    _usage_error(_time("--problem", "nvfp4_gemv", "--shape", "512,4096,2", opt, str(out)), str(out.parent),
+                 "does not exist")
+    assert not out.parent.exists()
+
+
+@pytest.mark.parametrize("opt", ["--trace", "--png"])
+def test_time_output_to_a_directory_is_refused(tmp_path, opt):
+    _usage_error(_time("--problem", "nvfp4_gemv", "--shape", "512,4096,2", opt, str(tmp_path)), "is a directory")
+    assert not tmp_path.with_suffix(".png").exists()
+
+
+def test_png_is_written_to_the_path_given(tmp_path):
+    """A name without an extension is written as given (matplotlib would append .png) and reported as written."""
+    from ptxlab.timing import trace_export
+    from test_timing import _pipe
+
+    t, _, _ = _pipe(stages=2, nctas=1, work=1, chunks=2)
+    p = trace_export.write_png(t, tmp_path / "timeline")
+    assert p == tmp_path / "timeline" and p.read_bytes()[:4] == b"\x89PNG"
+    assert not (tmp_path / "timeline.png").exists()
