@@ -26,8 +26,9 @@ def strict_of(device, rule: str) -> bool:
 _KEYS_SEEN: set = set()     # keys of warnings given by devices without a record (plain Wave tests)
 
 
-def emu_warn(msg: str, device=None, key=None):
-    """Warn once per ``key`` (default: the message) per device."""
+def emu_warn(msg: str, device=None, key=None, category=EmuWarning, stacklevel: int = 2):
+    """Warn once per ``key`` (default: the message) per device (``category``: EmuWarning or a subclass;
+    ``stacklevel``: passed to ``warnings.warn``; the default 2 names emu_warn's caller)."""
     key = msg if key is None else key
     keys = getattr(device, "_emu_warn_keys", None)
     if keys is None:
@@ -46,4 +47,4 @@ def emu_warn(msg: str, device=None, key=None):
     seen = getattr(device, "emu_warnings", None)
     if seen is not None:
         seen.append(msg)
-    warnings.warn(EmuWarning(msg), stacklevel=2)
+    warnings.warn(category(msg), stacklevel=stacklevel)

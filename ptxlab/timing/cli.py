@@ -54,7 +54,7 @@ def _validate(args) -> None:
     from . import params as P
     if args.gpu.strip().lower() not in P.TABLES:
         raise UsageError(f"--gpu {args.gpu}: unknown GPU; use one of {', '.join(P.TABLES)}")
-    if args.sample is not None and args.sample.strip().lower() not in ("all", "auto"):
+    if args.sample is not None and args.sample.strip().lower() not in P.SAMPLE_MODES:
         raise UsageError(f"--sample {args.sample}: use 'all' or 'auto'")
     if args.problem:
         want = SHAPE_ARITY[args.problem]

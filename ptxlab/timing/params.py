@@ -348,12 +348,15 @@ def get(name) -> GpuParams:
     return TABLES[key]
 
 
+SAMPLE_MODES = ("auto", "all")   # timing_sample / PTXLAB_TIMING_SAMPLE / lab.py time --sample
+
+
 def check_timing_args(gpu, sample=None, from_env: bool = False, sample_from_env: bool = False) -> None:
     """``open_device("emu", timing=gpu, timing_sample=sample)``: ValueError naming the known values for an unknown
     GPU or sample mode (checked when the device opens, before any launch)."""
     if not isinstance(gpu, GpuParams) and str(gpu).strip().lower() not in TABLES:
         where = "PTXLAB_TIMING" if from_env else "open_device('emu', timing=...)"
         raise ValueError(f"{where}: unknown GPU {gpu!r}; use one of {', '.join(TABLES)}")
-    if sample is not None and str(sample).strip().lower() not in ("all", "auto"):
+    if sample is not None and str(sample).strip().lower() not in SAMPLE_MODES:
         where = "PTXLAB_TIMING_SAMPLE" if sample_from_env else "open_device('emu', timing_sample=...)"
         raise ValueError(f"{where}: unknown sample mode {sample!r}; use 'auto' (the busiest SM's CTAs only) or 'all'")

@@ -14,12 +14,11 @@ emulated and simulated on C SMs, one per %cluster_ctarank (sim.py; ptx_docs/timi
 from __future__ import annotations
 
 import time
-import warnings
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ..emu import machine
-from ..emu.sitewarn import EmuWarning
+from ..emu.sitewarn import EmuWarning, emu_warn
 from . import params as _params
 from .sim import SmSim, cta_ids_for_sm, occupancy
 from . import cluster_trace
@@ -35,21 +34,11 @@ class TimingSampleWarning(EmuWarning):
 
 def warn_sample(dev, kernel: str, ran: int, total: int, stacklevel: int = 6) -> None:
     """Once per device and kernel: say that a timing-only sample left the other CTAs' outputs uncomputed and how to
-    get a full run (recorded in ``dev.emu_warnings`` too, like the emulator's EmuWarnings)."""
-    keys = getattr(dev, "_emu_warn_keys", None)
-    if keys is None:
-        keys = dev._emu_warn_keys = set()
-    key = ("timing sample", kernel)
-    if key in keys:
-        return
-    keys.add(key)
+    get a full run (recorded in ``dev.emu_warnings`` too, like the emulator's EmuWarnings: sitewarn.emu_warn)."""
     msg = (f"timing-only sample: {kernel} emulated {ran} of {total} CTAs (those of the busiest SM, enough to predict "
            f"its time); the outputs of the other {total - ran} CTAs are NOT computed (their buffers keep what they "
            "held). For a full run: open_device('emu', timing=..., timing_sample='all') or PTXLAB_TIMING_SAMPLE=all")
-    seen = getattr(dev, "emu_warnings", None)
-    if seen is not None:
-        seen.append(msg)
-    warnings.warn(TimingSampleWarning(msg), stacklevel=stacklevel)
+    emu_warn(msg, dev, key=("timing sample", kernel), category=TimingSampleWarning, stacklevel=stacklevel + 1)
 
 
 @dataclass
