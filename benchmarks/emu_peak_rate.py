@@ -2,7 +2,7 @@
 
     python benchmarks/emu_peak_rate.py [--iters 1000] [--repeat 3]
 
-This is the rate ``ptxlab/emu/watchdog.py`` (PEAK_RATE, rounded up) uses to turn the lower bound of a launch's
+This is the rate ``ptxlab/emu/checks/watchdog.py`` (PEAK_RATE, rounded up) uses to turn the lower bound of a launch's
 thread-instructions into a lower bound of its emulation time when it refuses a hopeless launch.  Real kernels run
 slower (memory, shuffles, tensor-core models): benchmarks/emu_throughput.py measures a GEMV.
 """

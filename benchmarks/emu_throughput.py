@@ -4,7 +4,7 @@
 
 Runs tests/kernels/nvfp4_gemv_scalar.cu on gpu-mode GEMV data (M=512, K=4096, L=1 by default), checks the result
 against the float64 reference (exact for this data), and prints the thread-instructions executed, the wall time of the
-run and the rate.  --proxy-ratio interleaves runs with the generic->async proxy SMEM check (ptxlab/emu/proxy.py) off and
+run and the rate.  --proxy-ratio interleaves runs with the generic->async proxy SMEM check (ptxlab/emu/hw/proxy.py) off and
 forced on and prints the wall-time ratio (this kernel has no async-proxy reader, so by default it is not shadowed;
 it has no shared memory either, so the ratio only shows the cost of the check's hooks — the tcgen05 kernels'
 cost shows in `PTXLAB_EMU_PROXYCHECK=0|1 PTXLAB_E2_FULL=1 python lab.py --stage E2`).
@@ -46,7 +46,7 @@ def main() -> int:
     bufs = [dev.to_device(physical(x)) for x in (p.a, p.b, p.sfa, p.sfb)]
     c = dev.empty(2 * m * l)
     rates, walls = [], []
-    from ptxlab.emu import proxy
+    from ptxlab.emu.hw import proxy
     modes = [(True, False), (True, True)] if args.proxy_ratio else [(proxy.ENABLED, proxy.FORCE)]
     mode_walls: dict = {m: [] for m in modes}
     for i in range(args.repeat * len(modes)):

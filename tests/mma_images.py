@@ -1,4 +1,4 @@
-"""SMEM / TMEM operand images for the tcgen05.mma tests (tests/emu/test_tcgen05_mma.py, test_tcgen05_mma_pair.py).
+"""SMEM / TMEM operand images for the tcgen05.mma tests (tests/emu/hw/test_tcgen05_mma.py, test_tcgen05_mma_pair.py).
 
 Written with the canonical-layout formulas of PTX 9.7.16.3 (K-major NONE / SW128 with the 128B XOR), independently
 of ptxlab.desc's address function; scale factors in the ptx_facts §6 TMEM layout (the cta_group::1 4x1 data path).

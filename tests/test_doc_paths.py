@@ -1,5 +1,5 @@
 """README.md and ptx_docs/*.md point only at files a clone has: every repository path they mention (a token starting
-with a top-level directory of the repo, e.g. `ptxlab/emu/machine.py`, `tests/test_x.py::test_y`, `stages/A_tma/`) and
+with a top-level directory of the repo, e.g. `ptxlab/emu/engine/machine.py`, `tests/test_x.py::test_y`, `stages/A_tma/`) and
 every relative markdown link exists; nothing points at the team's shared reference by path."""
 from __future__ import annotations
 
@@ -28,9 +28,9 @@ def _refs(text: str) -> list[tuple[int, str]]:
 
 
 def test_extractor() -> None:
-    text = ("see `ptxlab/emu/machine.py:120`, tests/test_a.py::test_b, (stages/A_tma/driver.py). and "
+    text = ("see `ptxlab/emu/engine/machine.py:120`, tests/test_a.py::test_b, (stages/A_tma/driver.py). and "
             "`ptxlab/kernels/blocks/*.cuh`, stages/<dir>/driver.py, my_tests/x.py, ./tests/y.py")
-    assert [r for _, r in _refs(text)] == ["ptxlab/emu/machine.py", "tests/test_a.py", "stages/A_tma/driver.py",
+    assert [r for _, r in _refs(text)] == ["ptxlab/emu/engine/machine.py", "tests/test_a.py", "stages/A_tma/driver.py",
                                            "ptxlab/kernels/blocks/*.cuh", "stages/<dir>/driver.py"]
 
 

@@ -22,7 +22,7 @@ def main(argv: List[str]) -> int:
     p.add_argument("--beta", type=float, default=0.0)
     p.add_argument("--seed", type=int, default=None, help="input seed (default: fresh)")
     p.add_argument("--backend", choices=("emu", "cuda"), default="emu")
-    p.add_argument("--strict", default=None, help="emulator fidelity rules to enforce: all | rule,rule (ptxlab/emu/fidelity.py)")
+    p.add_argument("--strict", default=None, help="emulator fidelity rules to enforce: all | rule,rule (ptxlab/emu/checks/fidelity.py)")
     p.add_argument("--clc", default=None, help="clusterlaunchcontrol policy: every-other | all | never | first:N")
     p.add_argument("--wave-ctas", type=int, default=None, help="emulator CTAs per wave (models a smaller GPU)")
     a = p.parse_args(argv)

@@ -9,12 +9,12 @@ from typing import Any
 from ..device.base import Device
 from ..errors import EmuError, LaunchError
 from ..tensormap import TensorMapSpec, encode_emu
-from . import load_families
-from .machine import run_kernel
-from .memory import GLOBAL_BASE, GlobalHeap
-from .parser import parse
-from .fidelity import rules_of, strict_rules as _strict_rules, summarize as _fid_summarize
-from .program import Program
+from .ops import load_families
+from .engine.machine import run_kernel
+from .core.memory import GLOBAL_BASE, GlobalHeap
+from .core.parser import parse
+from .checks.fidelity import rules_of, strict_rules as _strict_rules, summarize as _fid_summarize
+from .core.program import Program
 
 
 class EmuDevice(Device):
@@ -44,8 +44,8 @@ class EmuDevice(Device):
             check_timing_args(self.timing, self.timing_sample, from_env=timing is None, sample_from_env=not timing_sample)
         self.last_timing = None
         # clusterlaunchcontrol.try_cancel policy ('every-other' default, 'all', 'never', 'first:N'; None =
-        # PTXLAB_EMU_CLC) and a cap on CTAs per wave (None = PTXLAB_EMU_WAVE_CTAS / thread-count waves): clc_model.py
-        from .clc_model import parse_policy
+        # PTXLAB_EMU_CLC) and a cap on CTAs per wave (None = PTXLAB_EMU_WAVE_CTAS / thread-count waves): hw/clc.py
+        from .hw.clc import parse_policy
         parse_policy(clc)
         self.clc = clc
         self.wave_ctas = wave_ctas
@@ -124,8 +124,8 @@ class EmuDevice(Device):
 
     def _launch(self, module, kernel, grid, block, params, offsets, layout, shared_bytes, cluster=None,
                 pdl: bool = False) -> None:
-        # pdl: nothing to do, launches run in order (ops_griddepcontrol.py)
-        from . import hwknown, lineinfo
+        # pdl: nothing to do, launches run in order (ops/griddepcontrol.py)
+        from .checks import hwknown, lineinfo
         # reports name CUDA source lines even when the module was compiled without -lineinfo (lineinfo.py)
         self._annotate_text = lambda text: lineinfo.annotate_text(text, lineinfo.line_map(module))
         try:

@@ -135,7 +135,7 @@ def launch_guarded(dev_getter: Any, mod: Any, kernel: str, **kw: Any) -> LaunchO
     try:
         dev = dev_getter()
         strict = getattr(dev, "strict_rules", None)   # the lab checks the PTX ISA text: strict emulator rules
-        if callable(strict):                          # (ptxlab/emu/fidelity.py; hardware-tolerated breaks error)
+        if callable(strict):                          # (ptxlab/emu/checks/fidelity.py; hardware-tolerated breaks error)
             with strict("all"):
                 dev.launch(mod, kernel, **kw)
         else:

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..emu import cluster as _cl
-from ..emu.memory import SHARED_WIN, WIN_SHIFT
+from ..emu.hw import cluster as _cl
+from ..emu.core.memory import SHARED_WIN, WIN_SHIFT
 
 DSMEM, CBAR_ARRIVE, CBAR_WAIT = 11, 12, 13
 OFF_MASK = _cl.OFF_MASK
@@ -103,7 +103,7 @@ def warp_part(rec, st, m, w: int, bar) -> tuple:
     """(lanes of warp ``w`` executing now, whether they complete the warp's arrival at ``bar``).  A warp diverged
     around a barrier reaches it in parts (the emulator runs the lanes separately); the simulator treats the warp as
     arriving (and waiting) with its last part, so the earlier parts record nothing."""
-    from ..emu.machine import EXITED
+    from ..emu.engine.machine import EXITED
     lo = w * 32
     live = int(np.count_nonzero(st.valid[lo:lo + 32] & (st.status[lo:lo + 32] != EXITED)))
     lanes = live if m is None else int(np.count_nonzero(np.asarray(m)[lo:lo + 32]))

@@ -17,8 +17,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from ..emu import machine
-from ..emu.sitewarn import EmuWarning, emu_warn
+from ..emu.engine import machine
+from ..emu.checks.sitewarn import EmuWarning, emu_warn
 from . import params as _params
 from .sim import SmSim, cta_ids_for_sm, occupancy
 from . import cluster_trace
@@ -139,7 +139,7 @@ def timed_launch(dev, module, prog, grid, block, params: bytes, dyn_smem: int, g
     emu_s = time.perf_counter() - t0
     if len(run_ids) < total:
         warn_sample(dev, prog.kernel, len(run_ids), total)
-    from ..emu import lineinfo
+    from ..emu.checks import lineinfo
     # CUDA source lines of the trace events even without -lineinfo (the same map fault reports use)
     out = simulate(trace, prog, p, threads, regs, smem, sampled, emu_s, lineinfo.line_map(module))
     HISTORY.append(out)
@@ -190,7 +190,7 @@ def resimulate(t: Timing, p) -> Timing:
 
 def cluster_sample(grid, dims, sms: int) -> tuple:
     """(all CTAs in cluster launch order, the CTAs of the clusters the busiest group of C SMs runs)."""
-    from ..emu.cluster import wave_order
+    from ..emu.hw.cluster import wave_order
     order = wave_order(tuple(grid), tuple(dims))
     c = dims[0] * dims[1] * dims[2]
     slots = max(1, sms // c)

@@ -27,8 +27,9 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..emu import ir, isa, machine
-from ..emu.memory import GLOBAL_BASE, SHARED_WIN, WIN_SHIFT
+from ..emu.core import ir, isa
+from ..emu.engine import machine
+from ..emu.core.memory import GLOBAL_BASE, SHARED_WIN, WIN_SHIFT
 from . import cluster_trace
 from .cluster_trace import CBAR_ARRIVE, CBAR_WAIT, DSMEM  # noqa: F401
 
@@ -127,7 +128,7 @@ def instr_class(ins: ir.Instr) -> str:
 
 
 def _write_slots(ins: ir.Instr) -> tuple:
-    from ..emu.program import _dest_first, _regs
+    from ..emu.core.program import _dest_first, _regs
     if not ins.args or not _dest_first(ins):
         return ()
     return tuple(sorted({r.idx for r in _regs([ins.args[0]])}))
@@ -465,7 +466,7 @@ def _wrap(i: int, e, ctx, rec: Recorder):
         pred_slot = ins.args[0].idx if isinstance(ins.args[0], ir.Reg) else None
     elif op == "tcgen05" and mods and mods[0] == "mma":
         kind = MMA
-        from ..emu.ops_tcgen05 import _mma_kind_block
+        from ..emu.ops.tcgen05 import _mma_kind_block
         mma_kind, mma_block = _mma_kind_block(ins)
         mma_cg = 2 if ins.has("cta_group::2") else 1
         idesc_rd = ctx.read(ins.args[3], "b32")
@@ -639,7 +640,7 @@ def _mma_size(st, m, warps, kind, block, idesc_rd, cp_bytes: int = 0, cta_group:
         if kind == "cp":
             out[w] = ("cp", cp_bytes, 0, 0) + ((2,) if cta_group == 2 else ())
             continue
-        from ..emu.tcgen05_mma import KIND_K, spec_from_idesc
+        from ..emu.hw.tcgen05_mma import KIND_K, spec_from_idesc
         v = idesc_rd(st)
         idesc = int(np.asarray(v)[t]) if np.ndim(v) else int(v)
         try:

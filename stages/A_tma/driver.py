@@ -3,7 +3,7 @@
 The kernel (``a_load.cu``, built from ``ptxlab/kernels/blocks/{common,mbarrier,tma}.cuh``) copies every stage buffer
 it consumed to global memory. This driver computes the expected SMEM images on the host with its own code (the
 SWIZZLE_128B 16-B-chunk XOR and the gpu-mode permuted-SF offset formula are written out here, not taken from
-``ptxlab.emu.swizzle`` or ``ptxlab.scales``) and compares byte for byte.
+``ptxlab.emu.hw.swizzle`` or ``ptxlab.scales``) and compares byte for byte.
 
 Fault injection (for tests and for seeing what a failure looks like): ``run_a1(ctx, fault=...)`` or the
 environment variable ``PTXLAB_STAGE_A_FAULT`` = ``swizzle_none`` (A tensor map without swizzle) or
@@ -88,7 +88,7 @@ def swizzle_rows_xor(dense: np.ndarray, mask: int) -> np.ndarray:
     """SMEM image of a dense box whose rows are exactly 128 B and which starts 1024-B aligned.
 
     PTX ISA 5.5.7: 16-B chunk c of 128-B line L goes to chunk c ^ (L & mask) (mask 7 = SWIZZLE_128B, 3 = 64B,
-    1 = 32B, 0 = none). Row r of the box is line r. Written out here, independent of ptxlab.emu.swizzle.
+    1 = 32B, 0 = none). Row r of the box is line r. Written out here, independent of ptxlab.emu.hw.swizzle.
     """
     rows = dense.shape[0]
     assert dense.shape[1] == 128

@@ -13,7 +13,7 @@ using namespace ptxlab;
 
 #define C1_NCOLS 64u  // 8 columns per K-chunk, nk <= 8
 
-// Pointers first: the emulator lays out `.ptr .align 1` params at 1-B alignment (ptxlab/emu/program.py), while
+// Pointers first: the emulator lays out `.ptr .align 1` params at 1-B alignment (ptxlab/emu/core/program.py), while
 // the device packs them 8-B aligned, so a pointer after an odd number of u32 params is misread there.
 extern "C" __global__ void c1_sf_copy(const unsigned char* sfa, const unsigned char* sfb, u32* out, u32 rest_m_a,
                                       u32 rest_m_b, u32 rest_k, u32 l, u32 mblk, u32 nblk, u32 nk) {

@@ -10,7 +10,7 @@ so neither the kernel's index math nor ptxlab.scales is used on the expected pat
 Variants (tests): "wrong_reshape" feeds blocks built on the host with the (m,32,4) row split instead of (m,4,32);
 "no_commit_wait" skips the mbarrier wait on the tcgen05.commit; "no_proxy_fence" drops the fence.proxy.async between
 the threads' generic SMEM stores and the tcgen05.cp that reads them (a race on hardware; the emulator's proxy check,
-ptxlab/emu/proxy.py, reports it).
+ptxlab/emu/hw/proxy.py, reports it).
 """
 from __future__ import annotations
 

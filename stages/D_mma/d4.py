@@ -117,7 +117,7 @@ def run_d4(ctx, cases: Sequence[Tuple[int, int, int]] = D4_CASES, broken: Option
         a, b, sfa, sfb = _problem(seed, 256 * pairs, n)
         d = H.poisoned(dev, 4 * 256 * pairs * n)
         strict = getattr(dev, "strict_rules", None)   # the lab checks the PTX ISA text: strict emulator rules, as
-        try:                                          # launch_guarded does (ptxlab/emu/fidelity.py)
+        try:                                          # launch_guarded does (ptxlab/emu/checks/fidelity.py)
             with (strict("all") if callable(strict) else contextlib.nullcontext()):
                 dev.launch(mod, "d4_pair", grid=(2 * pairs, 1, 1), block=(128, 1, 1),
                            cluster=(csize, 1, 1) if with_cluster else None,

@@ -78,11 +78,13 @@ def compile_entry(entry: Entry) -> Any:
 
 
 def load_test_module(stem: str) -> Any:
-    """Import tests/emu/<stem>.py (an emulator ALU test with its Python references) under a private name, once."""
+    """Import tests/emu/<layer>/<stem>.py (an emulator ALU test with its Python references) under a private name,
+    once."""
     key = f"_corpus_ref_{stem}"
     if key in sys.modules:
         return sys.modules[key]
-    spec = importlib.util.spec_from_file_location(key, TESTS / "emu" / f"{stem}.py")
+    (path,) = (TESTS / "emu").glob(f"*/{stem}.py")
+    spec = importlib.util.spec_from_file_location(key, path)
     mod = importlib.util.module_from_spec(spec)
     sys.modules[key] = mod
     spec.loader.exec_module(mod)

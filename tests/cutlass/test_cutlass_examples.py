@@ -137,7 +137,7 @@ def test_72b_tiles_k_blocks_and_clc_stealing(rng):
 def test_72b_reads_tcgen05_ld_without_wait_like_cutlass_ships_it(rng):
     """CUTLASS's SM100 epilogue waits for tcgen05.ld only after the last subtile: a warning by default (hardware
     scoreboards LDTM results), the error in strict mode."""
-    from ptxlab.emu.fidelity import EmuFidelityWarning
+    from ptxlab.emu.checks.fidelity import EmuFidelityWarning
 
     dev = ptxlab.open_device("emu", strict=())
     with pytest.warns(EmuFidelityWarning, match="tcgen05_wait_ld"):

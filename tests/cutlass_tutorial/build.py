@@ -162,7 +162,7 @@ def smem_bytes(dev, mod) -> int:
 #   __assertfail  -> trap (what a failed device assert does: the kernel aborts)
 # Also: CuTe's SM100_TMEM_LOAD_32dp32b1x inline asm emits `tcgen05.ld.sync.aligned.32x32b.x1.b32{%r},[%r];`
 # (no blank between opcode and the first operand; legal PTX, ptxas accepts it), but the emulator's parser
-# (ptxlab/emu/parser.py `_instr`: opcode = text up to the first whitespace) then sees no operands and the
+# (ptxlab/emu/core/parser.py `_instr`: opcode = text up to the first whitespace) then sees no operands and the
 # tcgen05.ld handler fails with IndexError at load. emulator_ptx inserts the blank (256 lines here).
 # The result is re-assembled with nvJitLink (ptxlab.compile of PTX text), so ptxas validates it. The SASS checks
 # use the unmodified NVRTC module.

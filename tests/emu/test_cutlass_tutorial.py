@@ -94,9 +94,9 @@ def test_tutorial_reads_tcgen05_ld_registers_without_wait(mod, dev):
 
 
 def test_unmodified_tutorial_is_bit_exact_by_default(mod):
-    """Default fidelity rules (ptxlab/emu/fidelity.py): the tutorial's missing fence.proxy.async and missing
+    """Default fidelity rules (ptxlab/emu/checks/fidelity.py): the tutorial's missing fence.proxy.async and missing
     tcgen05.wait::ld are warnings (what hardware is known to do), and NVRTC's PTX as is gives the exact D."""
-    from ptxlab.emu.fidelity import EmuFidelityWarning
+    from ptxlab.emu.checks.fidelity import EmuFidelityWarning
 
     dev = ptxlab.open_device("emu", strict=())
     with pytest.warns(EmuFidelityWarning) as rec:

@@ -1,4 +1,4 @@
-"""The forward-progress kernels of tests/emu/test_emu_forward_progress.py on the GPU and on the emulator, compared bit
+"""The forward-progress kernels of tests/emu/engine/test_emu_forward_progress.py on the GPU and on the emulator, compared bit
 for bit: spin-waits on a flag another warp, lane or CTA sets after its loop complete on the hardware (independent
 thread scheduling), and the emulator gives the same flags and outputs (ptx_docs/emulator_checks.md "Forward
 progress"). A hang here would be a hardware finding; the kernels bound nothing, so run this file under a time
@@ -14,7 +14,7 @@ import pytest
 import ptxlab
 
 _spec = importlib.util.spec_from_file_location(
-    "emu_forward_progress", Path(__file__).resolve().parents[1] / "emu" / "test_emu_forward_progress.py")
+    "emu_forward_progress", Path(__file__).resolve().parents[1] / "emu" / "engine" / "test_emu_forward_progress.py")
 _mod = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_mod)
 

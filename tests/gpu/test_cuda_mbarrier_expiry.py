@@ -1,6 +1,6 @@
-"""The mbarrier time-limit kernels of tests/emu/test_emu_mbarrier_expiry.py on the GPU and on the emulator, compared:
+"""The mbarrier time-limit kernels of tests/emu/ops/test_emu_mbarrier_expiry.py on the GPU and on the emulator, compared:
 a single try_wait / test_wait on an incomplete phase returns False and the thread goes on; a bounded poll of a barrier
-nobody arrives at gets exactly its number of False results (ops_mbarrier._expire, ptx_docs/mbarrier.md).  The peek
+nobody arrives at gets exactly its number of False results (ops.mbarrier._expire, ptx_docs/mbarrier.md).  The peek
 whose result is first used after the thread's own arrive is printed, not compared: the H100 may report the phase that
 arrive completed (its try_wait result comes through a scoreboard), the emulator reports False."""
 from __future__ import annotations
@@ -13,7 +13,7 @@ import numpy as np
 import ptxlab
 
 _spec = importlib.util.spec_from_file_location(
-    "emu_mbarrier_expiry", Path(__file__).resolve().parents[1] / "emu" / "test_emu_mbarrier_expiry.py")
+    "emu_mbarrier_expiry", Path(__file__).resolve().parents[1] / "emu" / "ops" / "test_emu_mbarrier_expiry.py")
 _mod = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_mod)
 SRC = _mod.SRC

@@ -4,7 +4,7 @@ Each builder returns CUDA C++ text; the expected answer is computed by the test 
 """
 from __future__ import annotations
 
-from ptxlab.emu.tcgen05_maps import ldst_num_regs
+from ptxlab.emu.hw.tcgen05_maps import ldst_num_regs
 
 ALLOC_SLOT = """
   __shared__ uint32_t slot;

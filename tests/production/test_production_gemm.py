@@ -170,7 +170,7 @@ def test_split_k_cta_waves(dev, monkeypatch, ctas_per_wave):
     counter atomic and "which CTA is last" is never tested. Here waves of 1 CTA (the splits of a tile run one after
     another: the first arrivers finish before the last starts) and of 2 CTAs (pairs in lock step, pairs in sequence)
     make the last-arriver test, the counter wrap and the reset order matter."""
-    from ptxlab.emu import machine
+    from ptxlab.emu.engine import machine
 
     monkeypatch.setattr(machine, "WAVE_THREADS", ctas_per_wave * G.THREADS)
     for (m, n, k, l, bn, splits) in [(128, 256, 768, 2, 128, 3), (128, 256, 1024, 1, 256, 4)]:

@@ -95,7 +95,7 @@ def test_flipped_byte_is_located(driver, tmp_path):
 def test_host_images_are_independent_of_emulator_helpers(driver):
     """The driver's SW128 XOR and SF formula agree with the emulator's swizzle and ptxlab.scales (cross-check only)."""
     from ptxlab import gpumode, scales
-    from ptxlab.emu.swizzle import swizzle_addr
+    from ptxlab.emu.hw.swizzle import swizzle_addr
 
     rng = np.random.default_rng()
     dense = rng.integers(0, 256, size=(16, 128), dtype=np.uint8)

@@ -24,9 +24,9 @@ def _load(name: str, rel: str):
 
 @contextlib.contextmanager
 def _model_before_run3():
-    """tma_model as it was before the H100 probe run absorbed on 2026-11-22 (TMA kit run 3): unmeasured NaN patterns,
+    """hw/tma.py as it was before the H100 probe run absorbed on 2026-11-22 (TMA kit run 3): unmeasured NaN patterns,
     two narrow store pairs, no TF32 conversion; so that the synthetic 'hardware' below still differs from it."""
-    from ptxlab.emu import tma_model as tm
+    from ptxlab.emu.hw import tma as tm
 
     saved = (dict(tm.OOB_NAN_BITS), tm.NARROW_STORE_CONFIRMED, dict(tm.LOAD_CONVERT))
     try:
@@ -50,7 +50,7 @@ def fake_hw(tmp_path_factory):
 
 
 def _fake_hw(tmp_path_factory):
-    from ptxlab.emu import tma_model as tm
+    from ptxlab.emu.hw import tma as tm
 
     d = tmp_path_factory.mktemp("hw")
     probe = _load("tmap_driver_probe", "tools/probes/tmap_driver_probe.py")
@@ -93,7 +93,7 @@ def _fake_hw(tmp_path_factory):
 
 
 def test_absorb_names_each_change(fake_hw, capsys) -> None:
-    from ptxlab.emu import tma_model as tm
+    from ptxlab.emu.hw import tma as tm
 
     before = (dict(tm.OOB_NAN_BITS), tm.NARROW_STORE_CONFIRMED)
     ab = _load("h100_probes_absorb", "tools/probes/h100_probes_absorb.py")
@@ -112,8 +112,8 @@ def test_absorb_names_each_change(fake_hw, capsys) -> None:
     assert "raw 64-bit mbarrier word" in out and "ABSORB (mbarrier)" in out
     # TMA
     assert "nanfill BFLOAT16: 224 OOB elements, patterns ['0x7ff7']" in out
-    assert "- tma_model.OOB_NAN_BITS['BFLOAT16'] = 0x7ff7" in out
-    assert "- add ('128B', 32) to tma_model.NARROW_STORE_CONFIRMED" in out
+    assert "- hw.tma.OOB_NAN_BITS['BFLOAT16'] = 0x7ff7" in out
+    assert "- add ('128B', 32) to hw.tma.NARROW_STORE_CONFIRMED" in out
     assert "special FLOAT32_FTZ:" in out and "0x1->0x0" in out and "FLOAT32_FTZ loads convert data" in out
     assert "special TFLOAT32: in-bound bytes copied unchanged" in out
     assert "complete_tx of narrow box 128B/inner64 = rows x span" in out

@@ -75,7 +75,7 @@ def mbar(d: str) -> int:
         for seq, r in longest.items():
             print(f"  {seq}: " + "  ".join(f"{st}={w[2:]}" for st, w in zip(r["steps"], r["raw"][1:])))
     print("\nABSORB (mbarrier): no DIFF -> the emulator rules are hardware-confirmed: cite the H100 run in "
-          "ptxlab/emu/mbarrier_model.py Mbarrier.expect_tx's docstring, replace '**unmeasured**' in "
+          "ptxlab/emu/hw/mbarrier.py Mbarrier.expect_tx's docstring, replace '**unmeasured**' in "
           "ptx_docs/mbarrier.md (expect_tx row) by that reference, and vendor mbar_cuda.json under tests/fidelity/mbarrier/data/ with a replay test. "
           "DIFF in complete_first/bulk_first at the EXPECT step (H100 p0=0) -> expect_tx must NOT complete: drop "
           "`return self._maybe_complete()` from Mbarrier.expect_tx (keep the tx update), make the deadlock text of "
@@ -104,7 +104,7 @@ def _oob_positions(kit: Any, tm: Any, case: Any) -> np.ndarray:
 
 def tma_findings(kit: Any, z: Any) -> list[str]:
     """Measured values / rules in a hardware kit result, checked against the model with the candidate set."""
-    from ptxlab.emu import tma_model as tm
+    from ptxlab.emu.hw import tma as tm
 
     cases = {c["name"]: kit.Case(**c) for c in json.loads(str(z["cases_json"]))}
     out: list[str] = []
@@ -140,7 +140,7 @@ def tma_findings(kit: Any, z: Any) -> list[str]:
             line += f"; model with OOB_NAN_BITS[{case.dtype!r}] = {uniq[0]:#x}: " + \
                 ("whole window bit-identical" if same else "window DIFFERS (in-bound data converted? see special)")
             if same and old != uniq[0]:
-                absorb.append(f"tma_model.OOB_NAN_BITS[{case.dtype!r}] = {uniq[0]:#x}")
+                absorb.append(f"hw.tma.OOB_NAN_BITS[{case.dtype!r}] = {uniq[0]:#x}")
         out.append(line)
     # in-bound special values
     for name, case in cases.items():
@@ -156,7 +156,7 @@ def tma_findings(kit: Any, z: Any) -> list[str]:
         diff = np.flatnonzero(h != m)
         if diff.size == 0:
             out.append(f"special {case.dtype}: " + (
-                "in-bound bytes converted exactly as the model does (tma_model.LOAD_CONVERT: confirmed)"
+                "in-bound bytes converted exactly as the model does (hw.tma.LOAD_CONVERT: confirmed)"
                 if case.dtype in getattr(tm, "LOAD_CONVERT", {}) else
                 "in-bound bytes copied unchanged (model = raw copy: confirmed)"))
             continue
@@ -164,7 +164,7 @@ def tma_findings(kit: Any, z: Any) -> list[str]:
         out.append(f"special {case.dtype}: {diff.size} of {h.size} elements CHANGED by the load; input -> H100: " +
                    ", ".join(f"{a:#x}->{b:#x}" for a, b in pairs[:24]))
         absorb.append(f"{case.dtype} loads convert data (see the 'special' pairs): model it in "
-                      "tma_model.load_box_image (FTZ: denormal -> signed 0; TF32: low mantissa bits) or refuse it")
+                      "hw.tma.load_box_image (FTZ: denormal -> signed 0; TF32: low mantissa bits) or refuse it")
     # narrow stores and loads
     for name, case in cases.items():
         if not name.startswith("narrow/"):
@@ -177,7 +177,7 @@ def tma_findings(kit: Any, z: Any) -> list[str]:
                 out.append(f"narrow store {name}: {e[:140]}")
                 if "ILLEGAL" in e and tm.narrow_inner_legal(*key):
                     absorb.append(f"narrow store {key} FAULTS although its inner bytes are a multiple of 32: "
-                                  "stores need their own rule in tma_model._check_supported")
+                                  "stores need their own rule in hw.tma._check_supported")
                 continue
             old = tm.NARROW_STORE_CONFIRMED
             tm.NARROW_STORE_CONFIRMED = frozenset(old | {key})
@@ -190,7 +190,7 @@ def tma_findings(kit: Any, z: Any) -> list[str]:
             out.append(f"narrow store {name}: ran; model with {key} in NARROW_STORE_CONFIRMED: "
                        f"{'bit-identical' if same is True else same or 'DIFFERS'}")
             if same is True:
-                absorb.append(f"add {key} to tma_model.NARROW_STORE_CONFIRMED")
+                absorb.append(f"add {key} to hw.tma.NARROW_STORE_CONFIRMED")
         elif case.kind == "load" and inner in (80, 112):
             out.append(f"narrow load {name}: {e[:140] or 'ran'} (rule predicts a fault)")
             if not e:
@@ -200,16 +200,16 @@ def tma_findings(kit: Any, z: Any) -> list[str]:
         r = {e: int(z[f"tx/narrow/{g}/2d/in/{e}:info"][0]) for e in ("full", "padded")
              if f"tx/narrow/{g}/2d/in/{e}:info" in z.files and not err(f"tx/narrow/{g}/2d/in/{e}")}
         if r == {"full": 0, "padded": 1}:
-            absorb.append(f"complete_tx of narrow box {g} = rows x span: tma_model.complete_tx_bytes must count the "
+            absorb.append(f"complete_tx of narrow box {g} = rows x span: hw.tma.complete_tx_bytes must count the "
                           "padded footprint (BoxGeometry.footprint) for narrow boxes")
         elif r == {"full": 1, "padded": 0}:
             absorb.append(f"complete_tx of narrow box {g} = box bytes (model confirmed): drop 'narrow swizzled "
-                          "boxes' from the 'Not measured' sentence of tma_model's docstring")
+                          "boxes' from the 'Not measured' sentence of hw/tma.py's docstring")
     absorb = list(dict.fromkeys(absorb))
     out.append("\nABSORB (TMA): " + ("\n  - ".join([""] + absorb) if absorb else "nothing new (see lines above)") +
                "\n  then vendor the cases: python tests/fidelity/tma/data/extract.py DIR/tma_cuda3.npz "
                "tests/fidelity/tma/data/h100_<date>_run3.npz narrow/ nan/ tx/narrow/ and add replay tests next to "
-               "tests/emu/test_tma_model.py::test_h100_run2_*; update NARROW_* / OOB_NAN_BITS comments and "
+               "tests/emu/hw/test_tma_model.py::test_h100_run2_*; update NARROW_* / OOB_NAN_BITS comments and "
                "ptx_docs/tma.md.")
     return out
 

@@ -17,7 +17,7 @@ arrive.expect_tx, arrive with a count, arrive_drop, two phases. Every prefix of 
 returned by each arrive; nothing ever blocks (the only wait is a bounded loop for the BULK step's landing).
 
 Result JSON: {"backend", "device", "results": [{"seq", "k", "steps", "p0", "p1", "land", "pending", "raw",
-"error"}...]}; the emulator's own model predictions (``model`` backend: ptxlab.emu.mbarrier_model only, no kernel)
+"error"}...]}; the emulator's own model predictions (``model`` backend: ptxlab.emu.hw.mbarrier only, no kernel)
 are available for a pure-model diff too.
 """
 from __future__ import annotations
@@ -110,8 +110,8 @@ def run_device(dev: Any, steps: list[tuple[str, int]], k: int, read_raw: bool, m
 
 
 def run_model(steps: list[tuple[str, int]], k: int) -> dict[str, Any]:
-    """The emulator's state machine alone (ptxlab.emu.mbarrier_model), same observation."""
-    from ptxlab.emu.mbarrier_model import Mbarrier, decode_state
+    """The emulator's state machine alone (ptxlab.emu.hw.mbarrier), same observation."""
+    from ptxlab.emu.hw.mbarrier import Mbarrier, decode_state
 
     bar: Optional[Mbarrier] = None
     pend, land = [], 0

@@ -3,7 +3,7 @@
 
     python tests/fidelity/tma/run_tma_fidelity.py run --backend cuda --out tma_cuda.npz      # on the H100 (lead)
     python tests/fidelity/tma/run_tma_fidelity.py run --backend emu  --out tma_emu.npz       # CPU emulator
-    python tests/fidelity/tma/run_tma_fidelity.py run --backend model --out tma_model.npz    # ptxlab.emu.tma_model only
+    python tests/fidelity/tma/run_tma_fidelity.py run --backend model --out tma_model.npz    # ptxlab.emu.hw.tma only
     python tests/fidelity/tma/run_tma_fidelity.py compare tma_cuda.npz tma_model.npz        # bit-for-bit diff
 
 Probes (``--probes``, default all):
@@ -19,10 +19,10 @@ Probes (``--probes``, default all):
             bytes % 32 == 0, loads and stores alike; every case of this probe measured.
   txnarrow: the complete_tx byte count of narrow swizzled boxes (128B x 64/32 B, 64B x 32 B; tx_mode 1): expect_tx =
             box bytes ('full') vs rows x swizzle span ('padded'); exactly one should complete.
-  nanfill : oob_fill='nan' on every float type: the OOB-NaN bit pattern (tma_model.OOB_NAN_BITS; H100 runs 2-3: all
+  nanfill : oob_fill='nan' on every float type: the OOB-NaN bit pattern (hw.tma.OOB_NAN_BITS; H100 runs 2-3: all
             seven measured). Plus, for BFLOAT16 / FLOAT64 / TFLOAT32 / *_FTZ, an in-bounds load of special values
             (denormals, NaN payloads, low mantissa bits: SPECIAL_BITS) that shows whether the load converts data
-            (H100 run 3: TFLOAT32/_FTZ round to TF32, tma_model.tf32_round; the others copy bytes).
+            (H100 run 3: TFLOAT32/_FTZ round to TF32, hw.tma.tf32_round; the others copy bytes).
   store   : TMA store, in bounds and partially OOB (OOB elements must not be written).
   align   : destination offsets 16..512 B off a 1024-B boundary (UNCONFIRMED #7).
 On cuda every probe group runs in child processes: a case that faults (ILLEGAL_INSTRUCTION, MISALIGNED_ADDRESS)
@@ -243,9 +243,9 @@ def expect_bytes(case: Case) -> int:
 
 
 def run_model(case: Case) -> dict[str, np.ndarray]:
-    """Expected results from ptxlab.emu.tma_model (no emulator): window image / global image, completion flag."""
-    from ptxlab.emu import tma_model
-    from ptxlab.emu.tma_model import complete_tx_bytes, plan_tensor_load, plan_tensor_store
+    """Expected results from ptxlab.emu.hw.tma (no emulator): window image / global image, completion flag."""
+    from ptxlab.emu.hw import tma as tma_model
+    from ptxlab.emu.hw.tma import complete_tx_bytes, plan_tensor_load, plan_tensor_store
     from ptxlab.tensormap import TensorMapSpec
 
     base = 0x10000

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Cut the hardware cases replayed by tests/emu/test_tma_model.py out of a full kit result (see README.md here).
+"""Cut the hardware cases replayed by tests/emu/hw/test_tma_model.py out of a full kit result (see README.md here).
 
     python tests/fidelity/tma/data/extract.py /path/to/tma_cuda.npz tests/fidelity/tma/data/h100_20261122_narrow_align.npz
     python tests/fidelity/tma/data/extract.py /tmp/tma_cuda2.npz tests/fidelity/tma/data/h100_20261122_run2.npz \

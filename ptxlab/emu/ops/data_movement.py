@@ -1,0 +1,256 @@
+"""Data movement: mov, ld, ld.global.nc, ldu, st, cvta, isspacep, prefetch (PTX ISA 9.7.9)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import ir
+from ..core.isa import Ctx, Unsupported, handler, inst_type
+from ..core import memory
+from ..core.memory import WIN_BASE, WIN_SHIFT
+from ..core.types import BITS, DTYPE, UINT, b128_from_words, b128_words
+
+_SPACES = ("global", "shared", "local", "param", "const")
+
+
+def _space(ins: ir.Instr, ctx: Ctx) -> str:
+    """The state space an ld/st addresses (PTX ISA 9.7.9.8): explicit, else generic; call-parameters live in local."""
+    for m in ins.mods:
+        base = m.split("::")[0]
+        if base in _SPACES:
+            if base == "param":
+                addr = next((a for a in ins.args if isinstance(a, ir.Addr)), None)
+                sp = ctx.symbol_space(addr) if addr is not None else None
+                if sp == "local" or (addr is not None and isinstance(addr.base, ir.Reg)):
+                    # .param of a call sequence (PTX ISA 5.1.6.2) or a kernel param reached through a register
+                    return sp or "param"
+            if m == "shared::cluster":
+                return m        # distributed shared memory: rank-encoded addresses (cluster.py)
+            return base
+    return "generic"
+
+
+def _vec(ins: ir.Instr) -> int:
+    v = ins.mod_startswith("v")
+    if v and v[1:].isdigit():
+        return int(v[1:])
+    return 1
+
+
+@handler("mov")
+def build_mov(ins: ir.Instr, ctx: Ctx):
+    ty = inst_type(ins)
+    d, a = ins.args
+    if isinstance(d, ir.Vec) or isinstance(a, ir.Vec):
+        return _build_pack(ins, ctx, ty, d, a)
+    if isinstance(a, (ir.Sym, ir.Addr)) and not isinstance(a, ir.Addr) or \
+            (isinstance(a, ir.Addr) and isinstance(a.base, ir.Sym)):
+        # address of a variable (PTX ISA 9.7.9.1: mov of a symbol yields its address in its own state space)
+        rd = ctx.read(a, ty)
+    else:
+        rd = ctx.read(a, ty)
+    wr = ctx.write(d, ty)
+
+    def run(st, m):
+        wr(st, rd(st), m)
+    return run
+
+
+def _build_pack(ins, ctx, ty, d, a):
+    """mov.b64 {lo, hi}, %rd / mov.b64 %rd, {lo, hi}: pack/unpack (PTX ISA 9.7.9.1)."""
+    bits = BITS[ty]
+    if bits == 128:
+        return _build_pack128(ins, ctx, d, a)
+    if isinstance(a, ir.Vec):                       # pack
+        n = len(a.items)
+        eb = bits // n
+        rds = ctx.read_vec(a, f"b{eb}")
+        wr = ctx.write(d, ty)
+        ud = UINT[bits]
+
+        def run(st, m):
+            acc = np.zeros(st.T, dtype=ud)
+            for k, rd in enumerate(rds):
+                acc = acc | (np.asarray(rd(st)).astype(ud) << ud.type(k * eb))
+            wr(st, acc, m)
+        return run
+    n = len(d.items)
+    eb = bits // n
+    rd = ctx.read(a, ty if ty.startswith("b") else f"b{bits}")
+    wrs = ctx.write_vec(d, f"b{eb}")
+    ud = UINT[bits]
+    mask = ud.type((1 << eb) - 1) if eb < 64 else None
+
+    def run(st, m):
+        v = np.asarray(rd(st)).view(ud) if np.asarray(rd(st)).dtype != ud else rd(st)
+        for k, w in enumerate(wrs):
+            w(st, ((v >> ud.type(k * eb)) & mask).astype(UINT[eb]), m)
+    return run
+
+
+def _build_pack128(ins, ctx, d, a):
+    """mov.b128 %rq, {lo, hi} / mov.b128 {lo, hi}, %rq with .b64 halves (PTX ISA 9.7.9.1, .b128 since PTX 8.3);
+    element 0 is the low 64 bits. Halves of other widths (4 x .b32) are refused."""
+    vec = a if isinstance(a, ir.Vec) else d
+    if len(vec.items) != 2:
+        raise Unsupported(f"mov.b128 with {len(vec.items)} vector elements: the emulator supports {{lo, hi}} .b64 "
+                          f"halves (PTX ISA 9.7.9.1)")
+    if isinstance(a, ir.Vec):                       # pack
+        lo, hi = ctx.read_vec(a, "b64")
+        wr = ctx.write(d, "b128")
+
+        def run(st, m):
+            w = np.empty((st.T, 2), np.uint64)
+            w[:, 0] = lo(st)
+            w[:, 1] = hi(st)
+            wr(st, b128_from_words(w), m)
+        return run
+    rd = ctx.read(a, "b128")
+    wlo, whi = ctx.write_vec(d, "b64")
+
+    def run_unpack(st, m):
+        w = b128_words(np.broadcast_to(rd(st), (st.T,)))
+        wlo(st, w[:, 0].copy(), m)
+        whi(st, w[:, 1].copy(), m)
+    return run_unpack
+
+
+def _access(ins: ir.Instr, ctx: Ctx, addr_op, regs: list, what: str):
+    """Common decode of ld/st: (state space, vector width, element dtype, address reader)."""
+    ty = inst_type(ins)
+    n = _vec(ins)
+    if n != len(regs):
+        raise Unsupported(f"vector width .v{n} does not match {len(regs)} {what} registers")
+    if ty == "b128":
+        ops = ins.args[0].items if isinstance(ins.args[0], ir.Vec) else (ins.args[0],) if what == "destination" \
+            else ins.args[1].items if isinstance(ins.args[1], ir.Vec) else (ins.args[1],)
+        for op in ops:
+            if isinstance(op, ir.Reg) and BITS.get(op.ty) != 128:
+                raise Unsupported(f"{ins.opcode}.b128 needs .b128 registers, got .{op.ty} {op} (PTX ISA 9.7.9.8)")
+    return _space(ins, ctx), n, DTYPE[ty], ctx.address(addr_op)
+
+
+# .b128 (PTX ISA 9.7.9.8 ld / 9.7.9.10 st: type .b128, PTX 8.3, sm_70+): 16 bytes per element, naturally aligned;
+# moved as two little-endian u64 words (the register's bytes are the memory bytes).
+def _build_ld_b128(ins, wrs, space, n, addr):
+    def run(st, m):
+        v = st.load(ins, space, addr(st), m, np.uint64, 2 * n).reshape(st.T, n, 2)
+        for k, w in enumerate(wrs):
+            w(st, b128_from_words(v[:, k, :]), m)
+    return run
+
+
+def _build_st_b128(ins, rds, space, n, addr):
+    def run(st, m):
+        words = np.empty((st.T, n, 2), np.uint64)
+        for k, r in enumerate(rds):
+            words[:, k, :] = b128_words(np.broadcast_to(r(st), (st.T,)))
+        st.store(ins, space, addr(st), m, words.reshape(st.T, 2 * n), np.uint64, 2 * n)
+    return run
+
+
+@handler("ld", "ldu")
+def build_ld(ins: ir.Instr, ctx: Ctx):
+    wrs = ctx.write_vec(ins.args[0], inst_type(ins))
+    space, n, dt, addr = _access(ins, ctx, ins.args[1], wrs, "destination")
+    if inst_type(ins) == "b128":
+        return _build_ld_b128(ins, wrs, space, n, addr)
+    if n == 1:
+        w = wrs[0]
+
+        def run(st, m):
+            w(st, st.load(ins, space, addr(st), m, dt, 1), m)
+        return run
+
+    def runv(st, m):
+        v = st.load(ins, space, addr(st), m, dt, n)
+        for k, w in enumerate(wrs):
+            w(st, v[:, k], m)
+    return runv
+
+
+@handler("st")
+def build_st(ins: ir.Instr, ctx: Ctx):
+    rds = ctx.read_vec(ins.args[1], inst_type(ins))
+    space, n, dt, addr = _access(ins, ctx, ins.args[0], rds, "source")
+    if inst_type(ins) == "b128":
+        return _build_st_b128(ins, rds, space, n, addr)
+    if n == 1:
+        rd = rds[0]
+
+        def run(st, m):
+            st.store(ins, space, addr(st), m, rd(st), dt, 1)
+        return run
+
+    def runv(st, m):
+        vals = np.stack([np.broadcast_to(np.asarray(r(st)).astype(dt, copy=False), (st.T,)) for r in rds], axis=1)
+        st.store(ins, space, addr(st), m, vals, dt, n)
+    return runv
+
+
+@handler("cvta")
+def build_cvta(ins: ir.Instr, ctx: Ctx):
+    """cvta{.to}.space.size d, a  (PTX ISA 9.7.9.19): convert between generic and state-space addresses."""
+    to = "to" in ins.mods
+    # .shared::cta and .shared::cluster share one generic window (cluster.py), .param::entry is .param
+    space = next(m.split("::")[0] for m in ins.mods if m.split("::")[0] in _SPACES)
+    ty = inst_type(ins)
+    base = np.uint64(WIN_BASE[space]) if space != "global" else np.uint64(0)
+    rd = ctx.read(ins.args[1], ty)
+    wr = ctx.write(ins.args[0], ty)
+    if space == "global":
+        def run(st, m):
+            wr(st, rd(st), m)
+        return run
+    dt = DTYPE[ty]
+    if to:
+        def run_to(st, m):
+            wr(st, (np.asarray(rd(st)).astype(np.uint64) - base).astype(dt), m)
+        return run_to
+
+    def run_from(st, m):
+        wr(st, (np.asarray(rd(st)).astype(np.uint64) + base).astype(dt), m)
+    return run_from
+
+
+@handler("isspacep")
+def build_isspacep(ins: ir.Instr, ctx: Ctx):
+    """isspacep.space p, a (PTX ISA 9.7.9.18).  .shared (= .shared::cta) is true only for the executing CTA's
+    shared memory; .shared::cluster for the shared memory of any CTA of the cluster (rank encoding: cluster.py)."""
+    space = ins.mods[0].split("::")[0]
+    rd = ctx.read(ins.args[1], "u64")
+    wr = ctx.write(ins.args[0], "pred")
+    w = np.int64(WIN_BASE[space] >> WIN_SHIFT)
+    if space == "shared":
+        from ..hw import cluster as cl
+        whole = ins.mods[0] == "shared::cluster"
+
+        def run_shared(st, m):
+            a = np.broadcast_to(np.asarray(rd(st)).astype(np.uint64), (st.T,))
+            inwin = (a >> np.uint64(WIN_SHIFT)).astype(np.int64) == w
+            off = (a - np.uint64(memory.SHARED_WIN)).astype(np.int64)
+            hi = off >> cl.RANK_SHIFT
+            n = cl.size(st)
+            ok = inwin & (hi < n)
+            if not whole:    # the executing CTA only: its own rank in bits 31..24
+                ok &= hi == cl.rank_of(st, st.cta_of)
+            wr(st, ok, m)
+        return run_shared
+
+    def run(st, m):
+        wr(st, (np.asarray(rd(st)) >> np.uint64(WIN_SHIFT)).astype(np.int64) == w, m)
+    return run
+
+
+@handler("prefetch", "prefetchu", "applypriority", "discard", "createpolicy")
+def build_hint(ins: ir.Instr, ctx: Ctx):
+    """Cache hints have no architectural effect (PTX ISA 9.7.9.15-17); createpolicy yields an opaque policy."""
+    if ins.opcode == "createpolicy":
+        wr = ctx.write(ins.args[0], "b64")
+
+        def run_pol(st, m):
+            wr(st, np.uint64(0x1000000000000000), m)
+        return run_pol
+
+    def run(st, m):
+        return None
+    return run
