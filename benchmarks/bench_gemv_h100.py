@@ -182,7 +182,7 @@ def copy_bandwidth(torch, sleep_cycles: int, iters: int) -> dict:
 def bench_variants(torch, variants: dict, sets: list, m: int, k: int, l: int, nbytes: int, iters: int,
                    sleep_cycles: int) -> list:
     """Time each variant (a config runnable on the shape) on the same input sets; exact check on a re-poisoned set 0."""
-    from ptxlab.production.submission_gemv import fits
+    from ptxlab.production.plan_gemv import fits
 
     out = []
     stream = torch.cuda.current_stream().cuda_stream
@@ -439,7 +439,8 @@ def main(argv=None) -> int:
     props = torch.cuda.get_device_properties(dev)
     report: dict = {"device": props.name, "cc": list(torch.cuda.get_device_capability(dev)),
                     "torch": torch.__version__, "python": platform.python_version(), "errors": []}
-    from ptxlab.production.submission_gemv import gemv_arch, pick_config
+    from ptxlab.production.plan_gemv import pick_config
+    from ptxlab.production.submission_gemv import gemv_arch
 
     t0 = time.perf_counter()
     arch = gemv_arch(*torch.cuda.get_device_capability(dev))

@@ -152,7 +152,7 @@ def kernels() -> list:
     """The validation kernels: dicts with name, group (ranking is checked within a group), kind and sizes."""
     K = []
     shapes = [(7168, 16384, 1), (4096, 7168, 8), (7168, 2048, 4)]
-    from ptxlab.production.submission_gemv import pick_config
+    from ptxlab.production.plan_gemv import pick_config
     for m, k, l in shapes:
         K.append(dict(name=f"gemv tuned {m}x{k}x{l}", group=f"{m}x{k}x{l}", kind="gemv", shape=(m, k, l),
                       config=tuple(pick_config(m, k, l, "sm_90a"))))

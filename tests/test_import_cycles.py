@@ -12,9 +12,11 @@ Edges: ``import a.b.c`` -> ``a.b.c``; ``from a.b import c`` -> ``a.b.c`` when th
 ``p/q/__init__.py`` first whoever imports it, so counting that would make every package ``__init__`` that re-exports
 its modules a cycle.
 
-Deferred (function-level) imports are held to a second, weaker rule (``test_deferred_imports_close_no_new_cycle``):
-counted too, they may close a cycle only through the back-edges listed in ``DEFERRED_BACK_EDGES``, each with its
-reason. Any other cycle, or a new one, fails.
+Deferred (function-level) imports count too (``test_no_cycle_with_deferred_imports``): a lazy import that closes a
+circle is a circle all the same, only hidden until the function runs.
+
+The emulator's layers (``ptxlab/emu/``: core < checks < hw < engine < ops < device, ``LAYERS``) are checked the same
+way at package level (``test_emulator_layers_point_down``): a module imports only its own layer and those beneath.
 """
 from __future__ import annotations
 
@@ -26,16 +28,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
-# Deferred imports that close a cycle on purpose (importer -> imported, both inside function bodies of the importer):
-DEFERRED_BACK_EDGES = {
-    # the gpu-mode submission templates stay self-contained (lab.py export copies them into one file); only their
-    # CPU-tensor fallback reaches into the lab (ImportError-guarded; absent in an exported file), while the
-    # library wrappers import the templates' plans at import time
-    ("ptxlab.production.submission_gemv", "ptxlab.production.gemv"),
-    ("ptxlab.production.submission_gemm", "ptxlab.production.gemm"),
-    # pack_params' isinstance check of a DeviceBuffer (base.py imports args at import time)
-    ("ptxlab.device.args", "ptxlab.device.base"),
-}
+# ptxlab/emu's layers, bottom first: a module of layer i imports (also inside functions) only layers <= i
+LAYERS = ("core", "checks", "hw", "engine", "ops", "device")
 
 
 def module_files(root: Path, package: str) -> Dict[str, Tuple[Path, bool]]:
@@ -141,17 +135,32 @@ def describe(graph: Dict[str, Set[str]], cycles: List[List[str]]) -> str:
 # ------------------------------------------------------------------------------------------------ the package
 def test_ptxlab_has_no_import_time_cycle() -> None:
     graph = import_graph(REPO, "ptxlab")
-    assert len(graph) > 50 and graph["ptxlab.production.gemv"] == {"ptxlab.production.submission_gemv"}
+    assert len(graph) > 50 and graph["ptxlab.production.gemv"] == {"ptxlab.production.plan_gemv"}
     cycles = find_cycles(graph)
     assert not cycles, describe(graph, cycles)
 
 
-def test_deferred_imports_close_no_new_cycle() -> None:
+def test_no_cycle_with_deferred_imports() -> None:
     graph = import_graph(REPO, "ptxlab", deferred=True)
-    for a, b in DEFERRED_BACK_EDGES:
-        graph[a].discard(b)
     cycles = find_cycles(graph)
-    assert not cycles, describe(graph, cycles) + "\n(deferred imports count here; see DEFERRED_BACK_EDGES)"
+    assert not cycles, describe(graph, cycles) + "\n(function-level imports count here too)"
+
+
+def emu_layer(module: str) -> str | None:
+    """The layer of a module of ptxlab.emu (None for the package itself, which re-exports)."""
+    parts = module.split(".")
+    if parts[:2] != ["ptxlab", "emu"] or len(parts) == 2:
+        return None
+    return parts[2] if parts[2] in LAYERS else "?" + parts[2]
+
+
+def test_emulator_layers_point_down() -> None:
+    graph = import_graph(REPO, "ptxlab", deferred=True)
+    emu = [m for m in graph if emu_layer(m)]
+    assert {emu_layer(m) for m in emu} == set(LAYERS), sorted({emu_layer(m) for m in emu})  # every module in a layer
+    up = [f"{a} -> {b}" for a in emu for b in sorted(graph[a])
+          if emu_layer(b) and LAYERS.index(emu_layer(b)) > LAYERS.index(emu_layer(a))]
+    assert not up, "emulator imports that point up a layer:\n    " + "\n    ".join(up)
 
 
 # ------------------------------------------------------------------------------------- the detector itself

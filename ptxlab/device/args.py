@@ -7,6 +7,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ptxlab.device.buffer import DeviceBuffer
 from ptxlab.errors import LaunchError
 
 __all__ = ["Param", "parse_entry_params", "pack_params", "arg_bytes"]
@@ -104,7 +105,6 @@ def parse_entry_params(ptx: str, kernel: str) -> list[Param]:
 
 def arg_bytes(arg: Any, kernel: str, index: int) -> bytes:
     """Bytes of one launch argument: DeviceBuffer -> u64 pointer, TensorMap -> 128 raw bytes, numpy scalar, bytes."""
-    from ptxlab.device.base import DeviceBuffer
     from ptxlab.tensormap import TensorMap
 
     if isinstance(arg, DeviceBuffer):

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
 from ptxlab.device.args import Param, pack_params, parse_entry_params
+from ptxlab.device.buffer import DeviceBuffer
 from ptxlab.device.cluster import kernel_cluster_directives, resolve_cluster
 from ptxlab.errors import DeviceUnavailable, LaunchError, PtxlabError, TensorMapError
 from ptxlab.tensormap import TensorMap, TensorMapSpec
@@ -25,16 +26,6 @@ MAX_BLOCK = (1024, 1024, 64)
 MAX_THREADS_PER_BLOCK = 1024
 MAX_GRID = (2**31 - 1, 65535, 65535)
 DEFAULT_MAX_SHARED_BYTES = 232448  # 227 KiB: opt-in dynamic SMEM limit of sm_90 and sm_100
-
-
-@dataclass(eq=False)
-class DeviceBuffer:
-    """A device allocation: ``ptr`` is the address kernels see, ``nbytes`` its size."""
-
-    ptr: int
-    nbytes: int
-    device: "Device" = field(repr=False)
-    freed: bool = False
 
 
 def as_dim3(v: Union[int, Sequence[int]], what: str) -> Dim3:

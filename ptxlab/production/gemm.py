@@ -38,11 +38,11 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 
 # the host-side plan (tile constants, shape checks, SMEM sizes, tensor maps, split-K choice) has one implementation,
-# in the self-contained gpu-mode adapter the exporter ships; this wrapper uses it so the two cannot drift apart
-from ptxlab.production.submission_gemm import (B200_SMS, BK_BYTES, BM, DEFAULT_STAGES, KERNEL_FILE, KERNEL_NAME,
-                                                   PAIR_CLUSTER, SF_BOX, THREADS, check_shape, check_splits,
-                                                   choose_bn, choose_splits, launch_grid, parse_variant,
-                                                   shared_bytes, stage_bytes, tensor_map_params, variant_is_pair)
+# plan_gemm.py, which the self-contained gpu-mode adapter imports too (the exporter inlines it there)
+from ptxlab.production.plan_gemm import (B200_SMS, BK_BYTES, BM, DEFAULT_STAGES, KERNEL_FILE, KERNEL_NAME, PAIR_CLUSTER,
+                                         SF_BOX, THREADS, check_shape, check_splits, choose_bn, choose_splits,
+                                         launch_grid, parse_variant, shared_bytes, stage_bytes, tensor_map_params,
+                                         variant_is_pair)
 
 __all__ = ["KERNEL_FILE", "KERNEL_NAME", "BLOCKS_USED", "THREADS", "compile_gemm", "choose_bn", "check_shape",
            "stage_bytes", "shared_bytes", "blocks_report", "nvfp4_gemm", "DEFAULT_STAGES", "check_splits",

@@ -11,10 +11,10 @@ from typing import Any, Optional
 
 import numpy as np
 
-# config tuples (rows_per_warp, warps, unroll, ksplit, prefetch) and the per-shape choice live in the self-contained
-# gpu-mode adapter: one definition for the lab and the exported submission
-from ptxlab.production.submission_gemv import (CONFIG_NAMES, DEFAULT_CONFIG, config_defines, fits, full_config,
-                                               is_flat, launch_plan, pick_config)
+# config tuples (rows_per_warp, warps, unroll, ksplit, prefetch) and the per-shape choice live in plan_gemv.py, which
+# the self-contained gpu-mode adapter imports too (the exporter inlines it there): one definition for both
+from ptxlab.production.plan_gemv import (CONFIG_NAMES, DEFAULT_CONFIG, config_defines, fits, full_config, is_flat,
+                                         launch_plan, pick_config)
 
 __all__ = ["KERNEL_FILE", "KERNEL_NAME", "ROWS_PER_CTA", "THREADS", "kernel_source", "compile_gemv", "check_shape",
            "launch_geometry", "launch_gemv", "run_gemv", "CONFIG_NAMES", "DEFAULT_CONFIG", "pick_config"]

@@ -92,7 +92,7 @@ def make_tensor_maps(dev: Any, a: Any, b: Any, sfa: Any, sfb: Any, m: int, k: in
     (``ptxlab.scales.permuted_bytes``) of sfa / sfb; checks that their boxes deliver tx_bytes(nb) per stage.
     The parameters come from the GEMM's single source of truth, ``submission_gemm.tensor_map_params``, with
     N = b_rows and the tile N = nb (B box {128, nb, 1})."""
-    from ptxlab.production.submission_gemm import tensor_map_params
+    from ptxlab.production.plan_gemm import tensor_map_params
 
     prm = tensor_map_params(m, b_rows, k, l, nb)
     maps = [dev.tensor_map(buf, **prm[name]) for name, buf in (("a", a), ("b", b), ("sfa", sfa), ("sfb", sfb))]

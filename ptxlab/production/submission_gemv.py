@@ -1,7 +1,9 @@
 """gpu-mode ``nvfp4_gemv`` adapter: ``custom_kernel(data)`` on the 7-tuple that gpu-mode's ``generate_input`` builds.
 
-This file is SELF-CONTAINED on purpose: ``python lab.py export --problem nvfp4_gemv`` copies it verbatim into a
-single-file submission, with ``KERNEL_SRC`` replaced by the kernel text. It needs only what a gpu-mode runner has:
+This file is SELF-CONTAINED on purpose: ``python lab.py export --problem nvfp4_gemv`` copies it into a single-file
+submission, with ``KERNEL_SRC`` replaced by the kernel text and the ``from ptxlab.production.plan_gemv import (...)``
+statement by the text of ``plan_gemv.py`` (the configs and launch plan the lab's ``ptxlab.production.gemv`` imports
+too). It needs only what a gpu-mode runner has:
 torch, and on a GPU cuda-python (``cuda.bindings``: NVRTC + driver API; the gpu-mode NVIDIA runners ship it, CuTe DSL
 depends on it). It never includes a CUDA header, so bare NVRTC compiles it.
 
@@ -35,96 +37,9 @@ __all__ = ["custom_kernel", "KERNEL_NAME", "ROWS_PER_CTA", "THREADS", "kernel_so
 
 KERNEL_SRC = None  # the exporter embeds the kernel text here; None: read ptxlab/kernels/nvfp4_gemv_cudacore.cu
 KERNEL_NAME = "nvfp4_gemv_cudacore"
-ROWS_PER_CTA = 8  # GEMV_ROWS_PER_WARP * GEMV_WARPS / GEMV_KSPLIT of the kernel's default config
-THREADS = 64  # 32 * GEMV_WARPS
-N_PADDED = 128  # rows of gpu-mode's GEMV b / sfb
-CONFIG_NAMES = ("GEMV_ROWS_PER_WARP", "GEMV_WARPS", "GEMV_UNROLL", "GEMV_KSPLIT", "GEMV_PREFETCH")
-DEFAULT_CONFIG = (4, 2, 2, 1, 0)  # the kernel's #define defaults, in CONFIG_NAMES order
-# flat variant (GEMV_FLAT=1): ("flat", warps, rows per thread per round, prefetch, min CTAs per SM (register cap))
-FLAT_NAMES = ("GEMV_WARPS", "GEMV_FLAT_R", "GEMV_PREFETCH", "GEMV_MIN_CTAS")
-FLAT_DEFAULT = ("flat", 16, 2, 1, 2)
-# tuned configs of the gpu-mode benchmark shapes (H100 sweeps 2026-11-22, ptx_docs/production.md); others: the rule
-# in pick_config
-SHAPE_CONFIGS: dict = {
-    (7168, 16384, 1): ("flat", 16, 2, 1, 2),  # 512 threads = one 8 KiB row side by side, 2 CTAs (32 warps) per SM
-    (4096, 7168, 8): ("flat", 14, 2, 1, 2),   # 448 threads = 2 rows of 224 chunks
-    (7168, 2048, 4): ("flat", 14, 2, 1, 2),   # 448 threads = 7 rows of 64 chunks
-}
-
-
-def is_flat(config: tuple | None) -> bool:
-    return bool(config) and config[0] == "flat"
-
-
-def full_config(config: tuple | None = None) -> tuple:
-    """config padded with the kernel's defaults: (rows_per_warp, warps, unroll, ksplit, prefetch) for the register
-    variant, or ("flat", warps, rows_per_round, prefetch, min_ctas_per_sm) for the flat variant."""
-    if is_flat(config):
-        c = ("flat",) + tuple(int(v) for v in config[1:])
-        return c + FLAT_DEFAULT[len(c):]
-    c = tuple(int(v) for v in (config or ()))
-    return c + DEFAULT_CONFIG[len(c):]
-
-
-def rows_per_cta(config: tuple | None = None) -> int:
-    """Rows of one CTA of the register variant (the flat variant's CTAs are persistent: see launch_plan)."""
-    r, w, _, s, _ = full_config(config)
-    return r * w // s
-
-
-def config_defines(config: tuple | None = None) -> str:
-    """#define lines that select config in the kernel text."""
-    c = full_config(config)
-    if is_flat(c):
-        return "#define GEMV_FLAT 1\n" + "".join(f"#define {n} {v}\n" for n, v in zip(FLAT_NAMES, c[1:]))
-    return "".join(f"#define {n} {v}\n" for n, v in zip(CONFIG_NAMES, c))
-
-
-def flat_fits(config: tuple, m: int, k: int) -> bool:
-    """Whether the flat variant with config can run M x K: K % 1024 == 0 and K/32 chunks dividing the CTA's threads."""
-    _, w, r, _, _ = full_config(config)
-    return k % 1024 == 0 and (32 * w) % (k // 32) == 0 and 32 * w <= 1024 and r & (r - 1) == 0 and r <= 32 and m >= 1
-
-
-def fits(config: tuple | None, m: int, k: int) -> bool:
-    """Whether config can run an M x K problem (the register variant runs any K % 32 == 0)."""
-    if is_flat(config):
-        return flat_fits(config, m, k)
-    return k % 32 == 0
-
-
-def launch_plan(m: int, k: int, l: int, config: tuple | None = None, sms: int = 132,
-                ctas_per_sm: int | None = None) -> tuple[tuple[int, int, int], tuple[int, int, int], int]:
-    """(grid, block, dynamic shared bytes). Register variant: one CTA per rows_per_cta rows. Flat variant: persistent
-    CTAs, as many per batch as are resident on the GPU at once (ctas_per_sm: the driver's occupancy of the kernel,
-    else the config's min CTAs per SM), at most one per row block."""
-    c = full_config(config)
-    if is_flat(c):
-        _, w, r, _, min_ctas = c
-        rows_round = (32 * w // max(1, k // 32)) * r
-        nblk = -(-m // max(1, rows_round))
-        per_sm = ctas_per_sm if ctas_per_sm is not None else max(1, min_ctas)
-        g = max(1, min(nblk, (sms * per_sm) // l))
-        return (g, l, 1), (32 * w, 1, 1), 0
-    rows = rows_per_cta(c)
-    return ((m + rows - 1) // rows, l, 1), (32 * c[1], 1, 1), 0
-
-
-def pick_config(m: int, k: int, l: int, arch: str | None = None) -> tuple:
-    """The kernel config for an M x K x L problem: the tuned one of a gpu-mode benchmark shape; else the flat variant
-    where it applies (K % 1024 == 0 and K <= 32768: whole rows of 512-byte warp loads, K/32 threads per row) with
-    about 16 warps per CTA, 2 rows per thread per round, prefetch, 2 CTAs per SM; else the register variant's
-    default. arch is accepted for callers that know it; every variant runs on any arch the kernel compiles for."""
-    cfg = SHAPE_CONFIGS.get((m, k, l))
-    if cfg is not None and fits(cfg, m, k):
-        return full_config(cfg)
-    if k % 1024 == 0 and k <= 32768:
-        wpr = k // 1024  # warps per row (K/32 chunks, one per thread)
-        w = wpr * max(1, 16 // wpr)
-        cfg = ("flat", w, 2, 1, 2 if w <= 16 else 1)
-        if fits(cfg, m, k):
-            return full_config(cfg)
-    return DEFAULT_CONFIG
+from ptxlab.production.plan_gemv import (ROWS_PER_CTA, THREADS, N_PADDED, CONFIG_NAMES, DEFAULT_CONFIG, FLAT_NAMES,
+    FLAT_DEFAULT, SHAPE_CONFIGS, is_flat, full_config, rows_per_cta, config_defines, flat_fits, fits, launch_plan,
+    pick_config)  # noqa: E402,F401  (export: replaced by plan_gemv.py's text)
 
 
 def kernel_source() -> str:

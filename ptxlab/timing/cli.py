@@ -113,7 +113,7 @@ def _run_problem(problem: str, shape, gpu, config=None, sample=None, seed: int =
     dev = ptxlab.open_device("emu", timing=gpu, timing_sample=sample)
     if problem == "nvfp4_gemv":
         from ptxlab.production import gemv as G
-        from ptxlab.production.submission_gemv import launch_plan, pick_config
+        from ptxlab.production.plan_gemv import launch_plan, pick_config
         m, k, l = shape
         arch = "sm_100a" if p.name == "b200" else "sm_90a"
         cfg = tuple(config) if config else tuple(pick_config(m, k, l, arch))
