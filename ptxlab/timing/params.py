@@ -86,6 +86,12 @@ class GpuParams:
     cluster_release_cta_clk: float   # ... and occupies its CTA's release path this long (per-CTA throughput)
     cluster_bar_wide_clk: dict       # barrier.cluster: extra clk for wide CTAs {warps per CTA: clk} (0 at <= 8 warps)
     cluster_bar_shared_clk: dict     # ... extra clk on an SM shared by n CTAs of different clusters {(warps, n): clk}
+    # SASS issue (sim_sass.py): latencies of variable-latency results without a recorded memory event, by kind
+    # (sass_ops.py: mufu, cvt, s2r, shfl, ldc, mem, other), and when a read barrier clears after issue
+    var_latency_clk: dict = field(default_factory=dict)
+    operand_read_clk: float = 4.0
+    l1_latency_clk: float = 33.0     # global load hitting in L1, issue to data
+    l1_sm_bytes: int = 262144        # L1 + shared memory SRAM per SM (the L1 gets what the shared carveout leaves)
     max_threads_sm: int = 2048
     max_ctas_sm: int = 32
     regs_sm: int = 65536
@@ -154,6 +160,7 @@ DSMEM_NARROW = 11.9                            # B/clk: SM-to-SM port for <= 4-B
 CBAR_WIDE = {16: 303.0, 32: 129.2}             # clk over a + b C + c W for one cluster, {warps per CTA: clk}
 CBAR_SHARED = {(4, 2): 213.3, (4, 4): 215.1, (8, 2): 494.5, (8, 4): 339.2,    # clk on a shared SM,
                (16, 2): 79.2, (16, 4): 116.1, (32, 2): 75.9}                   # {(warps/CTA, CTAs/SM): clk}
+H100_VAR_LAT = {"mufu": 18.0, "cvt": 14.0, "s2r": 24.0, "shfl": 24.0, "ldc": 24.0, "mem": 30.0, "other": 8.0}
 # Values marked H100_MEASURED come from benchmarks/validate_timing.py --gpu-side --micro on the lent H100 80GB HBM3
 # (2026-11-24; raw numbers in benchmarks/data/timing_measured_h100_20261124.json "micro" and NOTES.md).
 H100 = _check(GpuParams(
@@ -172,7 +179,12 @@ H100 = _check(GpuParams(
     cluster_bar_latency_clk=CBAR_A, cluster_bar_per_cta_clk=CBAR_B, cluster_bar_per_warp_clk=CBAR_C,
     cluster_release_clk=REL_L, cluster_release_shared_clk=REL_S, cluster_release_cta_clk=REL_X,
     cluster_bar_wide_clk=CBAR_WIDE, cluster_bar_shared_clk=CBAR_SHARED,
+    var_latency_clk=dict(H100_VAR_LAT), operand_read_clk=4.0, l1_latency_clk=33.0, l1_sm_bytes=256 * 1024,
     sources={
+        "var_latency_clk": "SASS variable-latency results: " + NO_SOURCE,
+        "operand_read_clk": "read-barrier release after issue: " + NO_SOURCE,
+        "l1_latency_clk": "L1 hit latency: " + NO_SOURCE,
+        "l1_sm_bytes": HOPPER_WP + " (256 KB combined L1 / shared memory per SM)",
         "sms": HOPPER_WP, "clock_ghz": H100_MEASURED + " (clock64 / globaltimer under an all-SM FMA load: 1.9794)",
         "dram_bw": H100_MEASURED + " (1 GiB device-to-device copy, read + written bytes: 3010 GB/s)",
         "dram_latency_ns": H100_MEASURED + " (pointer chase, 1 GiB random 128-B lines: 686 cycles = 347 ns)",
@@ -287,7 +299,13 @@ B200 = _check(GpuParams(
     cluster_release_shared_clk=H100.cluster_release_shared_clk, cluster_release_cta_clk=H100.cluster_release_cta_clk,
     cluster_bar_wide_clk=dict(H100.cluster_bar_wide_clk), cluster_bar_shared_clk=dict(H100.cluster_bar_shared_clk),
     max_threads_sm=2048, max_ctas_sm=32, regs_sm=65536, smem_sm=233472, tmem_cols=512,
+    var_latency_clk=dict(H100.var_latency_clk), operand_read_clk=H100.operand_read_clk,
+    l1_latency_clk=H100.l1_latency_clk, l1_sm_bytes=256 * 1024,
     sources={
+        "var_latency_clk": "assumed equal to the H100's: " + NO_SOURCE,
+        "operand_read_clk": "assumed equal to the H100's: " + NO_SOURCE,
+        "l1_latency_clk": "assumed equal to the H100's: " + NO_SOURCE,
+        "l1_sm_bytes": "assumed equal to the H100's (L1/shared pool unchanged per " + CNC_B200 + "): " + NO_SOURCE,
         "sms": CNC_B200 + "; " + BW_UB,
         "clock_ghz": CNC_B200 + " (clocks similar to the H100 SXM5) -> the H100's measured 1.979 GHz",
         "dram_bw": B200_DS + " x the H100's measured achievable/datasheet ratio (assumed to carry over)",

@@ -70,6 +70,9 @@ class Timing:
     smem_bytes: int = 0
     tmem_cols: int = 0
     amounts: dict = field(repr=False, default_factory=dict)   # GPU-wide bytes / FLOP / instructions (all busy SMs)
+    issue: str = ""               # what the warps issue: SASS (arch, join coverage) or PTX (and why)
+    hot: list = field(repr=False, default_factory=list)   # top waits by instruction (_hot)
+    join: str = ""                # PTX-SASS join statistics (sass_join.JoinStats.line)
     _replay: tuple = field(repr=False, default=(), compare=False)
 
     def __str__(self) -> str:
@@ -141,24 +144,68 @@ def timed_launch(dev, module, prog, grid, block, params: bytes, dyn_smem: int, g
         warn_sample(dev, prog.kernel, len(run_ids), total)
     from ..emu.checks import lineinfo
     # CUDA source lines of the trace events even without -lineinfo (the same map fault reports use)
-    out = simulate(trace, prog, p, threads, regs, smem, sampled, emu_s, lineinfo.line_map(module))
+    lmap = lineinfo.line_map(module)
+    out = simulate(trace, prog, p, threads, regs, smem, sampled, emu_s, lmap, sass_join_of(module, prog, p, trace,
+                                                                                                lmap))
     HISTORY.append(out)
     del HISTORY[:-64]
     return out
 
 
+ISSUE_MODES = ("sass", "ptx")
+
+
+def issue_mode() -> str:
+    """``PTXLAB_TIMING_ISSUE``: ``sass`` (default: what ptxas produced, sass_join.py) or ``ptx`` (the PTX stream)."""
+    import os
+    m = os.environ.get("PTXLAB_TIMING_ISSUE", "sass").strip().lower() or "sass"
+    if m not in ISSUE_MODES:
+        raise ValueError(f"PTXLAB_TIMING_ISSUE={m!r}: use 'sass' or 'ptx'")
+    return m
+
+
+def sass_join_of(module, prog, p, trace, line_map=None):
+    """(SassView note, Join, SASS streams, JoinStats) for the launch, or (reason, None, None, None) to issue PTX."""
+    if issue_mode() == "ptx":
+        return ("PTX issue (PTXLAB_TIMING_ISSUE=ptx)", None, None, None)
+    from . import sass_build, sass_join
+    arch = sass_build.arch_for(p.name)
+    try:
+        view = sass_build.kernel_sass(module, prog.kernel, arch)
+    except Exception as e:    # noqa: BLE001 - no SASS: the PTX stream is issued instead
+        view = None
+        why = f"{type(e).__name__}: {e}"
+    else:
+        why = sass_build.why_not(module, prog.kernel, arch)
+    if view is None:
+        return (f"PTX issue (no SASS: {why or 'module has no source'})", None, None, None)
+    join = sass_join.Join(prog, view)
+    streams, stats = sass_join.sass_streams(trace, join)
+    return (view.note, join, streams, stats)
+
+
 def simulate(trace: Trace, prog, p, threads: int, regs: int, smem: int, sampled: str, emu_s: float = 0.0,
-             line_map: Optional[dict] = None) -> Timing:
+             line_map: Optional[dict] = None, sass: Optional[tuple] = None) -> Timing:
     """Replay a recorded trace with parameter table ``p`` (the trace does not depend on the parameters, except
     through which CTAs the busiest SM runs, i.e. the SM count).  ``line_map``: PTX line -> CUDA (file, line) for the
-    events (emu/lineinfo.py)."""
+    events (emu/lineinfo.py).  ``sass``: sass_join_of(...) (None: issue the PTX stream)."""
+    orig_trace = trace
     total = trace.grid[0] * trace.grid[1] * trace.grid[2]
     busy_sms = min(p.sms // trace.cluster * trace.cluster, total)
     tmem = max(trace.tmem_cols.values(), default=0)
     occ0 = occupancy(p, threads, regs, smem, tmem)
     occ = occ0["ctas_per_sm"]
     t1 = time.perf_counter()
-    sim = SmSim(trace, ProgramInfo(prog, line_map), p, occ, busy_sms)
+    info = ProgramInfo(prog, line_map)
+    issue = sass[0] if sass else "PTX issue"
+    if sass and sass[1] is not None:
+        import copy
+
+        from .sass_join import SassInfo
+        info = SassInfo(sass[1], info, p)
+        trace = copy.copy(trace)
+        trace.streams = sass[2]
+    sim = SmSim(trace, info, p, occ, busy_sms)
     r = sim.run()
     sim_s = time.perf_counter() - t1
     clk = p.clock_ghz * 1e3   # cycles per us
@@ -175,17 +222,20 @@ def simulate(trace: Trace, prog, p, threads: int, regs: int, smem: int, sampled:
                  warps=r.warps, events=r.events, cta_spans=r.cta_spans, clock_ghz=p.clock_ghz,
                  emu_seconds=emu_s, sim_seconds=sim_s, registers=regs, smem_bytes=smem, tmem_cols=tmem)
     out.amounts = {k: v * busy_sms for k, v in r.amounts.items()}
-    out._replay = (trace, prog, threads, regs, smem, sampled, line_map)
+    out.issue = issue
+    out.hot = _hot(r.hot, info)
+    out.join = sass[3].line() if sass and sass[3] is not None else ""
+    out._replay = (orig_trace, prog, threads, regs, smem, sampled, line_map, sass)
     return out
 
 
 def resimulate(t: Timing, p) -> Timing:
     """The same launch's trace replayed with another parameter table of the same SM count (sensitivity studies)."""
-    trace, prog, threads, regs, smem, sampled, line_map = t._replay
+    trace, prog, threads, regs, smem, sampled, line_map, sass = t._replay
     p = _params.get(p)
     if p.sms != _params.get(t.gpu).sms and p.name != t.gpu:
         raise ValueError("resimulate: the sampled CTAs depend on the SM count; re-run the launch instead")
-    return simulate(trace, prog, p, threads, regs, smem, sampled, line_map=line_map)
+    return simulate(trace, prog, p, threads, regs, smem, sampled, line_map=line_map, sass=sass)
 
 
 def cluster_sample(grid, dims, sms: int) -> tuple:
@@ -209,6 +259,18 @@ def _note_tmem(trace: Trace, st) -> None:
         cols = max(int(getattr(t, "last_alloc_ncols", 0) or 0), live)
         g = int(st.cta_ids[c])
         trace.tmem_cols[g] = max(trace.tmem_cols.get(g, 0), cols)
+
+
+def _hot(hot: dict, info, n: int = 12) -> list:
+    """The instructions the simulated warps waited longest before: [(warp-cycles, what, source 'file:line' or PTX
+    line, instruction text)] (wait kinds per instruction: sim_sass.py / sim_ptx.py)."""
+    out = []
+    for (pc, why), cyc in sorted(hot.items(), key=lambda kv: -kv[1])[:n]:
+        loc = info.loc[pc]
+        where = f"{loc[0]}:{loc[1]}" if loc else f"PTX line {info.line[pc]}"
+        text = (getattr(info, "sass", None) or [""] * (pc + 1))[pc] or info.text[pc]
+        out.append((cyc, why, where, text))
+    return out
 
 
 NAMES = {"dram": "DRAM", "l2": "L2", "fill": "L2->SM fill", "l1": "L1/LSU", "smem": "shared memory",

@@ -42,9 +42,7 @@ from typing import Optional
 from .trace import (ASYNC, BAR, CBAR_ARRIVE, CBAR_WAIT, DSMEM, GLD, GST, LOCAL, MB_CONTRIB, MB_WAIT, MMA, PLAIN, SMEM,
                     TMEM_LD, ProgramInfo, Trace)
 
-PIPE_OF = {"fma": "fma", "imad": "fmah", "alu": "alu", "sfu": "sfu", "shfl": "alu", "cvt": "alu", "mem": "lsu",
-           "sync": "alu", "branch": "alu"}
-PIPES = ("fmah", "fmal", "alu", "sfu", "lsu")
+PIPES = ("fmah", "fmal", "alu", "sfu", "lsu", "xu", "uniform", "cbu", "tensor", "free")
 
 
 @dataclass
@@ -123,7 +121,7 @@ def in_flight(ops: list, span: float) -> tuple:
 
 class WarpState:
     __slots__ = ("key", "stream", "pos", "t", "ready", "smsp", "cta", "blocked", "block_t", "block_why", "done",
-                 "issued", "waits", "last_pc", "start", "hseq", "block_pc", "sm")
+                 "issued", "waits", "last_pc", "start", "hseq", "block_pc", "sm", "sb", "sb_why", "sbl", "mio")
 
     def __init__(self, key, stream, smsp, t, sm=0):
         self.key = key
@@ -143,6 +141,10 @@ class WarpState:
         self.last_pc = -2
         self.hseq = -1
         self.sm = sm
+        self.sb = [0.0] * 6             # SASS scoreboards: when each clears (sim_sass.py)
+        self.sb_why = [None] * 6
+        self.sbl = [[] for _ in range(6)]
+        self.mio = 0.0
 
 
 @dataclass
@@ -155,12 +157,14 @@ class SimResult:
     events: list                        # timeline events (dicts) of the first CTAs
     cta_spans: list                     # (cta, start, end)
     tma_in_flight: tuple = (0.0, 0.0)   # (mean, max) TMA bytes in flight on the busiest simulated SM
+    hot: dict = field(default_factory=dict)   # (instruction index, what it waited for) -> warp-cycles
 
 
 def _pipe_cost(p, pipe: str) -> float:
     """Cycles a pipe of one sub-partition is busy per warp-instruction: 32 / its lanes.  FP32 lanes are split over
     two pipes (FMA-heavy, which also runs IMAD/IDP, and FMA-lite), as on GH100/GB100 (whitepapers)."""
-    lanes = {"fmah": p.fp32_lanes / 2, "fmal": p.fp32_lanes / 2, "alu": p.int_lanes, "sfu": p.sfu_lanes}
+    lanes = {"fmah": p.fp32_lanes / 2, "fmal": p.fp32_lanes / 2, "alu": p.int_lanes, "sfu": p.sfu_lanes,
+             "xu": p.sfu_lanes}
     per_smsp = lanes.get(pipe, 128) / p.smsps
     return max(1.0, 32.0 / per_smsp)
 
@@ -197,6 +201,10 @@ class SmSim:
                     "mem": 30.0, "branch": 0.0}
         self.cost = {pipe: _pipe_cost(p, pipe) for pipe in PIPES}
         self.cost["lsu"] = 1.0
+        self.cost["free"] = 0.0
+        from .sim_ptx import step_ptx
+        from .sim_sass import step_sass
+        self._step = step_sass if hasattr(info, "nsass") else step_ptx
         self.heap: list = []
         self.seq = 0
         # synchronisation state
@@ -212,6 +220,7 @@ class SmSim:
         self.max_events = max_events
         self.bar_names: dict = {}
         self._summary: dict = {}
+        self.hot: dict = defaultdict(float)     # (instruction index, what it waited for) -> cycles (all warps)
 
     # --- helpers ----------------------------------------------------------------------------------------------------
     def push(self, t, obj):
@@ -233,6 +242,9 @@ class SmSim:
             if loc:
                 e["src"] = f"{loc[0]}:{loc[1]}"
             e["ptx"] = self.info.text[pc]
+            sass = getattr(self.info, "sass", None)
+            if sass is not None and sass[pc]:
+                e["sass"] = sass[pc]
         if args:
             e.update(args)
         self.events.append(e)
@@ -396,7 +408,8 @@ class SmSim:
                    "dsmem_bytes": sum(u.dsmem.amount for u in us) / n}
         flight = max((in_flight(u.tma_flight, end) for u in us), default=(0.0, 0.0))
         return SimResult(cycles=end, ctas_on_sm=len(ctas), resources=res, amounts=amounts,
-                         warps=self._warp_summary(), events=self.events, cta_spans=spans, tma_in_flight=flight)
+                         warps=self._warp_summary(), events=self.events, cta_spans=spans, tma_in_flight=flight,
+                         hot=dict(self.hot))
 
     def _warp_summary(self) -> dict:
         out = {}
@@ -409,169 +422,114 @@ class SmSim:
                        "waits": {k: v / max(1, len(s["warps"])) for k, v in s["waits"].items()}}
         return out
 
-    def step(self, w: WarpState) -> bool:
-        """Issue instructions of ``w`` while it stays the earliest thing to do; True when its stream is done."""
-        info, p = self.info, self.p
-        stream = w.stream
-        n = len(stream)
-        heap = self.heap
-        cls_of, reads_of, writes_of = info.cls, info.reads, info.writes
-        summ = self._summary
-        ws = summ.get(w.key[1])
-        if ws is None:
-            ws = summ[w.key[1]] = {"issued": 0, "issue_clk": 0.0, "span_clk": 0.0, "waits": defaultdict(float),
-                                   "warps": set(), "roles": set()}
-        ws["warps"].add(w.key)
-        while w.pos < n:
-            pc, kind, data = stream[w.pos]
-            cls = cls_of[pc]
-            t = w.t
-            # scoreboard
-            tdep = t
-            rd = w.ready
-            for r in reads_of[pc]:
-                x = rd.get(r)
-                if x is not None and x > tdep:
-                    tdep = x
-            if tdep > t:
-                why = "scoreboard (memory)" if tdep - t > 40 else "scoreboard (alu)"
-                w.waits[why] += tdep - t
-                ws["waits"][why] += tdep - t
-                t = tdep
-            if cls == "free" and kind == PLAIN:
-                w.pos += 1
-                w.last_pc = pc
-                for r in writes_of[pc]:
-                    rd[r] = t
+    def apply_events(self, w: WarpState, ws: dict, u: SmUnits, ti: float, pc: int, items, ready: float,
+               width: int = 0) -> tuple:
+        """Apply the recorded events of one issued instruction (memory, barriers, mbarriers, async copies, MMAs);
+        returns (time its result is ready, whether the warp blocked).  ``width``: bytes per lane of the SASS access
+        (0 for PTX), which picks the wavefronts of a shared-memory access ptxas widened (trace.SmemAccess)."""
+        p = self.p
+        blocked = False
+        for k, d in items:
+            if k == PLAIN:
                 continue
-            pipe = PIPE_OF.get(cls, "alu")
-            s = w.smsp
-            u = self.units[w.sm]
-            pf = u.pipes[s]
-            if pipe == "fma":
-                pipe = "fmah" if pf["fmah"] < pf["fmal"] else "fmal"
-            ti = max(t, u.dispatch[s], pf[pipe])
-            if ti > t:
-                w.waits["issue contention"] += ti - t
-                ws["waits"]["issue contention"] += ti - t
-            if heap and ti > heap[0][0] + 1e-9:
-                w.t = ti
-                self.push(ti, w)
-                return False
-            u.dispatch[s] = ti + 1.0 / p.issue_per_smsp
-            pf[pipe] = ti + self.cost[pipe]
-            u.issue_busy[s] += 1.0 / p.issue_per_smsp
-            w.issued += 1
-            ws["issued"] += 1
-            w.last_pc = pc
-            w.pos += 1
-            w.t = ti + 1.0
-            if w.pos < n and stream[w.pos][0] != pc + 1:
-                w.t += 1.0      # a taken branch / reconvergence costs an issue slot
-            ws["issue_clk"] += w.t - ti
-            ready = ti + self.lat.get(cls, 4.0)
-            items = data if kind == -1 else ((kind, data),)
-            blocked = False
-            for k, d in items:
-                if k == PLAIN:
+            if k == GLD:
+                ready = self.mem_load(ti, d[0], d[1], u)
+            elif k == GST:
+                u.l1.serve(ti, d[0] * 32)
+                self.dram.serve(ti, d[0] * 32)
+                u.fill.serve(ti, d[0] * 32)
+            elif k == SMEM:
+                _, e = u.smem.serve(ti, d.at_width(width) * 128 if hasattr(d, "at_width") else d * 128)
+                ready = e + p.smem_latency_clk
+            elif k == LOCAL:
+                ready = ti + 30.0
+            elif k == TMEM_LD:
+                ws["roles"].add("epilogue")
+                _, e = u.tmem.serve(ti, d)
+                ready = e + p.tmem_ld_latency_clk
+                self.ev(w, "tcgen05.ld", ti, ready, "tmem", pc)
+            elif k == MMA:
+                ws["roles"].add("MMA issuer")
+                self.mma(w, ti, d, pc)
+            elif k == ASYNC:
+                kind_a = self.trace.asyncs[d].kind
+                ws["roles"].add("TMA producer" if kind_a in ("tma", "bulk") else
+                                "TMA store" if kind_a in ("tma_store", "bulk_store") else
+                                "MMA issuer" if kind_a == "commit" else kind_a)
+                self.async_op(w, ti, d, pc)
+            elif k == BAR:
+                cid, key, wait = d
+                self.contribute(cid, ti)
+                if wait:
+                    done = self.key_done.get(key)
+                    if done is None:
+                        self.block(w, key, f"bar.sync {key[2]}", pc)
+                        blocked = True
+                    elif done > w.t:
+                        w.waits[f"bar.sync {key[2]}"] += done - w.t
+                        ws["waits"][f"bar.sync {key[2]}"] += done - w.t
+                        self.ev(w, f"bar.sync {key[2]}", w.t, done, "wait", pc)
+                        w.t = done
+            elif k == MB_CONTRIB:
+                cb = self.trace.contribs[d]
+                if cb.release_cluster and self.nsm > 1:
+                    # .release at .cluster scope: the warp waits until its earlier memory operations are
+                    # visible cluster-wide (cluster_release_clk, ptx_docs/timing.md "Clusters")
+                    # (longer while the SM also runs other clusters' CTAs: the H100 load probes) ...
+                    hold = p.cluster_release_shared_clk if self.live_groups > 1 else p.cluster_release_clk
+                    # ... and the CTA's release path serves one such arrive per cluster_release_cta_clk
+                    path = self.release_path.setdefault(w.cta, Server(1.0))
+                    _, rel_path = path.serve(ti, p.cluster_release_cta_clk)
+                    rel = max(ti + hold, rel_path)
+                    w.waits["release.cluster"] += max(0.0, rel - w.t)
+                    ws["waits"]["release.cluster"] += max(0.0, rel - w.t)
+                    self.ev(w, "release.cluster", ti, rel, "wait", pc)
+                    w.t = max(w.t, rel)
+                    self.contribute(d, rel + (self.dsmem_lat if cb.remote else 0.0))
+                else:
+                    self.contribute(d, ti + p.mbar_arrive_clk + (self.dsmem_lat if cb.remote else 0.0))
+            elif k == DSMEM:
+                ws["roles"].add("DSMEM")
+                # port time: accesses of <= 4 B per thread at the narrow rate (H100 probes), others at the
+                # 16-B rate (dsmem_bytes_clk)
+                _, e = u.dsmem.serve(ti, d[0], (d[0] - d[2]) / p.dsmem_bytes_clk + d[2] / p.dsmem_narrow_bytes_clk)
+                if not d[1]:
+                    ready = e + self.dsmem_lat
+                self.ev(w, "DSMEM " + ("store" if d[1] else "load") + f" {d[0]} B", ti, e if d[1] else ready,
+                        "dsmem", pc)
+            elif k == CBAR_ARRIVE:
+                self.contribute(d, ti)
+            elif k == CBAR_WAIT:
+                if d not in self.key_left:
                     continue
-                if k == GLD:
-                    ready = self.mem_load(ti, d[0], d[1], u)
-                elif k == GST:
-                    u.l1.serve(ti, d[0] * 32)
-                    self.dram.serve(ti, d[0] * 32)
-                    u.fill.serve(ti, d[0] * 32)
-                elif k == SMEM:
-                    _, e = u.smem.serve(ti, d * 128)
-                    ready = e + p.smem_latency_clk
-                elif k == LOCAL:
-                    ready = ti + 30.0
-                elif k == TMEM_LD:
-                    ws["roles"].add("epilogue")
-                    _, e = u.tmem.serve(ti, d)
-                    ready = e + p.tmem_ld_latency_clk
-                    self.ev(w, "tcgen05.ld", ti, ready, "tmem", pc)
-                elif k == MMA:
-                    ws["roles"].add("MMA issuer")
-                    self.mma(w, ti, d, pc)
-                elif k == ASYNC:
-                    kind_a = self.trace.asyncs[d].kind
-                    ws["roles"].add("TMA producer" if kind_a in ("tma", "bulk") else
-                                    "TMA store" if kind_a in ("tma_store", "bulk_store") else
-                                    "MMA issuer" if kind_a == "commit" else kind_a)
-                    self.async_op(w, ti, d, pc)
-                elif k == BAR:
-                    cid, key, wait = d
-                    self.contribute(cid, ti)
-                    if wait:
-                        done = self.key_done.get(key)
-                        if done is None:
-                            self.block(w, key, f"bar.sync {key[2]}", pc)
-                            blocked = True
-                        elif done > w.t:
-                            w.waits[f"bar.sync {key[2]}"] += done - w.t
-                            ws["waits"][f"bar.sync {key[2]}"] += done - w.t
-                            self.ev(w, f"bar.sync {key[2]}", w.t, done, "wait", pc)
-                            w.t = done
-                elif k == MB_CONTRIB:
-                    cb = self.trace.contribs[d]
-                    if cb.release_cluster and self.nsm > 1:
-                        # .release at .cluster scope: the warp waits until its earlier memory operations are
-                        # visible cluster-wide (cluster_release_clk, ptx_docs/timing.md "Clusters")
-                        # (longer while the SM also runs other clusters' CTAs: the H100 load probes) ...
-                        hold = p.cluster_release_shared_clk if self.live_groups > 1 else p.cluster_release_clk
-                        # ... and the CTA's release path serves one such arrive per cluster_release_cta_clk
-                        path = self.release_path.setdefault(w.cta, Server(1.0))
-                        _, rel_path = path.serve(ti, p.cluster_release_cta_clk)
-                        rel = max(ti + hold, rel_path)
-                        w.waits["release.cluster"] += max(0.0, rel - w.t)
-                        ws["waits"]["release.cluster"] += max(0.0, rel - w.t)
-                        self.ev(w, "release.cluster", ti, rel, "wait", pc)
-                        w.t = max(w.t, rel)
-                        self.contribute(d, rel + (self.dsmem_lat if cb.remote else 0.0))
-                    else:
-                        self.contribute(d, ti + p.mbar_arrive_clk + (self.dsmem_lat if cb.remote else 0.0))
-                elif k == DSMEM:
-                    ws["roles"].add("DSMEM")
-                    # port time: accesses of <= 4 B per thread at the narrow rate (H100 probes), others at the
-                    # 16-B rate (dsmem_bytes_clk)
-                    _, e = u.dsmem.serve(ti, d[0], (d[0] - d[2]) / p.dsmem_bytes_clk + d[2] / p.dsmem_narrow_bytes_clk)
-                    if not d[1]:
-                        ready = e + self.dsmem_lat
-                    self.ev(w, "DSMEM " + ("store" if d[1] else "load") + f" {d[0]} B", ti, e if d[1] else ready,
-                            "dsmem", pc)
-                elif k == CBAR_ARRIVE:
-                    self.contribute(d, ti)
-                elif k == CBAR_WAIT:
-                    if d not in self.key_left:
-                        continue
-                    done = self.key_done.get(d)
-                    if done is None:
-                        self.block(w, d, "barrier.cluster wait", pc)
-                        blocked = True
-                    elif done > w.t:
-                        w.waits["barrier.cluster wait"] += done - w.t
-                        ws["waits"]["barrier.cluster wait"] += done - w.t
-                        self.ev(w, "barrier.cluster wait", w.t, done, "wait", pc)
-                        w.t = done
-                elif k == MB_WAIT:
-                    why = self.bar_name(d[0], pc)
-                    if d not in self.key_left:
-                        continue
-                    done = self.key_done.get(d)
-                    if done is None:
-                        self.block(w, d, why, pc)
-                        blocked = True
-                    elif done > w.t:
-                        w.waits[why] += done - w.t
-                        ws["waits"][why] += done - w.t
-                        self.ev(w, why, w.t, done, "wait", pc)
-                        w.t = done
-            for r in writes_of[pc]:
-                rd[r] = ready
-            if blocked:
-                return False
-        return True
+                done = self.key_done.get(d)
+                if done is None:
+                    self.block(w, d, "barrier.cluster wait", pc)
+                    blocked = True
+                elif done > w.t:
+                    w.waits["barrier.cluster wait"] += done - w.t
+                    ws["waits"]["barrier.cluster wait"] += done - w.t
+                    self.ev(w, "barrier.cluster wait", w.t, done, "wait", pc)
+                    w.t = done
+            elif k == MB_WAIT:
+                why = self.bar_name(d[0], pc)
+                if d not in self.key_left:
+                    continue
+                done = self.key_done.get(d)
+                if done is None:
+                    self.block(w, d, why, pc)
+                    blocked = True
+                elif done > w.t:
+                    w.waits[why] += done - w.t
+                    ws["waits"][why] += done - w.t
+                    self.ev(w, why, w.t, done, "wait", pc)
+                    w.t = done
+        return ready, blocked
+
+    def step(self, w: WarpState) -> bool:
+        """Issue instructions of ``w`` while it stays the earliest thing to do; True when its stream is done (SASS
+        streams: sim_sass.py, PTX streams: sim_ptx.py)."""
+        return self._step(self, w)
 
     def bar_name(self, bar_id, pc) -> str:
         name = self.bar_names.get(bar_id)

@@ -65,6 +65,56 @@ class Contribution:
     release_cluster: bool = False   # .release at .cluster scope: the issuing warp waits for the release (sim.py)
 
 
+class SmemAccess(tuple):
+    """Shared-memory wavefronts of one warp's access (``wav``), and of the same lanes' access widened to 8 / 16 bytes
+    at their address rounded down (``w64`` / ``w128``: what an ``LDS.64`` / ``LDS.128`` that ptxas made out of several
+    narrower PTX accesses costs; sass_join merges the parts, sim.py picks the width of the SASS instruction);
+    ``parts``: how many PTX accesses it stands for."""
+    __slots__ = ()
+
+    def __new__(cls, wav: int, w64: int, w128: int, parts: int = 1):
+        return tuple.__new__(cls, (wav, w64, w128, parts))
+
+    wav = property(lambda s: s[0])
+    w64 = property(lambda s: s[1])
+    w128 = property(lambda s: s[2])
+    parts = property(lambda s: s[3])
+
+    def merged(self, other: "SmemAccess") -> "SmemAccess":
+        return SmemAccess(self[0] + other[0], self[1], self[2], self[3] + other[3])
+
+    def at_width(self, width: int) -> int:
+        """Wavefronts when issued as one access of ``width`` bytes per lane (0: as recorded)."""
+        if self[3] > 1 and width >= 16:
+            return self[2]
+        if self[3] > 1 and width == 8:
+            return self[1]
+        return self[0]
+
+
+def smem_wavefronts(warps: np.ndarray, lanes: np.ndarray, addr: np.ndarray, nbytes: int, nwarps: int) -> np.ndarray:
+    """Wavefronts per warp of one shared-memory access (H100: 32 banks of 4 bytes, one 128-byte wavefront per
+    cycle).  Lanes accessing the same 4-byte word share it (broadcast); a wavefront serves at most one word per bank,
+    so a group of lanes needs as many wavefronts as its most-used bank has distinct words.  Groups: the whole warp
+    for accesses of up to 8 bytes per lane, each half-warp for 16 bytes (a 128-bit access is split in half-warps: a
+    warp-wide broadcast is 2 wavefronts, 32 distinct 16-byte words 4; probed on the H100, NOTES.md)."""
+    if warps.size == 0:
+        return np.zeros(nwarps, np.int64)
+    nword = max(1, nbytes // 4)
+    words = addr >> 2
+    grp = (lanes >> 4) if nbytes >= 16 else np.zeros_like(lanes)
+    if nword > 1:
+        words = (words[:, None] + np.arange(nword)).ravel()
+        warps = np.repeat(warps, nword)
+        grp = np.repeat(grp, nword)
+    wg = warps.astype(np.int64) * 2 + grp
+    key = np.unique(wg << 40 | (words & ((1 << 40) - 1)))
+    kwg = key >> 40
+    bank = key & 31
+    per = np.bincount(kwg * 32 + bank, minlength=nwarps * 2 * 32).reshape(-1, 32)
+    return per.max(axis=1).reshape(nwarps, 2).sum(axis=1)
+
+
 class Trace:
     """All recorded streams of one launch (or of the sampled CTAs of it)."""
 
@@ -257,30 +307,23 @@ class Recorder:
                 self.cur_mem[w] = (kind, (s, d))
         elif space in ("shared", "shared::cluster"):
             a = addr.astype(np.int64)
+            lanes = sel % 32
             if st.smem_rank_bits is not None:    # cluster launch: a peer's SMEM is a DSMEM access
-                a, warps = cluster_trace.split_dsmem(self, st, sel, warps, a, nbytes, write)
+                a, warps, keep = cluster_trace.split_dsmem(self, st, sel, warps, a, nbytes, write)
                 if a.size == 0:
                     return
-            words = a >> 2
-            nw = max(1, nbytes // 4)
-            if nw > 1:
-                words = (words[:, None] + np.arange(nw)).ravel()
-                ww = np.repeat(warps, nw)
-            else:
-                ww = warps
-            key = np.unique(ww.astype(np.int64) << 32 | words)
-            kw = key >> 32
-            bank = (key & 0xFFFFFFFF) & 31
-            per = np.bincount(kw * 32 + bank, minlength=(st.T // 32) * 32).reshape(-1, 32)
-            conflict = per.max(axis=1)
-            lanes = np.bincount(warps, minlength=st.T // 32)
-            for w in np.flatnonzero(lanes):
-                wav = max(int(conflict[w]), -(-int(lanes[w]) * nbytes // 128))
+                lanes = lanes[keep]
+            nw = st.T // 32
+            wav = smem_wavefronts(warps, lanes, a, nbytes, nw)
+            w64 = smem_wavefronts(warps, lanes, a & ~7, 8, nw) if nbytes < 8 else wav
+            w128 = smem_wavefronts(warps, lanes, a & ~15, 16, nw) if nbytes < 16 else wav
+            for w in np.flatnonzero(wav):
+                d = SmemAccess(int(wav[w]), int(w64[w]), int(w128[w]), 1)
                 prev = self.cur_mem.get(w)
                 if prev is not None and prev[0] == SMEM:
-                    wav += prev[1]
-                self.cur_mem[w] = (SMEM, wav)
-        else:
+                    d = SmemAccess(d.wav + prev[1].wav, d.w64 + prev[1].w64, d.w128 + prev[1].w128, 1)
+                self.cur_mem[w] = (SMEM, d)
+        elif space == "local":     # param / const: kernel-parameter and constant-bank operands, no memory event
             for w in np.unique(warps):
                 self.cur_mem.setdefault(int(w), (LOCAL, 0))
 
