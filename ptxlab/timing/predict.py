@@ -21,7 +21,7 @@ from ..emu.engine import machine
 from ..emu.checks.sitewarn import EmuWarning, emu_warn
 from . import params as _params
 from .sim import SmSim, cta_ids_for_sm, occupancy
-from . import cluster_trace
+from . import cluster_trace, memsys
 from .trace import ProgramInfo, Recorder, TimedWave, Trace, instrument
 
 
@@ -73,6 +73,7 @@ class Timing:
     issue: str = ""               # what the warps issue: SASS (arch, join coverage) or PTX (and why)
     hot: list = field(repr=False, default_factory=list)   # top waits by instruction (_hot)
     join: str = ""                # PTX-SASS join statistics (sass_join.JoinStats.line)
+    footprint: str = ""           # how DRAM vs L2 was decided (memsys.GridFootprint.note)
     _replay: tuple = field(repr=False, default=(), compare=False)
 
     def __str__(self) -> str:
@@ -119,6 +120,8 @@ def timed_launch(dev, module, prog, grid, block, params: bytes, dyn_smem: int, g
         trace.cluster = csize
         trace.cluster_of = cluster_trace.cluster_map(grid, cluster.dims)
     rec = Recorder(trace, p)
+    rec.l1_bytes = memsys.l1_bytes(p, occ, smem)
+    rec.widen = _widened(module, prog, p)
     iprog = instrument(prog, rec)
     tpc = (threads + 31) // 32 * 32
     per_wave = max(1, min(len(run_ids), machine.WAVE_THREADS // tpc)) // csize * csize or csize
@@ -126,19 +129,37 @@ def timed_launch(dev, module, prog, grid, block, params: bytes, dyn_smem: int, g
     t0 = time.perf_counter()
     rec_list = [c for c in run_ids if c in rec_ids]
     rest = [c for c in run_ids if c not in rec_ids]
-    for ids, recorded in ((rec_list, True), (rest, False)):
-        for s in range(0, len(ids), per_wave):
-            chunk = ids[s:s + per_wave]
-            if recorded:
-                st = TimedWave(iprog, dev.heap, chunk, grid, block, params, dyn_smem, dev, cluster=cluster)
-                rec.attach(st)
-                st.recorder = rec
-            else:
-                st = machine.Wave(prog, dev.heap, chunk, grid, block, params, dyn_smem, dev, cluster=cluster)
-            machine.Scheduler(st, **kw).run()
-            trace.thread_instrs += st.thread_instrs
-            if recorded:
-                _note_tmem(trace, st)
+    probes = _probe_groups(grid, cluster, order, rec_list)
+    # probe CTAs (one step along each grid dimension, memsys.py): their addresses only, recorded by a throwaway
+    # recorder; in a sampled run they are emulated after the sampled CTAs with a budget (their own outputs do not
+    # matter; a probe that waits for a CTA that never runs is dropped)
+    ptrace = Trace(prog, grid, block, dyn_smem, [c for g in probes for c in g])
+    ptrace.cluster, ptrace.cluster_of = trace.cluster, trace.cluster_of
+    prec = Recorder(ptrace, p)
+    prec.l1_bytes = rec.l1_bytes
+    pprog = instrument(prog, prec)
+    in_rest = {c for g in probes for c in g} & set(rest)
+    rest = [c for c in rest if c not in in_rest]
+    for s in range(0, len(rec_list), per_wave):
+        _run_wave(iprog, rec, trace, dev, rec_list[s:s + per_wave], grid, block, params, dyn_smem, cluster, kw)
+    probe_note = ""
+    per_cta = trace.thread_instrs / max(1, len(rec_list))
+    for g in probes:
+        full = all(c in in_rest for c in g)
+        pkw = kw if full else {"budget": int(4 * per_cta * len(g)) + 100000}
+        try:
+            _run_wave(pprog, prec, ptrace, dev, list(g), grid, block, params, dyn_smem, cluster, pkw)
+        except Exception as e:          # noqa: BLE001 - a probe that cannot run alone: footprint without it
+            if full:
+                raise
+            probe_note = f"; probe CTA {g[0]} not usable ({type(e).__name__})"
+            prec.fp = {c: v for c, v in prec.fp.items() if c not in g}
+    for s in range(0, len(rest), per_wave):
+        st = machine.Wave(prog, dev.heap, rest[s:s + per_wave], grid, block, params, dyn_smem, dev, cluster=cluster)
+        machine.Scheduler(st, **kw).run()
+        trace.thread_instrs += st.thread_instrs
+    trace.footprint = _footprint(rec, prec, grid, p, occ, dev.heap, busy_sms)
+    trace.footprint.note += probe_note
     emu_s = time.perf_counter() - t0
     if len(run_ids) < total:
         warn_sample(dev, prog.kernel, len(run_ids), total)
@@ -223,6 +244,8 @@ def simulate(trace: Trace, prog, p, threads: int, regs: int, smem: int, sampled:
                  emu_seconds=emu_s, sim_seconds=sim_s, registers=regs, smem_bytes=smem, tmem_cols=tmem)
     out.amounts = {k: v * busy_sms for k, v in r.amounts.items()}
     out.issue = issue
+    fpn = getattr(orig_trace, "footprint", None)
+    out.footprint = fpn.note if fpn is not None else ""
     out.hot = _hot(r.hot, info)
     out.join = sass[3].line() if sass and sass[3] is not None else ""
     out._replay = (orig_trace, prog, threads, regs, smem, sampled, line_map, sass)
@@ -236,6 +259,69 @@ def resimulate(t: Timing, p) -> Timing:
     if p.sms != _params.get(t.gpu).sms and p.name != t.gpu:
         raise ValueError("resimulate: the sampled CTAs depend on the SM count; re-run the launch instead")
     return simulate(trace, prog, p, threads, regs, smem, sampled, line_map=line_map, sass=sass)
+
+
+def _widened(module, prog, p) -> dict:
+    """{PTX pc: bytes per lane} of the shared-memory SASS accesses wider than 4 bytes made from a PTX instruction
+    (the recorder then also counts the wavefronts of the widened access: trace.SmemAccess)."""
+    if issue_mode() == "ptx":
+        return {}
+    from . import sass_build
+    try:
+        view = sass_build.kernel_sass(module, prog.kernel, sass_build.arch_for(p.name))
+    except Exception:         # noqa: BLE001 - no SASS: PTX issue, nothing widened
+        return {}
+    if view is None:
+        return {}
+    pcs: dict = {}
+    for pc, e in enumerate(prog.code):
+        pcs.setdefault(e.ins.line, []).append(pc)
+    out = {}
+    for ins, line in zip(view.kernel.instrs, view.ptx_line):
+        if ins.base in ("LDS", "STS") and line:
+            w = 16 if ".128" in ins.op else 8 if ".64" in ins.op else 0
+            for pc in pcs.get(line, ()):
+                if w > out.get(pc, 0):
+                    out[pc] = w
+    return out
+
+
+def _run_wave(iprog, rec, trace, dev, chunk, grid, block, params, dyn_smem, cluster, kw) -> None:
+    st = TimedWave(iprog, dev.heap, chunk, grid, block, params, dyn_smem, dev, cluster=cluster)
+    rec.attach(st)
+    st.recorder = rec
+    machine.Scheduler(st, **kw).run()
+    trace.thread_instrs += st.thread_instrs
+    _note_tmem(trace, st)
+
+
+def _probe_groups(grid, cluster, order, have: list) -> list:
+    """The probe CTAs of memsys.probe_ctas, each as the whole cluster it belongs to (cluster launches)."""
+    ids = memsys.probe_ctas(tuple(grid), have)
+    if cluster is None or cluster.size <= 1:
+        return [(c,) for c in ids]
+    n = cluster.size
+    groups = []
+    for c in ids:
+        i = order.index(c)
+        g = tuple(order[i // n * n:(i // n + 1) * n])
+        if g not in groups and not set(g) & set(have):
+            groups.append(g)
+    return groups
+
+
+def _footprint(rec, prec, grid, p, occ, heap, busy_sms) -> "memsys.GridFootprint":
+    """memsys.infer over the sampled and probe CTAs' read sets, split by allocation."""
+    import numpy as np
+    sets = {}
+    for fp in (rec.fp, prec.fp):
+        for c, parts in fp.items():
+            sec = np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
+            al = memsys.alloc_index(heap, sec)
+            sets[c] = {int(a): sec[al == a] for a in np.unique(al) if a >= 0}
+    gx, gy = grid[0], grid[1]
+    block_of = {c: (c % gx, c // gx % gy, c // (gx * gy)) for c in sets}
+    return memsys.infer(sets, block_of, tuple(grid), busy_sms, occ, p.l2_bytes)
 
 
 def cluster_sample(grid, dims, sms: int) -> tuple:

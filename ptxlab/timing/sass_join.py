@@ -671,6 +671,9 @@ class SassInfo:
             self.vlat[j] = var.get(vkey, 4.0) if vkey else p.alu_latency_clk
             self.line[j], self.loc[j], self.text[j] = pinfo.line[pc], pinfo.loc[pc], pinfo.text[pc]
             self.cls[j] = pinfo.cls[pc]
+        # one tuple per index for the simulator's inner loop (sim_sass.step_sass)
+        self.specs = [(self.stall[i], self.wbar[i], self.rbar[i], tuple(k for k in range(6) if self.wait[i] >> k & 1),
+                       self.pipe[i], self.vlat[i], self.vkey[i], self.width[i], self.depbar[i]) for i in range(tot)]
 
 
 def sass_streams(trace, join: Join) -> tuple:

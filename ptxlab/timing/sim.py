@@ -121,7 +121,8 @@ def in_flight(ops: list, span: float) -> tuple:
 
 class WarpState:
     __slots__ = ("key", "stream", "pos", "t", "ready", "smsp", "cta", "blocked", "block_t", "block_why", "done",
-                 "issued", "waits", "last_pc", "start", "hseq", "block_pc", "sm", "sb", "sb_why", "sbl", "mio")
+                 "issued", "waits", "last_pc", "start", "hseq", "block_pc", "sm", "sb", "sb_why", "sbl", "mio",
+                 "issue_clk")
 
     def __init__(self, key, stream, smsp, t, sm=0):
         self.key = key
@@ -137,6 +138,7 @@ class WarpState:
         self.block_why = ""
         self.done = None
         self.issued = 0
+        self.issue_clk = 0.0
         self.waits: dict = defaultdict(float)
         self.last_pc = -2
         self.hseq = -1
@@ -193,6 +195,8 @@ class SmSim:
         self.live_groups = 0            # clusters (slots) live on the simulated SMs now: > 1 = a shared SM
         self.release_path: dict = {}    # CTA -> its .release.cluster path (cluster_release_cta_clk per arrive)
         self.dram_lat = p.cycles(p.dram_latency_ns)
+        self.l1_lat = p.l1_latency_clk
+        self.footprint = getattr(trace, "footprint", None)      # memsys.GridFootprint (predict.py)
         self.l2_lat = p.cycles(p.l2_latency_ns)
         self.tma_lat = p.cycles(p.tma_latency_ns)
         self.lat = {"alu": p.alu_latency_clk, "fma": p.alu_latency_clk, "imad": p.alu_latency_clk,
@@ -219,7 +223,8 @@ class SmSim:
         self.events: list = []
         self.max_events = max_events
         self.bar_names: dict = {}
-        self._summary: dict = {}
+        self.warp_list: list = []               # every WarpState of the run (_warp_summary)
+        self.roles: dict = defaultdict(set)     # warp index in CTA -> roles seen (TMA producer, MMA issuer, ...)
         self.hot: dict = defaultdict(float)     # (instruction index, what it waited for) -> cycles (all warps)
 
     # --- helpers ----------------------------------------------------------------------------------------------------
@@ -252,17 +257,31 @@ class SmSim:
     def track(self, name: str, w) -> str:
         return name if self.nsm == 1 else f"{name} (SM {w.sm if hasattr(w, 'sm') else w})"
 
-    def mem_load(self, t: float, sectors: int, dram_sectors: int, u: SmUnits) -> float:
+    def mem_load(self, t: float, d, u: SmUnits) -> float:
+        """A warp's global load (memsys.GlobalAccess): its sectors pass the SM's L1 / LSU; the L1 misses go to L2
+        (this SM's share of L2 bandwidth and its L2 -> SM fill path), the first touches of its CTA with the grid
+        footprint's DRAM probability of their allocation to DRAM (memsys.GridFootprint), re-reads with p_own; the
+        data returns after the L1 latency (all hits), else the L2 or DRAM latency (DRAM when any sector misses L2,
+        in expectation)."""
+        sectors, misses, first, alloc = d
         _, l1_end = u.l1.serve(t, sectors * 32)
-        d = dram_sectors * 32
-        h = (sectors - dram_sectors) * 32
+        if misses <= 0:
+            return l1_end + self.l1_lat
+        fp = self.footprint
+        p = fp.p_of(alloc) if fp is not None else 1.0
+        p_own = fp.p_own if fp is not None else 0.0
+        dram = first * p + (misses - first) * p_own
+        h = misses * 32
+        dram_b = dram * 32
         done = l1_end
-        if d:
-            done = max(done, self.dram.serve(t, d) + self.dram_lat)
-        if h:
-            done = max(done, self.l2.serve(t, h) + self.l2_lat)
-        _, fe = u.fill.serve(t, d + h)
-        return max(done, fe + (self.dram_lat if d else self.l2_lat))
+        if dram_b > 0:
+            done = max(done, self.dram.serve(t, dram_b))
+        if h - dram_b > 0:
+            done = max(done, self.l2.serve(t, h - dram_b))
+        _, fe = u.fill.serve(t, h)
+        q = dram / misses
+        any_dram = 1.0 - (1.0 - q) ** misses if q < 1.0 else 1.0
+        return max(done, fe) + self.l2_lat + (self.dram_lat - self.l2_lat) * any_dram
 
     # --- contributions (barrier generations / mbarrier phases) -------------------------------------------------------
     def contribute(self, cid: int, t: float):
@@ -296,7 +315,6 @@ class SmSim:
     def wake(self, w: WarpState, t: float):
         t = max(t, w.block_t)
         w.waits[w.block_why] += t - w.block_t
-        self._summary[w.key[1]]["waits"][w.block_why] += t - w.block_t
         self.ev(w, w.block_why, w.block_t, t, "wait", w.block_pc)
         w.blocked = None
         w.t = t
@@ -343,6 +361,7 @@ class SmSim:
                 cta_start[c] = t
                 for k in keys:
                     w = WarpState(k, self.trace.streams[k], (slot * len(keys) + k[1]) % p.smsps, t, self.sm_of[c])
+                    self.warp_list.append(w)
                     self.push(t, w)
             for c in grp:
                 if not by_cta[c]:
@@ -377,7 +396,6 @@ class SmSim:
             fin = self.step(w)
             if fin:
                 w.done = w.t
-                self._summary[w.key[1]]["span_clk"] += w.t - w.start
                 end = max(end, w.t)
                 live[w.cta] -= 1
                 if live[w.cta] == 0:
@@ -389,8 +407,7 @@ class SmSim:
             for k in stuck:
                 for w in self.waiters.pop(k):
                     w.waits["unresolved wait"] += end - w.block_t
-                    self._summary[w.key[1]]["waits"]["unresolved wait"] += end - w.block_t
-                    self._summary[w.key[1]]["span_clk"] += end - w.start
+                    w.done = end
         us = self.units
         n = float(self.nsm)
         res = {"dram": self.dram.busy, "l2": self.l2.busy,
@@ -412,18 +429,27 @@ class SmSim:
                          hot=dict(self.hot))
 
     def _warp_summary(self) -> dict:
+        """Per warp index in the CTA, the mean over the simulated warps of that index: instructions issued, cycles
+        spent issuing (issue_clk), its waits by cause and its life (span_clk = start to exit).  Every cycle of a warp's
+        life is either an issue cycle or counted in exactly one wait, so issue_clk + sum(waits) = span_clk."""
+        by: dict = defaultdict(list)
+        for w in self.warp_list:
+            by[w.key[1]].append(w)
         out = {}
-        for wi, s in sorted(self._summary.items()):
-            n = max(1, len(s["warps"]))
-            # issue_clk: cycles the warp spent issuing (one per instruction, + a slot per taken branch); waits: the
-            # rest of its life (issue_clk + sum(waits) = span_clk, the warp's start-to-exit time)
-            out[wi] = {"issued": s["issued"] / n, "warps": len(s["warps"]), "issue_clk": s["issue_clk"] / n,
-                       "span_clk": s["span_clk"] / n, "role": ", ".join(sorted(s["roles"])),
-                       "waits": {k: v / max(1, len(s["warps"])) for k, v in s["waits"].items()}}
+        for wi, ws in sorted(by.items()):
+            n = float(len(ws))
+            waits: dict = defaultdict(float)
+            for w in ws:
+                for k, v in w.waits.items():
+                    waits[k] += v / n
+            out[wi] = {"issued": sum(w.issued for w in ws) / n, "warps": len(ws),
+                       "issue_clk": sum(w.issue_clk for w in ws) / n,
+                       "span_clk": sum((w.done if w.done is not None else w.t) - w.start for w in ws) / n,
+                       "role": ", ".join(sorted(self.roles.get(wi, ()))), "waits": dict(waits)}
         return out
 
-    def apply_events(self, w: WarpState, ws: dict, u: SmUnits, ti: float, pc: int, items, ready: float,
-               width: int = 0) -> tuple:
+    def apply_events(self, w: WarpState, u: SmUnits, ti: float, pc: int, items, ready: float,
+                     width: int = 0) -> tuple:
         """Apply the recorded events of one issued instruction (memory, barriers, mbarriers, async copies, MMAs);
         returns (time its result is ready, whether the warp blocked).  ``width``: bytes per lane of the SASS access
         (0 for PTX), which picks the wavefronts of a shared-memory access ptxas widened (trace.SmemAccess)."""
@@ -433,7 +459,7 @@ class SmSim:
             if k == PLAIN:
                 continue
             if k == GLD:
-                ready = self.mem_load(ti, d[0], d[1], u)
+                ready = self.mem_load(ti, d, u)
             elif k == GST:
                 u.l1.serve(ti, d[0] * 32)
                 self.dram.serve(ti, d[0] * 32)
@@ -444,16 +470,16 @@ class SmSim:
             elif k == LOCAL:
                 ready = ti + 30.0
             elif k == TMEM_LD:
-                ws["roles"].add("epilogue")
+                self.roles[w.key[1]].add("epilogue")
                 _, e = u.tmem.serve(ti, d)
                 ready = e + p.tmem_ld_latency_clk
                 self.ev(w, "tcgen05.ld", ti, ready, "tmem", pc)
             elif k == MMA:
-                ws["roles"].add("MMA issuer")
+                self.roles[w.key[1]].add("MMA issuer")
                 self.mma(w, ti, d, pc)
             elif k == ASYNC:
                 kind_a = self.trace.asyncs[d].kind
-                ws["roles"].add("TMA producer" if kind_a in ("tma", "bulk") else
+                self.roles[w.key[1]].add("TMA producer" if kind_a in ("tma", "bulk") else
                                 "TMA store" if kind_a in ("tma_store", "bulk_store") else
                                 "MMA issuer" if kind_a == "commit" else kind_a)
                 self.async_op(w, ti, d, pc)
@@ -467,7 +493,6 @@ class SmSim:
                         blocked = True
                     elif done > w.t:
                         w.waits[f"bar.sync {key[2]}"] += done - w.t
-                        ws["waits"][f"bar.sync {key[2]}"] += done - w.t
                         self.ev(w, f"bar.sync {key[2]}", w.t, done, "wait", pc)
                         w.t = done
             elif k == MB_CONTRIB:
@@ -482,14 +507,13 @@ class SmSim:
                     _, rel_path = path.serve(ti, p.cluster_release_cta_clk)
                     rel = max(ti + hold, rel_path)
                     w.waits["release.cluster"] += max(0.0, rel - w.t)
-                    ws["waits"]["release.cluster"] += max(0.0, rel - w.t)
                     self.ev(w, "release.cluster", ti, rel, "wait", pc)
                     w.t = max(w.t, rel)
                     self.contribute(d, rel + (self.dsmem_lat if cb.remote else 0.0))
                 else:
                     self.contribute(d, ti + p.mbar_arrive_clk + (self.dsmem_lat if cb.remote else 0.0))
             elif k == DSMEM:
-                ws["roles"].add("DSMEM")
+                self.roles[w.key[1]].add("DSMEM")
                 # port time: accesses of <= 4 B per thread at the narrow rate (H100 probes), others at the
                 # 16-B rate (dsmem_bytes_clk)
                 _, e = u.dsmem.serve(ti, d[0], (d[0] - d[2]) / p.dsmem_bytes_clk + d[2] / p.dsmem_narrow_bytes_clk)
@@ -508,7 +532,6 @@ class SmSim:
                     blocked = True
                 elif done > w.t:
                     w.waits["barrier.cluster wait"] += done - w.t
-                    ws["waits"]["barrier.cluster wait"] += done - w.t
                     self.ev(w, "barrier.cluster wait", w.t, done, "wait", pc)
                     w.t = done
             elif k == MB_WAIT:
@@ -521,7 +544,6 @@ class SmSim:
                     blocked = True
                 elif done > w.t:
                     w.waits[why] += done - w.t
-                    ws["waits"][why] += done - w.t
                     self.ev(w, why, w.t, done, "wait", pc)
                     w.t = done
         return ready, blocked
@@ -596,18 +618,24 @@ class SmSim:
         elif a.kind in ("tma", "bulk", "cp_async"):
             start, e = u.tma.serve(ti, p.tma_issue_clk)
             done = e
-            if a.dram_bytes:
-                done = max(done, self.dram.serve(e, a.dram_bytes) + self.dram_lat)
-            if a.l2_bytes:
-                done = max(done, self.l2.serve(e, a.l2_bytes) + self.l2_lat)
+            fp = self.footprint
+            pa = fp.p_of(a.alloc) if fp is not None else 1.0
+            own = fp.p_own if fp is not None else 0.0
+            dram_b = 32.0 * (a.first * pa + (a.sectors - a.first) * own)
+            l2_b = 32.0 * a.sectors - dram_b
+            if dram_b > 0:
+                done = max(done, self.dram.serve(e, dram_b) + self.dram_lat)
+            if l2_b > 0:
+                done = max(done, self.l2.serve(e, l2_b) + self.l2_lat)
             # multicast (.multicast::cluster): one L2/DRAM read, the bytes land in every destination SM's SMEM
             dst = [self.units[self.sm_of[c]] for c in a.dst_ctas if c in self.sm_of] if a.dst_ctas else [u]
-            fe = max(d.tma_fill.serve(e, a.dram_bytes + a.l2_bytes)[1] for d in (dst or [u]))
-            done = max(done, fe + (self.dram_lat if a.dram_bytes else self.l2_lat)) + self.tma_lat
+            nb = 32 * a.sectors
+            fe = max(d.tma_fill.serve(e, nb)[1] for d in (dst or [u]))
+            done = max(done, fe + (self.dram_lat if dram_b >= 0.5 * nb else self.l2_lat)) + self.tma_lat
             mc = f" multicast x{len(a.dst_ctas)}" if a.dst_ctas else ""
-            u.tma_flight.append((start, done, a.dram_bytes + a.l2_bytes))
-            self.ev(w, f"TMA load {a.dram_bytes + a.l2_bytes} B{mc}", start, done, "tma", pc,
-                    track=self.track("TMA unit", w), args={"bytes": a.dram_bytes + a.l2_bytes})
+            u.tma_flight.append((start, done, nb))
+            self.ev(w, f"TMA load {nb} B{mc}", start, done, "tma", pc,
+                    track=self.track("TMA unit", w), args={"bytes": nb})
         elif a.kind == "bulk_dsmem":
             # cp.async.bulk.shared::cluster.shared::cta: SMEM -> a peer's SMEM through the SM-to-SM network
             nbytes = a.nbytes

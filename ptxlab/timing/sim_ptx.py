@@ -3,8 +3,6 @@ per PTX instruction in program order, register dependences on PTX registers with
 (params.py), moves and integer widenings free.  The events of each instruction are applied by ``SmSim.apply_events``."""
 from __future__ import annotations
 
-from collections import defaultdict
-
 from .trace import PLAIN
 
 PIPE_OF = {"fma": "fma", "imad": "fmah", "alu": "alu", "sfu": "sfu", "shfl": "alu", "cvt": "alu", "mem": "lsu",
@@ -18,12 +16,6 @@ def step_ptx(sim, w) -> bool:
     n = len(stream)
     heap = sim.heap
     cls_of, reads_of, writes_of = info.cls, info.reads, info.writes
-    summ = sim._summary
-    ws = summ.get(w.key[1])
-    if ws is None:
-        ws = summ[w.key[1]] = {"issued": 0, "issue_clk": 0.0, "span_clk": 0.0, "waits": defaultdict(float),
-                               "warps": set(), "roles": set()}
-    ws["warps"].add(w.key)
     while w.pos < n:
         pc, kind, data = stream[w.pos]
         cls = cls_of[pc]
@@ -38,7 +30,6 @@ def step_ptx(sim, w) -> bool:
         if tdep > t:
             why = "scoreboard (memory)" if tdep - t > 40 else "scoreboard (alu)"
             w.waits[why] += tdep - t
-            ws["waits"][why] += tdep - t
             t = tdep
         if cls == "free" and kind == PLAIN:
             w.pos += 1
@@ -55,7 +46,6 @@ def step_ptx(sim, w) -> bool:
         ti = max(t, u.dispatch[s], pf[pipe])
         if ti > t:
             w.waits["issue contention"] += ti - t
-            ws["waits"]["issue contention"] += ti - t
         if heap and ti > heap[0][0] + 1e-9:
             w.t = ti
             sim.push(ti, w)
@@ -64,16 +54,15 @@ def step_ptx(sim, w) -> bool:
         pf[pipe] = ti + sim.cost[pipe]
         u.issue_busy[s] += 1.0 / p.issue_per_smsp
         w.issued += 1
-        ws["issued"] += 1
         w.last_pc = pc
         w.pos += 1
         w.t = ti + 1.0
         if w.pos < n and stream[w.pos][0] != pc + 1:
             w.t += 1.0      # a taken branch / reconvergence costs an issue slot
-        ws["issue_clk"] += w.t - ti
+        w.issue_clk += w.t - ti
         ready = ti + sim.lat.get(cls, 4.0)
         items = data if kind == -1 else ((kind, data),)
-        ready, blocked = sim.apply_events(w, ws, u, ti, pc, items, ready)
+        ready, blocked = sim.apply_events(w, u, ti, pc, items, ready)
         for r in writes_of[pc]:
             rd[r] = ready
         if blocked:

@@ -19,124 +19,106 @@ each warp's issue cycles plus its waits are its life (sim._warp_summary).
 """
 from __future__ import annotations
 
-from collections import defaultdict
-
 from .trace import GLD, LOCAL, PLAIN, SMEM
 
+_IN_ORDER = ("smem", "shfl", "ldc")
 _SB_WHY = {"gmem": "scoreboard (global memory)", "smem": "scoreboard (shared memory)", "mufu": "scoreboard (SFU)",
            "cvt": "scoreboard (conversion)", "shfl": "scoreboard (shuffle)", "other": "scoreboard (other)"}
 
 
-def _summary(sim, w) -> dict:
-    summ = sim._summary
-    ws = summ.get(w.key[1])
-    if ws is None:
-        ws = summ[w.key[1]] = {"issued": 0, "issue_clk": 0.0, "span_clk": 0.0, "waits": defaultdict(float),
-                               "warps": set(), "roles": set()}
-    ws["warps"].add(w.key)
-    return ws
-
-
 def step_sass(sim, w) -> bool:
     """Issue instructions of ``w`` while it stays the earliest thing to do; True when its stream is done."""
-    info, p = sim.info, sim.p
+    p = sim.p
     stream = w.stream
     n = len(stream)
     heap = sim.heap
-    nsass = info.nsass
-    stall_of, wbar_of, rbar_of, wait_of = info.stall, info.wbar, info.rbar, info.wait
-    pipe_of, vlat_of, vkey_of, width_of, depbar_of = info.pipe, info.vlat, info.vkey, info.width, info.depbar
-    ws = _summary(sim, w)
-    wwaits, swaits = w.waits, ws["waits"]
-    sb = w.sb
+    specs = sim.info.specs
+    wwaits = w.waits
+    sb, sb_why, sbl = w.sb, w.sb_why, w.sbl
     u = sim.units[w.sm]
     s = w.smsp
     pf = u.pipes[s]
+    dispatch = u.dispatch
     cost = sim.cost
     hot = sim.hot
+    slot = 1.0 / p.issue_per_smsp
+    read_clk = p.operand_read_clk
     while w.pos < n:
         idx, kind, data = stream[w.pos]
+        stall, wbar, rbar, waits, pipe, vlat, vkey, width, depbar = specs[idx]
         t = w.t
-        m = wait_of[idx]
-        if m:
+        if waits:
             tdep, why = t, None
-            for k in range(6):
-                if m >> k & 1 and sb[k] > tdep:
-                    tdep, why = sb[k], w.sb_why[k]
+            for k in waits:
+                if sb[k] > tdep:
+                    tdep, why = sb[k], sb_why[k]
             if tdep > t:
                 lab = _SB_WHY[why]
                 wwaits[lab] += tdep - t
-                swaits[lab] += tdep - t
                 hot[(idx, lab)] += tdep - t
                 t = tdep
-        db = depbar_of[idx]
-        if db is not None:
-            k, keep = db
-            outs = sorted(x for x in w.sbl[k] if x > t)
+        if depbar is not None:
+            k, keep = depbar
+            outs = sorted(x for x in sbl[k] if x > t)
             if len(outs) > keep:
                 tdep = outs[len(outs) - keep - 1]
-                lab = _SB_WHY[w.sb_why[k] or "other"]
+                lab = _SB_WHY[sb_why[k] or "other"]
                 wwaits[lab] += tdep - t
-                swaits[lab] += tdep - t
+                hot[(idx, lab)] += tdep - t
                 t = tdep
-        pipe = pipe_of[idx]
         if pipe == "fma":
             pipe = "fmah" if pf["fmah"] <= pf["fmal"] else "fmal"
-        ti = max(t, u.dispatch[s], pf[pipe])
-        if ti > t:
+        ti = dispatch[s]
+        if pf[pipe] > ti:
+            ti = pf[pipe]
+        if t > ti:
+            ti = t
+        elif ti > t:
             wwaits["issue contention"] += ti - t
-            swaits["issue contention"] += ti - t
         if heap and ti > heap[0][0] + 1e-9:
             w.t = ti
             sim.push(ti, w)
             return False
-        u.dispatch[s] = ti + 1.0 / p.issue_per_smsp
+        dispatch[s] = ti + slot
         pf[pipe] = ti + cost[pipe]
-        u.issue_busy[s] += 1.0 / p.issue_per_smsp
+        u.issue_busy[s] += slot
         w.issued += 1
-        ws["issued"] += 1
-        ws["issue_clk"] += 1.0
-        w.last_pc = idx
+        w.issue_clk += 1.0
         w.pos += 1
-        stall = stall_of[idx]
         w.t = ti + 1.0
-        ready = ti + vlat_of[idx]
-        vkey = vkey_of[idx]
+        ready = ti + vlat
         blocked = False
         if kind != PLAIN:
             items = data if kind == -1 else ((kind, data),)
-            ready, blocked = sim.apply_events(w, ws, u, ti, idx, items, ready, width_of[idx])
+            ready, blocked = sim.apply_events(w, u, ti, idx, items, ready, width)
             for k2, _ in items:
                 if k2 in (GLD, LOCAL):
                     vkey = "gmem"
                 elif k2 == SMEM:
                     vkey = "smem"
-        if vkey in ("smem", "shfl", "ldc"):          # MIO results of one warp complete in order
+        if vkey in _IN_ORDER:                     # MIO results of one warp complete in order
             if ready < w.mio:
                 ready = w.mio
             w.mio = ready
-        if idx < nsass:
-            k = wbar_of[idx]
-            if k != 7:
-                if ready > sb[k]:
-                    sb[k] = ready
-                    w.sb_why[k] = vkey if vkey in _SB_WHY else "other"
-                w.sbl[k].append(ready)
-                if len(w.sbl[k]) > 64:
-                    w.sbl[k] = [x for x in w.sbl[k] if x > ti]
-            k = rbar_of[idx]
-            if k != 7:
-                r = ti + p.operand_read_clk
-                if r > sb[k]:
-                    sb[k] = r
-                    w.sb_why[k] = "other"
-                w.sbl[k].append(r)
-            if stall > 1 and not blocked:
-                nxt = ti + stall
-                if nxt > w.t:
-                    wwaits["stall (fixed latency)"] += nxt - w.t
-                    swaits["stall (fixed latency)"] += nxt - w.t
-                    w.t = nxt
+        if wbar != 7:
+            if ready > sb[wbar]:
+                sb[wbar] = ready
+                sb_why[wbar] = vkey if vkey in _SB_WHY else "other"
+            lst = sbl[wbar]
+            lst.append(ready)
+            if len(lst) > 64:
+                sbl[wbar] = [x for x in lst if x > ti]
+        if rbar != 7:
+            r = ti + read_clk
+            if r > sb[rbar]:
+                sb[rbar] = r
+                sb_why[rbar] = "other"
+            sbl[rbar].append(r)
+        if stall > 1 and not blocked:
+            nxt = ti + stall
+            if nxt > w.t:
+                wwaits["stall (fixed latency)"] += nxt - w.t
+                w.t = nxt
         if blocked:
             return False
     return True

@@ -30,7 +30,7 @@ import numpy as np
 from ..emu.core import ir, isa
 from ..emu.engine import machine
 from ..emu.core.memory import GLOBAL_BASE, SHARED_WIN, WIN_SHIFT
-from . import cluster_trace
+from . import cluster_trace, memsys
 from .cluster_trace import CBAR_ARRIVE, CBAR_WAIT, DSMEM  # noqa: F401
 
 # event kinds inside a warp's stream (item = (pc, kind, data))
@@ -53,6 +53,9 @@ class AsyncOp:
     line: int = 0
     nbytes: int = 0           # bytes of a SMEM -> peer SMEM bulk copy ("bulk_dsmem")
     dst_ctas: tuple = ()      # global CTAs whose SMEM it fills, when not only ``cta`` (multicast, peer bulk copy)
+    sectors: int = 0          # global sectors a load read (TMA / bulk copy / cp.async)
+    first: int = 0            # ... of which first touches by its CTA (DRAM with the allocation's p, memsys.py)
+    alloc: int = -1           # allocation index of its first sector
 
 
 @dataclass
@@ -100,6 +103,9 @@ def smem_wavefronts(warps: np.ndarray, lanes: np.ndarray, addr: np.ndarray, nbyt
     warp-wide broadcast is 2 wavefronts, 32 distinct 16-byte words 4; probed on the H100, NOTES.md)."""
     if warps.size == 0:
         return np.zeros(nwarps, np.int64)
+    fast = _wavefronts_fast(warps, addr, nbytes, nwarps)
+    if fast is not None:
+        return fast
     nword = max(1, nbytes // 4)
     words = addr >> 2
     grp = (lanes >> 4) if nbytes >= 16 else np.zeros_like(lanes)
@@ -113,6 +119,29 @@ def smem_wavefronts(warps: np.ndarray, lanes: np.ndarray, addr: np.ndarray, nbyt
     bank = key & 31
     per = np.bincount(kwg * 32 + bank, minlength=nwarps * 2 * 32).reshape(-1, 32)
     return per.max(axis=1).reshape(nwarps, 2).sum(axis=1)
+
+
+def _wavefronts_fast(warps: np.ndarray, addr: np.ndarray, nbytes: int, nwarps: int):
+    """smem_wavefronts for the common case of whole warps whose lanes' words lie within one 128-byte window per
+    wavefront group (every bank used at most once: 1 wavefront per group), else None."""
+    if warps.size % 32 or nbytes not in (4, 8, 16):
+        return None
+    w2 = warps.reshape(-1, 32)
+    if not (w2 == w2[:, :1]).all():
+        return None
+    a2 = addr.reshape(-1, 32)
+    if nbytes == 16:        # half-warp groups
+        span = np.maximum(a2[:, :16].max(1) - a2[:, :16].min(1), a2[:, 16:].max(1) - a2[:, 16:].min(1))
+        per = 2
+    else:
+        span = a2.max(1) - a2.min(1)
+        per = 1
+    # all lanes' bytes inside a 128-byte window: one word per bank at most (identical words broadcast)
+    if not (span + nbytes <= 128).all():
+        return None
+    out = np.zeros(nwarps, np.int64)
+    out[w2[:, 0]] = per
+    return out
 
 
 class Trace:
@@ -134,6 +163,7 @@ class Trace:
         self.bar_addr: dict[int, int] = {}           # id(mbarrier object) -> its shared::cta address
         self.cluster = 1                             # CTAs per cluster (cluster launches: cluster_trace.py)
         self.cluster_of: dict[int, tuple] = {}       # global CTA -> (cluster index, %cluster_ctarank)
+        self.footprint = None                        # memsys.GridFootprint (predict.py)
 
     def new_contrib(self, key: tuple) -> int:
         self.contribs.append(Contribution(key))
@@ -224,10 +254,15 @@ class Recorder:
         self.cur_pc = -1
         self.cur_mem: dict = {}        # warp (wave-global) -> (kind, data) of the running memory instruction
         self.cur_async: list = []      # async ops submitted by the running instruction
-        self.touched = None            # first-touch bitmap over the heap, in 32-byte sectors
         self.bar_arrivals: dict = {}   # (cta, id) -> threads arrived so far (generation counting)
         self.keep: list = []           # keep mbarrier objects alive (their id() names phases)
         self.in_async: Optional[AsyncOp] = None
+        self.l1: dict = {}             # simulated SM -> memsys.L1Cache
+        self.widen: dict = {}          # PTX pc -> bytes per lane of the SASS shared access made from it (if wider)
+        self.l1_bytes = 256 * 1024     # set by predict.py from the carveout (memsys.l1_bytes)
+        self.seen = np.zeros(1 << 16, np.uint64)   # per heap sector: bit (CTA slot % 64) = that CTA touched it
+        self._slots: dict = {}         # global CTA -> slot
+        self.fp: dict = {}             # global CTA -> [sector arrays] it read (the grid footprint, memsys.py)
         self.cbar_gen: dict = {}       # (cta, warp) -> barrier.cluster arrivals so far (cluster_trace.py)
         self.partial: dict = {}        # (warp, barrier) -> lanes of a diverged warp that arrived so far
 
@@ -239,13 +274,13 @@ class Recorder:
         valid_w = st.valid.reshape(-1, 32).any(axis=1)
         self.all_warps = np.flatnonzero(valid_w)
         self.keys = [(int(self.warp_cta[w]), int(self.warp_in_cta[w])) for w in range(st.T // 32)]
+        if self.trace.cluster > 1:
+            self.sm_of_warp = np.array([self.trace.cluster_of.get(int(c), (c, 0))[1] for c in self.warp_cta], np.int64)
+        self.cta_slot = np.zeros(int(st.cta_ids.max()) + 1, np.int64)
+        for c in st.cta_ids:
+            self.cta_slot[int(c)] = self.cta_slot_of(int(c))
         for w in self.all_warps:
             self.trace.streams.setdefault(self.keys[w], [])
-        if self.touched is None:
-            self.touched = np.zeros((st.heap.buf.size >> 5) + 1, dtype=np.bool_)
-        elif self.touched.size < (st.heap.buf.size >> 5) + 1:
-            self.touched = np.concatenate([self.touched, np.zeros((st.heap.buf.size >> 5) + 1 - self.touched.size,
-                                                                  np.bool_)])
         st.engine = RecordingEngine(self)
 
     def warps_of(self, m) -> np.ndarray:
@@ -257,7 +292,7 @@ class Recorder:
 
     # --- global memory ------------------------------------------------------------------------------------------
     def sectors(self, off: np.ndarray, nbytes: int, warps: np.ndarray) -> tuple:
-        """(sectors per warp, first-touch sectors per warp) for byte offsets ``off`` into the heap."""
+        """(warp, sector) pairs, unique, of the accesses at byte offsets ``off`` into the heap."""
         first = off >> 5
         last = (off + nbytes - 1) >> 5
         if nbytes <= 32 and (first == last).all():
@@ -269,42 +304,94 @@ class Recorder:
             w = np.repeat(warps, span)
             keep = sec <= np.repeat(last, span)
             sec, w = sec[keep], w[keep]
-        key = w.astype(np.int64) << 40 | sec
-        uk = np.unique(key)
-        uw = uk >> 40
-        us = uk & ((1 << 40) - 1)
-        if us.size and int(us.max()) >= self.touched.size:
-            self.touched = np.concatenate([self.touched, np.zeros(int(us.max()) + 1 - self.touched.size, np.bool_)])
-        new = ~self.touched[us]
-        self.touched[us] = True
-        # a sector first touched by two warps of this instruction counts once (as the first one's)
-        if new.any():
-            _, first_idx = np.unique(us[new], return_index=True)
-            nw = np.zeros(new.sum(), bool)
-            nw[first_idx] = True
-            newmask = np.zeros(us.size, bool)
-            newmask[np.flatnonzero(new)[nw]] = True
-        else:
-            newmask = new
-        return uw, newmask
+        key = np.unique(w.astype(np.int64) << 40 | sec)
+        return key >> 40, key & ((1 << 40) - 1)
 
-    def mem(self, st, space: str, sel: np.ndarray, addr: np.ndarray, nbytes: int, write: bool):
+    def _global(self, st, warps: np.ndarray, addr: np.ndarray, nbytes: int, write: bool, cache: bool):
+        """Global access: sectors per warp; for loads the L1 (memsys.L1Cache of the warp's SM: ``cache`` False for
+        .cg / .cv), the misses, which of them are the CTA's first touch of the sector, and the footprint sets."""
+        off = addr.astype(np.int64) - GLOBAL_BASE
+        uw, us = self.sectors(off, nbytes, warps)
+        nw = st.T // 32
+        tot = np.bincount(uw, minlength=nw)
+        if write:
+            for w in np.flatnonzero(tot):
+                prev = self.cur_mem.get(w)
+                n = int(tot[w])
+                if prev is not None and prev[0] == GST:
+                    n += prev[1][0]
+                self.cur_mem[w] = (GST, (n, n))
+            return
+        miss = np.zeros(us.size, bool)
+        sm_of = self.sm_of_warp[uw] if self.trace.cluster > 1 else None
+        for sm in (np.unique(sm_of) if sm_of is not None else (0,)):
+            part = np.flatnonzero(sm_of == sm) if sm_of is not None else np.arange(us.size)
+            useq, inv = np.unique(us[part], return_inverse=True)
+            hit_u = self.l1_for_sm(int(sm)).access(useq) if cache else np.zeros(useq.size, bool)
+            # a sector two warps of this instruction miss on is fetched once: the first warp's miss
+            first_pair = np.zeros(part.size, bool)
+            _, fidx = np.unique(inv, return_index=True)
+            first_pair[fidx] = True
+            miss[part] = ~hit_u[inv] & first_pair
+        mw, ms = uw[miss], us[miss]
+        ctas = self.warp_cta[mw]
+        bits = np.left_shift(np.uint64(1), (self.cta_slot[ctas] % 64).astype(np.uint64))
+        self._grow(int(us.max()) + 1)
+        fresh = (self.seen[ms] & bits) == 0
+        np.bitwise_or.at(self.seen, ms, bits)
+        misses = np.bincount(mw, minlength=nw)
+        firsts = np.bincount(mw[fresh], minlength=nw)
+        for c in np.unique(self.warp_cta[uw]):
+            self.fp.setdefault(int(c), []).append(us[self.warp_cta[uw] == c])
+        alloc = memsys.alloc_index(st.heap, ms) if ms.size else None
+        for w in np.flatnonzero(tot):
+            sel_w = np.flatnonzero(mw == w)
+            d = memsys.GlobalAccess(int(tot[w]), int(misses[w]), int(firsts[w]),
+                                    int(alloc[sel_w[0]]) if sel_w.size else -1)
+            prev = self.cur_mem.get(w)
+            if prev is not None and prev[0] == GLD:
+                p = prev[1]
+                d = memsys.GlobalAccess(d[0] + p[0], d[1] + p[1], d[2] + p[2], p[3] if p[3] >= 0 else d[3])
+            self.cur_mem[w] = (GLD, d)
+
+    def _grow(self, n: int):
+        if n > self.seen.size:
+            self.seen = np.concatenate([self.seen, np.zeros(max(n - self.seen.size, self.seen.size), np.uint64)])
+
+    def l1_for_sm(self, sm: int) -> "memsys.L1Cache":
+        """The L1 of simulated SM ``sm`` (one per cluster rank for cluster launches)."""
+        l1 = self.l1.get(sm)
+        if l1 is None:
+            l1 = self.l1[sm] = memsys.L1Cache(self.l1_bytes)
+        return l1
+
+    def note_reads(self, cta: int, ptr_n: list) -> tuple:
+        """TMA / bulk-copy reads [(pointer, bytes)] by ``cta``: (sectors, first touches by the CTA, allocation)."""
+        secs = [np.arange((ptr - GLOBAL_BASE) >> 5, ((ptr - GLOBAL_BASE) + n - 1 >> 5) + 1) for ptr, n in ptr_n]
+        if not secs:
+            return 0, 0, -1
+        sec = np.unique(np.concatenate(secs))
+        self._grow(int(sec.max()) + 1)
+        bit = np.uint64(1) << np.uint64(int(self.cta_slot_of(cta)) % 64)
+        fresh = (self.seen[sec] & bit) == 0
+        self.seen[sec] |= bit
+        self.fp.setdefault(int(cta), []).append(sec)
+        alloc = int(memsys.alloc_index(self.st.heap, sec[:1])[0])
+        return int(sec.size), int(fresh.sum()), alloc
+
+    def cta_slot_of(self, cta: int) -> int:
+        slot = self._slots.get(cta)
+        if slot is None:
+            slot = self._slots[cta] = len(self._slots)
+        return slot
+
+    def mem(self, st, space: str, sel: np.ndarray, addr: np.ndarray, nbytes: int, write: bool, cache: bool = True):
         """Called by TimedWave.load/store (after the access is validated) with resolved per-space addresses."""
         if sel.size == 0:
             return
         warps = st.gwarp[sel]
         if space == "global":
-            off = (addr.astype(np.int64) - GLOBAL_BASE)
-            uw, new = self.sectors(off, nbytes, warps)
-            tot = np.bincount(uw, minlength=st.T // 32)
-            dram = np.bincount(uw[new], minlength=st.T // 32)
-            kind = GST if write else GLD
-            for w in np.flatnonzero(tot):
-                prev = self.cur_mem.get(w)
-                s, d = int(tot[w]), int(dram[w])
-                if prev is not None and prev[0] == kind:
-                    s, d = s + prev[1][0], d + prev[1][1]
-                self.cur_mem[w] = (kind, (s, d))
+            self._global(st, warps, addr, nbytes, write, cache)
         elif space in ("shared", "shared::cluster"):
             a = addr.astype(np.int64)
             lanes = sel % 32
@@ -315,8 +402,9 @@ class Recorder:
                 lanes = lanes[keep]
             nw = st.T // 32
             wav = smem_wavefronts(warps, lanes, a, nbytes, nw)
-            w64 = smem_wavefronts(warps, lanes, a & ~7, 8, nw) if nbytes < 8 else wav
-            w128 = smem_wavefronts(warps, lanes, a & ~15, 16, nw) if nbytes < 16 else wav
+            wide = self.widen.get(self.cur_pc, 0)      # ptxas made this access part of a wider SASS access
+            w64 = smem_wavefronts(warps, lanes, a & ~7, 8, nw) if nbytes < 8 == wide else wav
+            w128 = smem_wavefronts(warps, lanes, a & ~15, 16, nw) if nbytes < 16 <= wide else wav
             for w in np.flatnonzero(wav):
                 d = SmemAccess(int(wav[w]), int(w64[w]), int(w128[w]), 1)
                 prev = self.cur_mem.get(w)
@@ -440,17 +528,7 @@ class RecordingEngine(machine.AsyncEngine):
         if a is None:
             return
         if reads:
-            dram = tot = 0
-            for ptr, n in reads:
-                off = ptr - GLOBAL_BASE
-                lo, hi = off >> 5, (off + n - 1) >> 5
-                if hi >= rec.touched.size:
-                    rec.touched = np.concatenate([rec.touched, np.zeros(hi + 1 - rec.touched.size, np.bool_)])
-                seg = rec.touched[lo:hi + 1]
-                dram += int((~seg).sum()) * 32
-                tot += (hi - lo + 1) * 32
-                seg[:] = True
-            a.dram_bytes, a.l2_bytes = dram, tot - dram
+            a.sectors, a.first, a.alloc = rec.note_reads(a.cta, reads)
         for bar, phase, c in rec.mbar_changes(before, ctas):
             cid = rec.trace.new_contrib((id(bar), phase))
             rec.trace.contribs[cid].parts = 1
@@ -727,7 +805,6 @@ class TimedWave(machine.Wave):
             return
         a = np.broadcast_to(np.asarray(addr, dtype=np.uint64), (self.T,))[sel]
         nbytes = np.dtype(dt).itemsize * count
+        cache = not any(m in ("cg", "cv") for m in ins.mods)     # PTX ISA 9.7.9.8: .cg / .cv bypass L1
         for sp, s, aa in self._space_of(space, a, sel, ins):
-            if sp == "global":
-                aa = aa  # already absolute (global window base included)
-            rec.mem(self, sp, s, aa, nbytes, write)
+            rec.mem(self, sp, s, aa, nbytes, write, cache)

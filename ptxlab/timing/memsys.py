@@ -1,0 +1,204 @@
+"""The memory hierarchy a warp's global access meets: the SM's L1, then the GPU-wide L2 and DRAM.
+
+**L1** (``L1Cache``): one per simulated SM, fed in the emulator's order (which keeps a CTA's warps close together
+in program order, as the hardware's schedulers do).  Sector-granular LRU: a sector is resident while fewer than
+``capacity`` other sectors were filled since its last use.  Capacity: the SM's 256 KB of L1 + shared memory minus
+the shared-memory carveout the driver picks for the kernel (the smallest supported carveout that holds the resident
+CTAs' shared memory; CUDA C++ Programming Guide, "Shared Memory" of cc 9.0: 0, 8, 16, 32, 64, 100, 132, 164, 196,
+228 KB).  ``ld.global`` (``.ca``) and ``ld.global.nc`` allocate in L1; ``.cg`` / ``.cv`` and TMA bypass it; stores
+write through to L2 (PTX ISA 9.7.9.8 cache operators).
+
+**L2 or DRAM** (``GridFootprint``): decided by the whole grid's footprint, not by one SM's first touch.  From the
+emulated CTAs (the busiest SM's, plus one "probe" CTA one step along each grid dimension, emulated for its addresses
+only) the footprint of each allocation is fitted as a translation in blockIdx: CTA b touches S0 + sum_d b_d * t_d
+(t_d: the shift between the sets of CTA 0 and the probe of dimension d, accepted when it maps 90 % of one onto the
+other; the fit is checked on every other emulated CTA and the check is reported).  An allocation whose set does not
+move along dimension d (t_d = 0) is shared by the CTAs along d: a sector one of them fetched from DRAM is an L2 hit
+for the others if they read it while it is still in L2: their CTA ids differ by the stride of d (1, gridDim.x,
+gridDim.x * gridDim.y), so they run concurrently when the stride is below the CTAs resident on the GPU, and
+otherwise the sector survives if the unique bytes the CTAs in between bring (stride x bytes per CTA) fit in the L2.
+A CTA's first read of a sector of allocation a is then a DRAM read with probability p_a = 1 / (the CTAs sharing it
+through L2); its re-reads of its own sectors are L2 hits unless the resident CTAs' footprint exceeds the L2 (then a
+fraction).  An allocation whose footprint is not a translation (gathers, data-dependent indices) keeps p_a = 1.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+import numpy as np
+
+CARVEOUTS_KB = (0, 8, 16, 32, 64, 100, 132, 164, 196, 228)
+
+
+def l1_bytes(p, ctas_per_sm: int, smem_per_cta: int) -> int:
+    """L1 capacity of an SM running ``ctas_per_sm`` CTAs of ``smem_per_cta`` bytes of shared memory."""
+    need = ctas_per_sm * (smem_per_cta + p.smem_per_cta_reserved) if smem_per_cta else 0
+    carve = next((k * 1024 for k in CARVEOUTS_KB if k * 1024 >= need), CARVEOUTS_KB[-1] * 1024)
+    return max(p.l1_sm_bytes - carve, 16 * 1024)
+
+
+class L1Cache:
+    """Sector-granular LRU (module docstring) over heap sector indices."""
+
+    def __init__(self, capacity_bytes: int):
+        self.cap = max(1, capacity_bytes // 32)
+        self.fill = 0                                  # sectors filled so far
+        self.at = np.zeros(1 << 16, np.int64)          # per sector: the fill count after its last use, + 1
+
+    def access(self, sec: np.ndarray, allocate: bool = True) -> np.ndarray:
+        """Hit mask for unique sector indices ``sec``; misses are filled (when ``allocate``)."""
+        if sec.size == 0:
+            return np.zeros(0, bool)
+        top = int(sec.max()) + 1
+        if top > self.at.size:
+            self.at = np.concatenate([self.at, np.zeros(max(top - self.at.size, self.at.size), np.int64)])
+        last = self.at[sec]
+        hit = (last > 0) & (self.fill - (last - 1) < self.cap)
+        if allocate:
+            nmiss = int((~hit).sum())
+            self.fill += nmiss
+            self.at[sec] = self.fill + 1
+        return hit
+
+
+class GlobalAccess(tuple):
+    __slots__ = ()
+    """Event data of one warp's global load (trace.py): sectors it touched (L1 / LSU traffic), those that missed
+    L1 (L2 traffic), of which first touches by its CTA (DRAM with probability p of their allocation), and that
+    allocation's index (the allocation of its first missed sector)."""
+
+    def __new__(cls, sectors: int, misses: int, first: int, alloc: int):
+        return tuple.__new__(cls, (sectors, misses, first, alloc))
+
+    sectors = property(lambda s: s[0])
+    misses = property(lambda s: s[1])
+    first = property(lambda s: s[2])
+    alloc = property(lambda s: s[3])
+
+    def merged(self, other: "GlobalAccess") -> "GlobalAccess":
+        """One wide SASS load made of several PTX loads (sass_join): the same sectors, the misses of all."""
+        return GlobalAccess(max(self[0], other[0]), self[1] + other[1], self[2] + other[2], self[3])
+
+
+@dataclass
+class GridFootprint:
+    """The grid-wide DRAM probabilities of a launch (module docstring)."""
+    p: Dict[int, float] = field(default_factory=dict)     # allocation index -> DRAM probability of a first read
+    p_own: float = 0.0                                     # DRAM probability of a CTA's re-read of its own sector
+    note: str = ""
+    shared: Dict[int, str] = field(default_factory=dict)  # allocation index -> "x,y" dims it is shared along
+
+    def p_of(self, alloc: int) -> float:
+        return self.p.get(alloc, 1.0)
+
+
+def alloc_index(heap, sectors: np.ndarray) -> np.ndarray:
+    """Index (in the heap's address-ordered allocation list) of each sector's allocation; -1 outside any."""
+    starts = np.asarray(heap._starts, np.int64)
+    if starts.size == 0:
+        return np.full(sectors.size, -1, np.int64)
+    i = np.searchsorted(starts, sectors * 32, side="right") - 1
+    return i
+
+
+def _shift(s0: np.ndarray, s1: np.ndarray) -> Optional[int]:
+    """The translation t with s0 + t ~ s1 (90 % of the larger set), or None."""
+    if s0.size == 0 or s1.size == 0:
+        return None
+    if s0.size == s1.size:
+        d = s1 - s0
+        vals, counts = np.unique(d, return_counts=True)
+        t = int(vals[np.argmax(counts)])
+    else:
+        t = int(s1[0] - s0[0])
+    if np.intersect1d(s0 + t, s1, assume_unique=True).size >= 0.9 * max(s0.size, s1.size):
+        return t
+    return None
+
+
+def infer(sets: Dict[int, Dict[int, np.ndarray]], block_of: Dict[int, tuple], grid: tuple, busy_sms: int,
+          ctas_per_sm: int, l2_bytes: int) -> GridFootprint:
+    """GridFootprint from per-CTA sector sets {cta: {allocation: sorted unique sectors}} of the emulated CTAs
+    (``block_of``: cta -> blockIdx)."""
+    fp = GridFootprint()
+    origin = next((c for c, b in block_of.items() if b == (0, 0, 0)), None)
+    if origin is None or origin not in sets:
+        fp.note = "grid footprint: CTA 0 not emulated; first touch = DRAM"
+        return fp
+    dims = [d for d in range(3) if grid[d] > 1]
+    probe = {}
+    for d in dims:
+        e = tuple(1 if k == d else 0 for k in range(3))
+        c = next((c for c, b in block_of.items() if b == e), None)
+        if c is not None and c in sets:
+            probe[d] = c
+    stride = {0: 1, 1: grid[0], 2: grid[0] * grid[1]}
+    resident = max(1, busy_sms * ctas_per_sm)
+    s0 = sets[origin]
+    shifts: Dict[int, Dict[int, Optional[int]]] = {}
+    for a, base in s0.items():
+        shifts[a] = {d: (_shift(base, sets[probe[d]].get(a, np.zeros(0, np.int64))) if d in probe else None)
+                     for d in dims}
+    # check the translation on every other emulated CTA
+    checked = good = 0
+    for c, b in block_of.items():
+        if c in (origin, *probe.values()) or c not in sets:
+            continue
+        for a, base in s0.items():
+            if any(shifts[a][d] is None for d in dims if b[d]):
+                continue
+            pred = base + sum(b[d] * shifts[a][d] for d in dims if b[d])
+            act = sets[c].get(a, np.zeros(0, np.int64))
+            checked += 1
+            if act.size and np.intersect1d(pred, act, assume_unique=True).size >= 0.9 * max(pred.size, act.size):
+                good += 1
+    # bytes one CTA brings in that no CTA before it (in the L2's reach) did: per allocation its set / sharers
+    cta_bytes = 0.0
+    for a, base in s0.items():
+        k = 1
+        for d in dims:
+            if shifts[a][d] == 0:
+                k *= grid[d]
+        cta_bytes += base.size * 32 / k
+    parts = []
+    for a, base in s0.items():
+        sh = shifts[a]
+        if any(sh[d] is None for d in dims) or (checked and good < 0.9 * checked):
+            fp.p[a] = 1.0
+            parts.append(f"#{a} not a translation: first touch = DRAM")
+            continue
+        k = 1
+        along = []
+        for d in dims:
+            if sh[d] != 0:
+                continue
+            if stride[d] < resident or stride[d] * cta_bytes < l2_bytes:
+                k *= grid[d]
+                along.append("xyz"[d])
+            else:
+                along.append("xyz"[d] + " (evicted before reuse)")
+        fp.p[a] = 1.0 / k
+        fp.shared[a] = ",".join(along)
+        parts.append(f"#{a} {base.size * 32 / 1024:.0f} KB/CTA shared along {','.join(along) or '-'}: "
+                     f"p(DRAM) {fp.p[a]:.3g}")
+    foot = cta_bytes * resident
+    fp.p_own = 0.0 if foot <= l2_bytes else 1.0 - l2_bytes / foot
+    chk = f"translation checked on {good}/{checked} emulated CTA x allocation pairs" if checked else \
+        "translation not checked (no further CTA emulated)"
+    fp.note = (f"grid footprint: {chk}; resident CTAs' footprint {foot / 2**20:.1f} MB vs L2 "
+               f"{l2_bytes / 2**20:.0f} MB; " + "; ".join(parts))
+    return fp
+
+
+def probe_ctas(grid: tuple, have: List[int]) -> List[int]:
+    """CTA ids one step along each grid dimension of more than one CTA, not already in ``have``."""
+    out = []
+    for d in range(3):
+        if grid[d] > 1:
+            cid = (1, grid[0], grid[0] * grid[1])[d]
+            if cid not in have and cid not in out:
+                out.append(cid)
+    if 0 not in have:
+        out.insert(0, 0)
+    return out
