@@ -105,6 +105,10 @@ def timed_launch(dev, module, prog, grid, block, params: bytes, dyn_smem: int, g
     else:
         order, mine = None, cta_ids_for_sm(total, p.sms, 0)
     mode = (sample or "auto").lower()
+    n_sm = len(mine)
+    cap = max_rounds()
+    if csize == 1 and cap and n_sm > (cap + 1) * occ:
+        mine = mine[:cap * occ]        # round sampling: the busiest SM's first rounds, extrapolated (simulate())
     if mode == "all" or total <= 1:
         run_ids, rec_ids = (order or list(range(total))), set(mine)
         sampled = f"all {total} CTAs emulated; the busiest SM's {len(mine)} simulated"
@@ -113,9 +117,13 @@ def timed_launch(dev, module, prog, grid, block, params: bytes, dyn_smem: int, g
         sampled = (f"timing-only sample: {len(mine)} of {total} CTAs emulated (those of the busiest SM); "
                    f"outputs of the other CTAs not computed") if len(mine) < total else \
             f"all {total} CTAs emulated"
+    if len(mine) < n_sm:
+        sampled += (f"; round sampling: {len(mine)} of the busiest SM's {n_sm} CTAs ({cap} rounds of {occ}) "
+                    f"simulated, the rest extrapolated (CTAs assumed alike; PTXLAB_TIMING_ROUNDS=0 for all)")
     if csize > 1:
         sampled += f"; clusters of {csize}: whole clusters on {csize} SMs"
     trace = Trace(prog, grid, block, dyn_smem, [c for c in run_ids if c in rec_ids])
+    trace.sm_ctas = n_sm
     if csize > 1:
         trace.cluster = csize
         trace.cluster_of = cluster_trace.cluster_map(grid, cluster.dims)
@@ -228,6 +236,9 @@ def simulate(trace: Trace, prog, p, threads: int, regs: int, smem: int, sampled:
         trace.streams = sass[2]
     sim = SmSim(trace, info, p, occ, busy_sms)
     r = sim.run()
+    n_sm = getattr(orig_trace, "sm_ctas", 0) or len(orig_trace.ctas)
+    if n_sm > len(orig_trace.ctas):
+        _extrapolate(r, occ, n_sm, len(orig_trace.ctas))
     sim_s = time.perf_counter() - t1
     clk = p.clock_ghz * 1e3   # cycles per us
     sim_us = r.cycles / clk
@@ -345,6 +356,31 @@ def _note_tmem(trace: Trace, st) -> None:
         cols = max(int(getattr(t, "last_alloc_ncols", 0) or 0), live)
         g = int(st.cta_ids[c])
         trace.tmem_cols[g] = max(trace.tmem_cols.get(g, 0), cols)
+
+
+def max_rounds() -> int:
+    """``PTXLAB_TIMING_ROUNDS``: CTA rounds of the busiest SM simulated before extrapolating (default 2; 0: all)."""
+    import os
+    v = os.environ.get("PTXLAB_TIMING_ROUNDS", "2").strip()
+    if not v.isdigit():
+        raise ValueError(f"PTXLAB_TIMING_ROUNDS={v!r}: a number of rounds (0: simulate every CTA of the SM)")
+    return int(v)
+
+
+def _extrapolate(r, occ: int, n_all: int, n_sim: int) -> None:
+    """Round sampling: the SM ran ``n_sim`` of its ``n_all`` CTAs, ``occ`` at a time.  The first round ends at T1
+    (its CTAs start together), the simulated rounds at T2; each further round adds (T2 - T1) / (simulated rounds - 1)
+    (the staggered steady state of the later rounds).  Busy times and amounts scale with the CTAs."""
+    spans = sorted(r.cta_spans, key=lambda x: (x[1], x[0]))
+    t1 = max(e for _, _, e in spans[:occ])
+    rounds_sim = n_sim / occ
+    rounds_all = n_all / occ
+    per = (r.cycles - t1) / max(rounds_sim - 1.0, 1e-9) if rounds_sim > 1 else t1
+    cycles = t1 + (rounds_all - 1.0) * per
+    f = n_all / n_sim
+    r.resources = {k: v * f for k, v in r.resources.items()}
+    r.amounts = {k: v * f for k, v in r.amounts.items()}
+    r.cycles = cycles
 
 
 def _hot(hot: dict, info, n: int = 12) -> list:

@@ -251,7 +251,12 @@ class Join:
             fam[lb].append((bi, {pc: c for pc, c in cnt.items() if self.block_of[pc] == lb}))
         out = {}
         for lb, v in fam.items():
-            if len(v) < 2:
+            if len(v) == 1:     # one copy: unrolled if most of its PTX instructions appear u > 1 times (the mode)
+                bi, c = v[0]
+                vals = Counter(int(round(x)) for x in c.values())
+                u = max(vals, key=lambda x: (vals[x], -x))
+                if u > 1 and (bi in self.sg.succ[bi] or any(self.sg.dominates(bi, q) for q in self.sg.pred[bi])):
+                    out[lb] = [(u, True, bi)]
                 continue
             ref = max(v, key=lambda x: len(x[1]))[1]
             copies = [(bi, c) for bi, c in v if len(set(c) & set(ref)) >= 0.8 * len(set(c) | set(ref))]
@@ -289,10 +294,10 @@ class Join:
             lst = self._emit.setdefault(("v", bi), list(range(blocks[bi].start, blocks[bi].end)))
             out.extend([(lst, u)] * k)
             left -= k * u
-        if left > 0:                    # no variant fits the rest: the smallest one, once per iteration left
+        if left > 0:                    # no variant fits the rest: the smallest one, once for what is left
             u, rep, bi = self.variants[lb][-1]
             lst = self._emit.setdefault(("v", bi), list(range(blocks[bi].start, blocks[bi].end)))
-            out.extend([(lst, 1)] * left)
+            out.append((lst, left))
         return out
 
     def emit_for(self, p: int, prev, executed: frozenset = frozenset(), done: frozenset = frozenset(),

@@ -164,6 +164,7 @@ class Trace:
         self.cluster = 1                             # CTAs per cluster (cluster launches: cluster_trace.py)
         self.cluster_of: dict[int, tuple] = {}       # global CTA -> (cluster index, %cluster_ctarank)
         self.footprint = None                        # memsys.GridFootprint (predict.py)
+        self.sm_ctas = 0                             # CTAs the busiest SM runs (> len(ctas): round sampling)
 
     def new_contrib(self, key: tuple) -> int:
         self.contribs.append(Contribution(key))
