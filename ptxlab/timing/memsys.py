@@ -10,16 +10,17 @@ write through to L2 (PTX ISA 9.7.9.8 cache operators).
 
 **L2 or DRAM** (``GridFootprint``): decided by the whole grid's footprint, not by one SM's first touch.  From the
 emulated CTAs (the busiest SM's, plus one "probe" CTA one step along each grid dimension, emulated for its addresses
-only) the footprint of each allocation is fitted as a translation in blockIdx: CTA b touches S0 + sum_d b_d * t_d
+only) the footprint of each *access stream* (the sectors one PTX load instruction reads: one array, typically) is
+fitted as a translation in blockIdx: CTA b touches S0 + sum_d b_d * t_d
 (t_d: the shift between the sets of CTA 0 and the probe of dimension d, accepted when it maps 90 % of one onto the
-other; the fit is checked on every other emulated CTA and the check is reported).  An allocation whose set does not
+other; the fit is checked on every other emulated CTA and the check is reported).  A stream whose set does not
 move along dimension d (t_d = 0) is shared by the CTAs along d: a sector one of them fetched from DRAM is an L2 hit
 for the others if they read it while it is still in L2: their CTA ids differ by the stride of d (1, gridDim.x,
 gridDim.x * gridDim.y), so they run concurrently when the stride is below the CTAs resident on the GPU, and
 otherwise the sector survives if the unique bytes the CTAs in between bring (stride x bytes per CTA) fit in the L2.
-A CTA's first read of a sector of allocation a is then a DRAM read with probability p_a = 1 / (the CTAs sharing it
+A CTA's first read of a sector through stream a is then a DRAM read with probability p_a = 1 / (the CTAs sharing it
 through L2); its re-reads of its own sectors are L2 hits unless the resident CTAs' footprint exceeds the L2 (then a
-fraction).  An allocation whose footprint is not a translation (gathers, data-dependent indices) keeps p_a = 1.
+fraction).  A stream whose footprint is not a translation (gathers, data-dependent indices) keeps p_a = 1.
 """
 from __future__ import annotations
 
@@ -63,43 +64,37 @@ class L1Cache:
 
 
 class GlobalAccess(tuple):
-    __slots__ = ()
     """Event data of one warp's global load (trace.py): sectors it touched (L1 / LSU traffic), those that missed
-    L1 (L2 traffic), of which first touches by its CTA (DRAM with probability p of their allocation), and that
-    allocation's index (the allocation of its first missed sector)."""
+    L1 (L2 traffic), of which first touches by its CTA (DRAM with probability p of its stream), the stream (the
+    PTX pc of the load) and the 128-byte lines it touched (the L1 looks
+    up one line per clock: an uncoalesced access of 32 lines takes 32 clocks, H100 ncu of the naive SGEMM)."""
+    __slots__ = ()
 
-    def __new__(cls, sectors: int, misses: int, first: int, alloc: int):
-        return tuple.__new__(cls, (sectors, misses, first, alloc))
+    def __new__(cls, sectors: int, misses: int, first: int, stream: int, lines: int = 0):
+        return tuple.__new__(cls, (sectors, misses, first, stream, lines or -(-sectors // 4)))
 
     sectors = property(lambda s: s[0])
     misses = property(lambda s: s[1])
     first = property(lambda s: s[2])
-    alloc = property(lambda s: s[3])
+    stream = property(lambda s: s[3])
+    lines = property(lambda s: s[4])
 
     def merged(self, other: "GlobalAccess") -> "GlobalAccess":
         """One wide SASS load made of several PTX loads (sass_join): the same sectors, the misses of all."""
-        return GlobalAccess(max(self[0], other[0]), self[1] + other[1], self[2] + other[2], self[3])
+        return GlobalAccess(max(self[0], other[0]), self[1] + other[1], self[2] + other[2], self[3],
+                            max(self[4], other[4]))
 
 
 @dataclass
 class GridFootprint:
     """The grid-wide DRAM probabilities of a launch (module docstring)."""
-    p: Dict[int, float] = field(default_factory=dict)     # allocation index -> DRAM probability of a first read
+    p: Dict[int, float] = field(default_factory=dict)     # stream (PTX pc) -> DRAM probability of a first read
     p_own: float = 0.0                                     # DRAM probability of a CTA's re-read of its own sector
     note: str = ""
-    shared: Dict[int, str] = field(default_factory=dict)  # allocation index -> "x,y" dims it is shared along
+    shared: Dict[int, str] = field(default_factory=dict)  # stream -> "x,y" dims it is shared along
 
-    def p_of(self, alloc: int) -> float:
-        return self.p.get(alloc, 1.0)
-
-
-def alloc_index(heap, sectors: np.ndarray) -> np.ndarray:
-    """Index (in the heap's address-ordered allocation list) of each sector's allocation; -1 outside any."""
-    starts = np.asarray(heap._starts, np.int64)
-    if starts.size == 0:
-        return np.full(sectors.size, -1, np.int64)
-    i = np.searchsorted(starts, sectors * 32, side="right") - 1
-    return i
+    def p_of(self, stream: int) -> float:
+        return self.p.get(stream, 1.0)
 
 
 def _shift(s0: np.ndarray, s1: np.ndarray) -> Optional[int]:
@@ -119,7 +114,7 @@ def _shift(s0: np.ndarray, s1: np.ndarray) -> Optional[int]:
 
 def infer(sets: Dict[int, Dict[int, np.ndarray]], block_of: Dict[int, tuple], grid: tuple, busy_sms: int,
           ctas_per_sm: int, l2_bytes: int) -> GridFootprint:
-    """GridFootprint from per-CTA sector sets {cta: {allocation: sorted unique sectors}} of the emulated CTAs
+    """GridFootprint from per-CTA sector sets {cta: {stream: sorted unique sectors}} of the emulated CTAs
     (``block_of``: cta -> blockIdx)."""
     fp = GridFootprint()
     origin = next((c for c, b in block_of.items() if b == (0, 0, 0)), None)
@@ -153,7 +148,7 @@ def infer(sets: Dict[int, Dict[int, np.ndarray]], block_of: Dict[int, tuple], gr
             checked += 1
             if act.size and np.intersect1d(pred, act, assume_unique=True).size >= 0.9 * max(pred.size, act.size):
                 good += 1
-    # bytes one CTA brings in that no CTA before it (in the L2's reach) did: per allocation its set / sharers
+    # bytes one CTA brings in that no CTA before it (in the L2's reach) did: per stream its set / sharers
     cta_bytes = 0.0
     for a, base in s0.items():
         k = 1
@@ -161,12 +156,12 @@ def infer(sets: Dict[int, Dict[int, np.ndarray]], block_of: Dict[int, tuple], gr
             if shifts[a][d] == 0:
                 k *= grid[d]
         cta_bytes += base.size * 32 / k
-    parts = []
+    groups: Dict[str, list] = {}
     for a, base in s0.items():
         sh = shifts[a]
         if any(sh[d] is None for d in dims) or (checked and good < 0.9 * checked):
             fp.p[a] = 1.0
-            parts.append(f"#{a} not a translation: first touch = DRAM")
+            groups.setdefault("not a translation (first touch = DRAM)", []).append(base.size)
             continue
         k = 1
         along = []
@@ -180,12 +175,13 @@ def infer(sets: Dict[int, Dict[int, np.ndarray]], block_of: Dict[int, tuple], gr
                 along.append("xyz"[d] + " (evicted before reuse)")
         fp.p[a] = 1.0 / k
         fp.shared[a] = ",".join(along)
-        parts.append(f"#{a} {base.size * 32 / 1024:.0f} KB/CTA shared along {','.join(along) or '-'}: "
-                     f"p(DRAM) {fp.p[a]:.3g}")
+        groups.setdefault(f"shared along {','.join(along)}: p(DRAM) {fp.p[a]:.3g}" if along else
+                          "private to each CTA: p(DRAM) 1", []).append(base.size)
     foot = cta_bytes * resident
     fp.p_own = 0.0 if foot <= l2_bytes else 1.0 - l2_bytes / foot
-    chk = f"translation checked on {good}/{checked} emulated CTA x allocation pairs" if checked else \
+    chk = f"translation checked on {good}/{checked} emulated CTA x stream pairs" if checked else \
         "translation not checked (no further CTA emulated)"
+    parts = [f"{len(v)} stream(s), {sum(v) * 32 / 1024:.0f} KB/CTA, {k}" for k, v in groups.items()]
     fp.note = (f"grid footprint: {chk}; resident CTAs' footprint {foot / 2**20:.1f} MB vs L2 "
                f"{l2_bytes / 2**20:.0f} MB; " + "; ".join(parts))
     return fp

@@ -173,7 +173,7 @@ def timed_launch(dev, module, prog, grid, block, params: bytes, dyn_smem: int, g
         warn_sample(dev, prog.kernel, len(run_ids), total)
     from ..emu.checks import lineinfo
     # CUDA source lines of the trace events even without -lineinfo (the same map fault reports use)
-    lmap = lineinfo.line_map(module)
+    lmap = _source_lines(module, prog, lineinfo.line_map(module))
     out = simulate(trace, prog, p, threads, regs, smem, sampled, emu_s, lmap, sass_join_of(module, prog, p, trace,
                                                                                                 lmap))
     HISTORY.append(out)
@@ -272,6 +272,19 @@ def resimulate(t: Timing, p) -> Timing:
     return simulate(trace, prog, p, threads, regs, smem, sampled, line_map=line_map, sass=sass)
 
 
+def _source_lines(module, prog, lmap: dict) -> dict:
+    """{PTX line: (file, line)} of every instruction, the file and line resolved to the real source (srcloc.py)."""
+    from . import srcloc
+    fix = srcloc.resolver(module)
+    out = {}
+    for e in prog.code:
+        loc = e.ins.loc or lmap.get(e.ins.line)
+        if loc:
+            f, n = fix(loc)
+            out[e.ins.line] = (srcloc.short(f), n)
+    return out
+
+
 def _widened(module, prog, p) -> dict:
     """{PTX pc: bytes per lane} of the shared-memory SASS accesses wider than 4 bytes made from a PTX instruction
     (the recorder then also counts the wavefronts of the widened access: trace.SmemAccess)."""
@@ -322,14 +335,12 @@ def _probe_groups(grid, cluster, order, have: list) -> list:
 
 
 def _footprint(rec, prec, grid, p, occ, heap, busy_sms) -> "memsys.GridFootprint":
-    """memsys.infer over the sampled and probe CTAs' read sets, split by allocation."""
+    """memsys.infer over the sampled and probe CTAs' read sets, per access stream (the PTX instruction that read)."""
     import numpy as np
-    sets = {}
+    sets: dict = {}
     for fp in (rec.fp, prec.fp):
-        for c, parts in fp.items():
-            sec = np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
-            al = memsys.alloc_index(heap, sec)
-            sets[c] = {int(a): sec[al == a] for a in np.unique(al) if a >= 0}
+        for (c, pc), parts in fp.items():
+            sets.setdefault(c, {})[pc] = np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
     gx, gy = grid[0], grid[1]
     block_of = {c: (c % gx, c // gx % gy, c // (gx * gy)) for c in sets}
     return memsys.infer(sets, block_of, tuple(grid), busy_sms, occ, p.l2_bytes)

@@ -613,7 +613,7 @@ def merge_data(k: int, a, b):
     if k in (GLD, GST):
         if hasattr(a, "merged"):
             return a.merged(b)
-        return (max(a[0], b[0]), a[1] + b[1]) + tuple(x + y for x, y in zip(a[2:], b[2:]))
+        return (max(a[0], b[0]), max(a[1], b[1]))      # a store: (sectors, 128-byte lines)
     return a
 
 

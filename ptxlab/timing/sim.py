@@ -100,6 +100,7 @@ class SmUnits:
         self.tc = Server(1.0)
         self.tmem = Server(p.tmem_ld_bytes_clk or 1e9)
         self.dsmem = Server(p.dsmem_bytes_clk)
+        self.shfl = Server(p.shfl_per_clk_sm)   # the SM's shuffle unit (one warp shuffle per clock, H100 probe)
         self.dispatch = [0.0] * p.smsps
         self.pipes = [dict.fromkeys(PIPES, 0.0) for _ in range(p.smsps)]
         self.issue_busy = [0.0] * p.smsps
@@ -219,6 +220,7 @@ class SmSim:
         self.key_done: dict = {}
         self.waiters: dict = defaultdict(list)
         self.tc_last: dict = defaultdict(float)
+        self.tc_lat = 0.0                       # completion latency of the last MMA form seen (params)
         self.timeline_ctas = set(trace.ctas[:max(timeline_ctas, self.nsm)])
         self.events: list = []
         self.max_events = max_events
@@ -260,15 +262,15 @@ class SmSim:
     def mem_load(self, t: float, d, u: SmUnits) -> float:
         """A warp's global load (memsys.GlobalAccess): its sectors pass the SM's L1 / LSU; the L1 misses go to L2
         (this SM's share of L2 bandwidth and its L2 -> SM fill path), the first touches of its CTA with the grid
-        footprint's DRAM probability of their allocation to DRAM (memsys.GridFootprint), re-reads with p_own; the
+        footprint's DRAM probability of their access stream to DRAM (memsys.GridFootprint), re-reads with p_own; the
         data returns after the L1 latency (all hits), else the L2 or DRAM latency (DRAM when any sector misses L2,
         in expectation)."""
-        sectors, misses, first, alloc = d
-        _, l1_end = u.l1.serve(t, sectors * 32)
+        sectors, misses, first, stream, lines = d
+        _, l1_end = u.l1.serve(t, max(sectors * 32, lines * u.l1.rate))     # one 128-B line looked up per clock
         if misses <= 0:
             return l1_end + self.l1_lat
         fp = self.footprint
-        p = fp.p_of(alloc) if fp is not None else 1.0
+        p = fp.p_of(stream) if fp is not None else 1.0
         p_own = fp.p_own if fp is not None else 0.0
         dram = first * p + (misses - first) * p_own
         h = misses * 32
@@ -461,7 +463,7 @@ class SmSim:
             if k == GLD:
                 ready = self.mem_load(ti, d, u)
             elif k == GST:
-                u.l1.serve(ti, d[0] * 32)
+                u.l1.serve(ti, max(d[0] * 32, d[1] * u.l1.rate))
                 self.dram.serve(ti, d[0] * 32)
                 u.fill.serve(ti, d[0] * 32)
             elif k == SMEM:
@@ -574,9 +576,17 @@ class SmSim:
             rate = p.tc_flops_clk.get(kind) or p.tc_flops_clk.get("f16", 4096.0)
             bits = 4 if kind in ("mxf4nvf4", "mxf4") else 8 if kind in ("mxf8f6f4", "f8f6f4", "i8") else 16
             smem_bytes = (M + N) * K * bits / 8
-            dur = max(flops / rate, smem_bytes / p.smem_bytes_clk)
+            cg = d[4] if len(d) > 4 else 1
+            # the initiation interval of this shape over the peak (small N / M = 64 run below peak: the
+            # SemiAnalysis tcgen05.mma fits, params.tc_ii_clk), kind-independent in cycles at the kind's native K
+            ii = p.tc_ii(cg, M, N)
+            ratio = ii / (2.0 * M * N * 16 / (8192.0 * cg)) if ii else 1.0
+            dur = max(flops / rate * ratio, smem_bytes / p.smem_bytes_clk)
         sms = [w.sm]
         ctas = [w.cta]
+        if kind != "cp":
+            self.tc_lat = p.tc_latency_clk.get(("TS" if len(d) > 5 and d[5] else "SS") + str(d[4] if len(d) > 4
+                                                                                            else 1), 0.0)
         if pair or (len(d) > 4 and d[4] == 2):
             # .cta_group::2: one MMA over the CTA pair; each CTA's tensor core computes its M/2 rows from its own
             # SMEM (PTX ISA 9.7.16.10.5 Layout A: a 4x1 data path in each CTA), so both pipes are busy for the
@@ -597,7 +607,7 @@ class SmSim:
         for c in ctas:
             self.tc_last[c] = start + dur
         label = f"tcgen05.cp {M} B" if kind == "cp" else f"tcgen05.mma {kind} {M}x{N}x{K}" + \
-            (" (cta_group::2)" if len(d) > 4 else "")
+            (" (cta_group::2)" if len(d) > 4 and d[4] == 2 else "")
         for i in sms:
             self.ev(w, label, start, start + dur, "tensor", pc, track=self.track("tensor pipe", i))
 
@@ -613,13 +623,15 @@ class SmSim:
         p = self.p
         u = self.units[w.sm]
         if a.kind == "commit":
-            done = max(ti, self.tc_last[w.cta]) + 1.0
+            # completes when the CTA's last MMA has left the pipe plus the fixed MMA completion latency (the
+            # SemiAnalysis fits: latency = initiation interval + b, params.tc_latency_clk)
+            done = max(ti, self.tc_last[w.cta] + self.tc_lat) + 1.0
             self.ev(w, "tcgen05.commit", ti, done, "tensor", pc, track=self.track("tensor pipe", w))
         elif a.kind in ("tma", "bulk", "cp_async"):
             start, e = u.tma.serve(ti, p.tma_issue_clk)
             done = e
             fp = self.footprint
-            pa = fp.p_of(a.alloc) if fp is not None else 1.0
+            pa = fp.p_of(a.stream) if fp is not None else 1.0
             own = fp.p_own if fp is not None else 0.0
             dram_b = 32.0 * (a.first * pa + (a.sectors - a.first) * own)
             l2_b = 32.0 * a.sectors - dram_b

@@ -14,6 +14,9 @@ Per warp, in stream order (in-order issue):
   throughput (sim._pipe_cost);
 * PTX items (an event without SASS counterpart, sass_join.py) issue as one instruction with no scoreboard.
 
+For speed a warp keeps issuing while it is less than ``QUANTUM`` (16) cycles ahead of the earliest other pending
+event, so shared units (memory, shuffle, dispatch of other warps) may see requests up to that much out of time order.
+
 Waits are attributed to what the warp waited for ("stall (fixed latency)", "scoreboard (global memory)", ...), so
 each warp's issue cycles plus its waits are its life (sim._warp_summary).
 """
@@ -22,6 +25,9 @@ from __future__ import annotations
 from .trace import GLD, LOCAL, PLAIN, SMEM
 
 _IN_ORDER = ("smem", "shfl", "ldc")
+# a warp keeps issuing while it is at most QUANTUM cycles ahead of the earliest other event (fewer heap round trips;
+# shared resources see requests out of time order by at most this much)
+QUANTUM = 16.0
 _SB_WHY = {"gmem": "scoreboard (global memory)", "smem": "scoreboard (shared memory)", "mufu": "scoreboard (SFU)",
            "cvt": "scoreboard (conversion)", "shfl": "scoreboard (shuffle)", "other": "scoreboard (other)"}
 
@@ -75,7 +81,7 @@ def step_sass(sim, w) -> bool:
             ti = t
         elif ti > t:
             wwaits["issue contention"] += ti - t
-        if heap and ti > heap[0][0] + 1e-9:
+        if heap and ti > heap[0][0] + QUANTUM:
             w.t = ti
             sim.push(ti, w)
             return False
@@ -96,6 +102,9 @@ def step_sass(sim, w) -> bool:
                     vkey = "gmem"
                 elif k2 == SMEM:
                     vkey = "smem"
+        if vkey == "shfl":                        # one shuffle unit per SM (params.shfl_per_clk_sm)
+            st, _ = u.shfl.serve(ti, 1.0)
+            ready = st + vlat
         if vkey in _IN_ORDER:                     # MIO results of one warp complete in order
             if ready < w.mio:
                 ready = w.mio

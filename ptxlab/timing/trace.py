@@ -54,8 +54,8 @@ class AsyncOp:
     nbytes: int = 0           # bytes of a SMEM -> peer SMEM bulk copy ("bulk_dsmem")
     dst_ctas: tuple = ()      # global CTAs whose SMEM it fills, when not only ``cta`` (multicast, peer bulk copy)
     sectors: int = 0          # global sectors a load read (TMA / bulk copy / cp.async)
-    first: int = 0            # ... of which first touches by its CTA (DRAM with the allocation's p, memsys.py)
-    alloc: int = -1           # allocation index of its first sector
+    first: int = 0            # ... of which first touches by its CTA (DRAM with its stream's p, memsys.py)
+    stream: int = -1          # the access stream (issuing PTX pc) of the grid footprint (memsys.py)
 
 
 @dataclass
@@ -219,8 +219,8 @@ class ProgramInfo:
     """Static per-PC tables of a program for the simulator: class, register reads/writes, PTX line."""
 
     def __init__(self, prog, line_map: Optional[dict] = None):
-        """``line_map``: {PTX line: (file, line)} for a module compiled without -lineinfo (emu/lineinfo.py, as fault
-        reports use); a ``.loc`` in the PTX itself wins."""
+        """``line_map``: {PTX line: (file, line)} (predict.py: the PTX's own ``.loc``, else emu/lineinfo.py's map as
+        fault reports use, resolved to real files by srcloc.py)."""
         code = prog.code
         line_map = line_map or {}
         n = len(code)
@@ -234,7 +234,7 @@ class ProgramInfo:
             ins = e.ins
             self.line[i] = ins.line
             self.text[i] = ins.text.strip()
-            self.loc[i] = ins.loc or line_map.get(ins.line)
+            self.loc[i] = line_map.get(ins.line) or ins.loc
             if e.kind != 0:
                 self.cls[i] = "branch"
                 self.reads[i] = e.reads
@@ -263,7 +263,7 @@ class Recorder:
         self.l1_bytes = 256 * 1024     # set by predict.py from the carveout (memsys.l1_bytes)
         self.seen = np.zeros(1 << 16, np.uint64)   # per heap sector: bit (CTA slot % 64) = that CTA touched it
         self._slots: dict = {}         # global CTA -> slot
-        self.fp: dict = {}             # global CTA -> [sector arrays] it read (the grid footprint, memsys.py)
+        self.fp: dict = {}             # (global CTA, PTX pc) -> [sector arrays] it read (the grid footprint, memsys.py)
         self.cbar_gen: dict = {}       # (cta, warp) -> barrier.cluster arrivals so far (cluster_trace.py)
         self.partial: dict = {}        # (warp, barrier) -> lanes of a diverged warp that arrived so far
 
@@ -316,12 +316,13 @@ class Recorder:
         nw = st.T // 32
         tot = np.bincount(uw, minlength=nw)
         if write:
+            lines = np.bincount(np.unique(uw.astype(np.int64) << 40 | (us >> 2)) >> 40, minlength=nw)
             for w in np.flatnonzero(tot):
                 prev = self.cur_mem.get(w)
-                n = int(tot[w])
+                n, nl = int(tot[w]), int(lines[w])
                 if prev is not None and prev[0] == GST:
-                    n += prev[1][0]
-                self.cur_mem[w] = (GST, (n, n))
+                    n, nl = n + prev[1][0], nl + prev[1][1]
+                self.cur_mem[w] = (GST, (n, nl))
             return
         miss = np.zeros(us.size, bool)
         sm_of = self.sm_of_warp[uw] if self.trace.cluster > 1 else None
@@ -342,18 +343,19 @@ class Recorder:
         np.bitwise_or.at(self.seen, ms, bits)
         misses = np.bincount(mw, minlength=nw)
         firsts = np.bincount(mw[fresh], minlength=nw)
-        for c in np.unique(self.warp_cta[uw]):
-            self.fp.setdefault(int(c), []).append(us[self.warp_cta[uw] == c])
-        alloc = memsys.alloc_index(st.heap, ms) if ms.size else None
-        for w in np.flatnonzero(tot):
-            sel_w = np.flatnonzero(mw == w)
-            d = memsys.GlobalAccess(int(tot[w]), int(misses[w]), int(firsts[w]),
-                                    int(alloc[sel_w[0]]) if sel_w.size else -1)
-            prev = self.cur_mem.get(w)
+        lines = np.bincount(np.unique(uw.astype(np.int64) << 40 | (us >> 2)) >> 40, minlength=nw)
+        pc = self.cur_pc
+        cta_of = self.warp_cta[uw]
+        for c in np.unique(cta_of):
+            self.fp.setdefault((int(c), pc), []).append(us[cta_of == c])
+        cm = self.cur_mem
+        for w in np.flatnonzero(tot).tolist():
+            d = memsys.GlobalAccess(int(tot[w]), int(misses[w]), int(firsts[w]), pc, int(lines[w]))
+            prev = cm.get(w)
             if prev is not None and prev[0] == GLD:
                 p = prev[1]
-                d = memsys.GlobalAccess(d[0] + p[0], d[1] + p[1], d[2] + p[2], p[3] if p[3] >= 0 else d[3])
-            self.cur_mem[w] = (GLD, d)
+                d = memsys.GlobalAccess(d[0] + p[0], d[1] + p[1], d[2] + p[2], pc, d[4] + p[4])
+            cm[w] = (GLD, d)
 
     def _grow(self, n: int):
         if n > self.seen.size:
@@ -366,8 +368,9 @@ class Recorder:
             l1 = self.l1[sm] = memsys.L1Cache(self.l1_bytes)
         return l1
 
-    def note_reads(self, cta: int, ptr_n: list) -> tuple:
-        """TMA / bulk-copy reads [(pointer, bytes)] by ``cta``: (sectors, first touches by the CTA, allocation)."""
+    def note_reads(self, cta: int, ptr_n: list, pc: int) -> tuple:
+        """TMA / bulk-copy reads [(pointer, bytes)] by ``cta`` issued at PTX ``pc``: (sectors, first touches by the
+        CTA, the access stream: pc)."""
         secs = [np.arange((ptr - GLOBAL_BASE) >> 5, ((ptr - GLOBAL_BASE) + n - 1 >> 5) + 1) for ptr, n in ptr_n]
         if not secs:
             return 0, 0, -1
@@ -376,9 +379,8 @@ class Recorder:
         bit = np.uint64(1) << np.uint64(int(self.cta_slot_of(cta)) % 64)
         fresh = (self.seen[sec] & bit) == 0
         self.seen[sec] |= bit
-        self.fp.setdefault(int(cta), []).append(sec)
-        alloc = int(memsys.alloc_index(self.st.heap, sec[:1])[0])
-        return int(sec.size), int(fresh.sum()), alloc
+        self.fp.setdefault((int(cta), pc), []).append(sec)
+        return int(sec.size), int(fresh.sum()), pc
 
     def cta_slot_of(self, cta: int) -> int:
         slot = self._slots.get(cta)
@@ -529,7 +531,7 @@ class RecordingEngine(machine.AsyncEngine):
         if a is None:
             return
         if reads:
-            a.sectors, a.first, a.alloc = rec.note_reads(a.cta, reads)
+            a.sectors, a.first, a.stream = rec.note_reads(a.cta, reads, a.pc)
         for bar, phase, c in rec.mbar_changes(before, ctas):
             cid = rec.trace.new_contrib((id(bar), phase))
             rec.trace.contribs[cid].parts = 1
@@ -591,6 +593,7 @@ def _wrap(i: int, e, ctx, rec: Recorder):
         from ..emu.ops.tcgen05 import _mma_kind_block
         mma_kind, mma_block = _mma_kind_block(ins)
         mma_cg = 2 if ins.has("cta_group::2") else 1
+        mma_ts = isinstance(ins.args[1], ir.Addr)      # A from TMEM ([taddr]): the TS form
         idesc_rd = ctx.read(ins.args[3], "b32")
     elif op == "tcgen05" and mods and mods[0] == "cp":
         kind = MMA
@@ -641,7 +644,7 @@ def _wrap(i: int, e, ctx, rec: Recorder):
         extra = None
         if kind == MMA:
             extra = _mma_size(st, m, warps, mma_kind, mma_block, idesc_rd,
-                              cp_nbytes if mma_kind == "cp" else 0, mma_cg)
+                              cp_nbytes if mma_kind == "cp" else 0, mma_cg, mma_ts)
         rc = fn(st, m)
         keys = rec.keys
         items = {int(w): [] for w in warps}
@@ -752,9 +755,9 @@ def tcgen05_cp_bytes(ins: ir.Instr) -> int:
     return int(rows) * int(bits) // 8 * mult
 
 
-def _mma_size(st, m, warps, kind, block, idesc_rd, cp_bytes: int = 0, cta_group: int = 1) -> dict:
-    """{warp: (kind, M, N, K)} for the issuing threads of a tcgen05.mma / tcgen05.cp; (kind, M, N, K, 2) for a
-    .cta_group::2 MMA (one MMA over a CTA pair: both SMs' tensor pipes, sim.py)."""
+def _mma_size(st, m, warps, kind, block, idesc_rd, cp_bytes: int = 0, cta_group: int = 1, ts: bool = False) -> dict:
+    """{warp: (kind, M, N, K, cta group, A from TMEM)} for the issuing threads of a tcgen05.mma; ("cp", bytes, 0, 0
+    [, 2]) for a tcgen05.cp (a .cta_group::2 MMA is one MMA over a CTA pair: both SMs' tensor pipes, sim.py)."""
     out = {}
     sel = np.flatnonzero(st.status != machine.EXITED) if m is None else np.flatnonzero(m)
     for t in sel:
@@ -770,8 +773,7 @@ def _mma_size(st, m, warps, kind, block, idesc_rd, cp_bytes: int = 0, cta_group:
             out[w] = (kind, spec.M, spec.N, KIND_K[kind])
         except Exception:   # an invalid descriptor faults in the handler itself
             out[w] = (kind, 128 * cta_group, 256, KIND_K.get(kind, 32))
-        if cta_group == 2:
-            out[w] = out[w] + (2,)
+        out[w] = out[w] + (cta_group, ts)
     return out
 
 
