@@ -90,6 +90,7 @@ class GridFootprint:
     """The grid-wide DRAM probabilities of a launch (module docstring)."""
     p: Dict[int, float] = field(default_factory=dict)     # stream (PTX pc) -> DRAM probability of a first read
     p_own: float = 0.0                                     # DRAM probability of a CTA's re-read of its own sector
+    p_write: float = 1.0                                   # share of stored bytes written back to DRAM in the kernel
     note: str = ""
     shared: Dict[int, str] = field(default_factory=dict)  # stream -> "x,y" dims it is shared along
 
@@ -113,10 +114,16 @@ def _shift(s0: np.ndarray, s1: np.ndarray) -> Optional[int]:
 
 
 def infer(sets: Dict[int, Dict[int, np.ndarray]], block_of: Dict[int, tuple], grid: tuple, busy_sms: int,
-          ctas_per_sm: int, l2_bytes: int) -> GridFootprint:
+          ctas_per_sm: int, l2_bytes: int, store_bytes: float = 0.0, firsts: Optional[Dict[int, int]] = None,
+          nsampled: int = 1) -> GridFootprint:
     """GridFootprint from per-CTA sector sets {cta: {stream: sorted unique sectors}} of the emulated CTAs
-    (``block_of``: cta -> blockIdx)."""
+    (``block_of``: cta -> blockIdx).  ``store_bytes``: bytes the grid stores (from the emulated CTAs' mean); L2 is
+    write-back, so of those only what exceeds half the L2 (the dirty lines it keeps) reaches DRAM during the kernel
+    (H100 ncu: a 2.1 MB output is not written to DRAM at all, 51 of 64 MB are).  ``firsts``: per stream, the first
+    touches of the ``nsampled`` simulated CTAs that missed their SM's L1; p_a = the grid's unique sectors of stream
+    a / the grid's such reads (CTAs of one SM sharing through L1 make fewer L2 reads than sharers)."""
     fp = GridFootprint()
+    fp.p_write = max(0.0, 1.0 - 0.5 * l2_bytes / store_bytes) if store_bytes > 0 else 0.0
     origin = next((c for c, b in block_of.items() if b == (0, 0, 0)), None)
     if origin is None or origin not in sets:
         fp.note = "grid footprint: CTA 0 not emulated; first touch = DRAM"
@@ -174,6 +181,8 @@ def infer(sets: Dict[int, Dict[int, np.ndarray]], block_of: Dict[int, tuple], gr
             else:
                 along.append("xyz"[d] + " (evicted before reuse)")
         fp.p[a] = 1.0 / k
+        if firsts and firsts.get(a):
+            fp.p[a] = min(1.0, base.size * nsampled / (k * firsts[a]))
         fp.shared[a] = ",".join(along)
         groups.setdefault(f"shared along {','.join(along)}: p(DRAM) {fp.p[a]:.3g}" if along else
                           "private to each CTA: p(DRAM) 1", []).append(base.size)
@@ -183,7 +192,8 @@ def infer(sets: Dict[int, Dict[int, np.ndarray]], block_of: Dict[int, tuple], gr
         "translation not checked (no further CTA emulated)"
     parts = [f"{len(v)} stream(s), {sum(v) * 32 / 1024:.0f} KB/CTA, {k}" for k, v in groups.items()]
     fp.note = (f"grid footprint: {chk}; resident CTAs' footprint {foot / 2**20:.1f} MB vs L2 "
-               f"{l2_bytes / 2**20:.0f} MB; " + "; ".join(parts))
+               f"{l2_bytes / 2**20:.0f} MB; " + "; ".join(parts) +
+               f"; stores {store_bytes / 2**20:.1f} MB, {100 * fp.p_write:.0f} % written back to DRAM")
     return fp
 
 

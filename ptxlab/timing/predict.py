@@ -166,7 +166,8 @@ def timed_launch(dev, module, prog, grid, block, params: bytes, dyn_smem: int, g
         st = machine.Wave(prog, dev.heap, rest[s:s + per_wave], grid, block, params, dyn_smem, dev, cluster=cluster)
         machine.Scheduler(st, **kw).run()
         trace.thread_instrs += st.thread_instrs
-    trace.footprint = _footprint(rec, prec, grid, p, occ, dev.heap, busy_sms)
+    trace.footprint = _footprint(rec, prec, grid, p, occ, dev.heap, busy_sms,
+                                 rec.stored[0] * 32.0 * total / max(1, len(rec_list)), len(rec_list))
     trace.footprint.note += probe_note
     emu_s = time.perf_counter() - t0
     if len(run_ids) < total:
@@ -334,7 +335,8 @@ def _probe_groups(grid, cluster, order, have: list) -> list:
     return groups
 
 
-def _footprint(rec, prec, grid, p, occ, heap, busy_sms) -> "memsys.GridFootprint":
+def _footprint(rec, prec, grid, p, occ, heap, busy_sms, store_bytes: float = 0.0,
+               nsampled: int = 1) -> "memsys.GridFootprint":
     """memsys.infer over the sampled and probe CTAs' read sets, per access stream (the PTX instruction that read)."""
     import numpy as np
     sets: dict = {}
@@ -343,7 +345,8 @@ def _footprint(rec, prec, grid, p, occ, heap, busy_sms) -> "memsys.GridFootprint
             sets.setdefault(c, {})[pc] = np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
     gx, gy = grid[0], grid[1]
     block_of = {c: (c % gx, c // gx % gy, c // (gx * gy)) for c in sets}
-    return memsys.infer(sets, block_of, tuple(grid), busy_sms, occ, p.l2_bytes)
+    return memsys.infer(sets, block_of, tuple(grid), busy_sms, occ, p.l2_bytes, store_bytes, rec.first_by_stream,
+                        nsampled)
 
 
 def cluster_sample(grid, dims, sms: int) -> tuple:

@@ -24,10 +24,13 @@ paths out of line).  The join (ptx_docs/timing.md "SASS: what the hardware execu
 4. **Events.**  Every recorded event of the group is attached to one emitted SASS instruction that can carry it
    (sass_ops.EVENT_OPS): first the instruction generated from the event's own PTX instruction, then (memory
    events merged by ptxas into a wider access) the nearest compatible instruction that already carries that kind,
-   then the nearest free compatible one.  An event left over looks for its SASS in the group before (code ptxas
+   then the nearest free compatible one; memory events merge only into a wider SASS access whose address covers
+   their PTX access (same base register, offset inside its width: ``Join.merge_set``).  An event left over looks for its SASS in the group before (code ptxas
    hoisted) and in the group after (code it sank); failing both, it is issued where it was, on the first SASS
    instruction made from its PTX instruction that can carry it (``JoinStats.moved``), or as the PTX instruction itself
-   (``JoinStats.ptx_events``), so no synchronisation is ever lost.
+   (``JoinStats.ptx_events``), so no synchronisation is ever lost -- except loads: a PTX load with no SASS
+   counterpart anywhere near is one ptxas eliminated (the value kept in a register) and is dropped
+   (``JoinStats.dropped``).
 
 Where no SASS is available (``sass_build.why_not``), the simulator issues the PTX stream itself (the model before
 issue 21) and the prediction says so.
@@ -59,13 +62,15 @@ class JoinStats:
     ptx_events: int = 0           # events issued at PTX level (no SASS counterpart in their group)
     merged: int = 0               # memory events merged into a wider SASS access
     moved: int = 0                # events issued on their SASS instruction outside the group's path (moved code)
+    dropped: int = 0              # PTX loads ptxas eliminated (no SASS counterpart: the value stays in a register)
     cold_blocks: int = 0
     unjoined_groups: int = 0      # PTX block executions whose code no SASS block calls home
 
     def line(self) -> str:
         return (f"{self.sass_items:,} SASS issued for {self.ptx_items:,} PTX instructions "
                 f"({self.sass_items / max(1, self.ptx_items):.2f}x); {self.events:,} events, {self.merged:,} merged "
-                f"into wider SASS accesses, {self.moved:,} on moved SASS, {self.ptx_events:,} at PTX level; "
+                f"into wider SASS accesses, {self.moved:,} on moved SASS, {self.ptx_events:,} at PTX level, "
+                f"{self.dropped:,} PTX loads without SASS (eliminated by ptxas); "
                 f"{self.cold_blocks} cold SASS blocks")
 
 
@@ -129,6 +134,7 @@ class Join:
         self._emit: Dict[tuple, list] = {}
         self._paths: Dict[tuple, list] = {}
         self.accept = [self._accepts(i) for i in self.sass]
+        self.merge_set = self._merge_sets()
         self._plans: Dict[tuple, tuple] = {}
         self.exact: Dict[tuple, int] = {}     # (pc, event kind) -> the first SASS instruction made from pc taking it
         for i in range(self.nsass):
@@ -390,6 +396,35 @@ class Join:
             cur = found
         return tuple(path)
 
+    def _merge_sets(self) -> List[frozenset]:
+        """Per SASS memory instruction wider than the PTX access it was made from (LDS.128 from ld.shared.f32), the
+        PTX accesses it covers: those of its PTX block with the same opcode and base register at offsets inside
+        its width (ptxas merged them).  Memory events merge only along these sets."""
+        from ..emu.core import ir
+        code = self.prog.code
+        out: List[frozenset] = [frozenset()] * self.nsass
+        by_block: Dict[tuple, list] = defaultdict(list)
+        for pc, e in enumerate(code):
+            ins = e.ins
+            if ins.opcode in ("ld", "st") and ins.args:
+                a = next((x for x in ins.args if isinstance(x, ir.Addr)), None)
+                if a is not None and a.base is not None:
+                    key = (self.block_of[pc], ins.opcode, tuple(m for m in ins.mods if not m.startswith("v")),
+                           getattr(a.base, "idx", getattr(a.base, "name", None)))
+                    by_block[key].append((a.offset, pc))
+        where = {pc: (key, off) for key, lst in by_block.items() for off, pc in lst}
+        for i, ins in enumerate(self.sass):
+            mods = ins.op.split(".")[1:]
+            width = 16 if "128" in mods else 8 if "64" in mods else 0
+            if not width or not self.pcs_of[i]:
+                continue
+            p0 = self.pcs_of[i][0]
+            if p0 not in where:
+                continue
+            key, off0 = where[p0]
+            out[i] = frozenset(pc for off, pc in by_block[key] if off0 <= off < off0 + width)
+        return out
+
     def _accepts(self, ins) -> frozenset:
         base = ins.base
         return frozenset(k for k, name in KIND_NAME.items() if base in sass_ops.EVENT_OPS[name])
@@ -459,6 +494,9 @@ class Join:
             stats.unjoined_groups += 1
             self._flush(None, head, out, stats, ptx_base)
         for pc, k, d in self._carry:
+            if self._eliminated((pc, k, d)):
+                stats.dropped += 1
+                continue
             stats.ptx_events += 1
             out.append((ptx_base + pc, k, d))
         stats.sass_items += sum(1 for x in out if x[0] < self.nsass)
@@ -498,6 +536,9 @@ class Join:
         for j, ev in zip(left, leftover):
             if ev in still:
                 if j < ncarry:                   # carried once already: where it was (before this group), as the
+                    if self._eliminated(ev):
+                        stats.dropped += 1
+                        continue
                     i = self.exact.get((ev[0], ev[1]))      # SASS instruction made from it (code ptxas moved)
                     if i is None:
                         stats.ptx_events += 1
@@ -512,6 +553,12 @@ class Join:
             base += len(stay)
         self._prev = (sass, base)
 
+    def _eliminated(self, ev) -> bool:
+        """A load with no SASS counterpart in its group, the one before or after: ptxas kept the value in a register
+        (hoisted out of a loop, reused): the hardware does not load it, so neither does the model."""
+        pc, k = ev[0], ev[1]
+        return k in (GLD, SMEM, LOCAL) and self.prog.code[pc].ins.opcode in ("ld", "ldu")
+
     def _look_back(self, ev, out: list) -> bool:
         if self._prev is None:
             return False
@@ -521,7 +568,7 @@ class Join:
             if pc in self.pcs_of[i] and k in self.accept[i]:
                 item = out[base + pos]
                 kinds = [item[1]] if item[1] != -1 else [x[0] for x in item[2]]
-                if k in kinds and k not in MERGEABLE:
+                if k in kinds:          # that SASS instruction already carries its own event of this kind
                     continue
                 _put(out, base + pos, k, d)
                 return True
@@ -567,7 +614,7 @@ class Join:
             def dist(pos, pc=pc):
                 return min((abs(p - pc) for p in pcs_of[sass[pos]]), default=1 << 30)
             if k in MERGEABLE:
-                carrying = [pos for pos in cands if (pos, k) in taken]
+                carrying = [pos for pos in cands if (pos, k) in taken and pc in self.merge_set[sass[pos]]]
                 if carrying:
                     attach.append((j, min(carrying, key=dist)))
                     merged += 1

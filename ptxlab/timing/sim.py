@@ -463,8 +463,14 @@ class SmSim:
             if k == GLD:
                 ready = self.mem_load(ti, d, u)
             elif k == GST:
+                # stores go to L2 (write-back); the share of them that reaches DRAM during the kernel: the grid's
+                # written bytes beyond what L2 keeps dirty (memsys.GridFootprint.p_write)
                 u.l1.serve(ti, max(d[0] * 32, d[1] * u.l1.rate))
-                self.dram.serve(ti, d[0] * 32)
+                pw = self.footprint.p_write if self.footprint is not None else 1.0
+                if pw > 0:
+                    self.dram.serve(ti, d[0] * 32 * pw)
+                if pw < 1:
+                    self.l2.serve(ti, d[0] * 32 * (1 - pw))
                 u.fill.serve(ti, d[0] * 32)
             elif k == SMEM:
                 _, e = u.smem.serve(ti, d.at_width(width) * 128 if hasattr(d, "at_width") else d * 128)
@@ -659,7 +665,10 @@ class SmSim:
                     track=self.track("TMA unit", w), args={"bytes": nbytes})
         elif a.kind in ("tma_store", "bulk_store"):
             start, e = u.tma.serve(ti, p.tma_issue_clk)
-            de = self.dram.serve(e, a.dram_bytes)
+            pw = self.footprint.p_write if self.footprint is not None else 1.0
+            de = self.dram.serve(e, a.dram_bytes * pw)
+            if pw < 1:
+                de = max(de, self.l2.serve(e, a.dram_bytes * (1 - pw)))
             u.fill.serve(e, a.dram_bytes)
             done = de + self.tma_lat
             u.tma_flight.append((start, done, a.dram_bytes))

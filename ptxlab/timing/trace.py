@@ -264,6 +264,8 @@ class Recorder:
         self.seen = np.zeros(1 << 16, np.uint64)   # per heap sector: bit (CTA slot % 64) = that CTA touched it
         self._slots: dict = {}         # global CTA -> slot
         self.fp: dict = {}             # (global CTA, PTX pc) -> [sector arrays] it read (the grid footprint, memsys.py)
+        self.stored = [0]              # sectors stored by the recorded CTAs (memsys.infer: write-back share)
+        self.first_by_stream: dict = {}   # PTX pc -> first touches by their CTA that reached L2 (memsys.infer)
         self.cbar_gen: dict = {}       # (cta, warp) -> barrier.cluster arrivals so far (cluster_trace.py)
         self.partial: dict = {}        # (warp, barrier) -> lanes of a diverged warp that arrived so far
 
@@ -316,6 +318,7 @@ class Recorder:
         nw = st.T // 32
         tot = np.bincount(uw, minlength=nw)
         if write:
+            self.stored[0] += int(np.unique(us).size)
             lines = np.bincount(np.unique(uw.astype(np.int64) << 40 | (us >> 2)) >> 40, minlength=nw)
             for w in np.flatnonzero(tot):
                 prev = self.cur_mem.get(w)
@@ -345,6 +348,8 @@ class Recorder:
         firsts = np.bincount(mw[fresh], minlength=nw)
         lines = np.bincount(np.unique(uw.astype(np.int64) << 40 | (us >> 2)) >> 40, minlength=nw)
         pc = self.cur_pc
+        fb = self.first_by_stream
+        fb[pc] = fb.get(pc, 0) + int(fresh.sum())
         cta_of = self.warp_cta[uw]
         for c in np.unique(cta_of):
             self.fp.setdefault((int(c), pc), []).append(us[cta_of == c])
@@ -380,6 +385,7 @@ class Recorder:
         fresh = (self.seen[sec] & bit) == 0
         self.seen[sec] |= bit
         self.fp.setdefault((int(cta), pc), []).append(sec)
+        self.first_by_stream[pc] = self.first_by_stream.get(pc, 0) + int(fresh.sum())
         return int(sec.size), int(fresh.sum()), pc
 
     def cta_slot_of(self, cta: int) -> int:
@@ -487,6 +493,7 @@ class RecordingEngine(machine.AsyncEngine):
             a.dram_bytes = int(getattr(plan, "box_bytes", 0)) if plan is not None else 0
         elif kind == "bulk_dsmem":
             a.nbytes = a_bytes
+        rec.stored[0] += a.dram_bytes // 32
         cluster_trace.note_targets(st, op, a)
         rec.trace.asyncs.append(a)
         self.meta[id(op)] = (len(rec.trace.asyncs) - 1, a)
