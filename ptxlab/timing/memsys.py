@@ -30,6 +30,7 @@ from typing import Dict, List, Optional
 import numpy as np
 
 CARVEOUTS_KB = (0, 8, 16, 32, 64, 100, 132, 164, 196, 228)
+WRITE_BACK_L2 = 0.25     # share of the L2 an output may occupy and stay there (H100 ncu, see infer)
 
 
 def l1_bytes(p, ctas_per_sm: int, smem_per_cta: int) -> int:
@@ -117,13 +118,15 @@ def infer(sets: Dict[int, Dict[int, np.ndarray]], block_of: Dict[int, tuple], gr
           ctas_per_sm: int, l2_bytes: int, store_bytes: float = 0.0, firsts: Optional[Dict[int, int]] = None,
           nsampled: int = 1) -> GridFootprint:
     """GridFootprint from per-CTA sector sets {cta: {stream: sorted unique sectors}} of the emulated CTAs
-    (``block_of``: cta -> blockIdx).  ``store_bytes``: bytes the grid stores (from the emulated CTAs' mean); L2 is
-    write-back, so of those only what exceeds half the L2 (the dirty lines it keeps) reaches DRAM during the kernel
-    (H100 ncu: a 2.1 MB output is not written to DRAM at all, 51 of 64 MB are).  ``firsts``: per stream, the first
+    (``block_of``: cta -> blockIdx).  ``store_bytes``: bytes the grid stores (from the emulated CTAs' mean).  L2 is
+    write-back: an output that fits in the part of L2 that keeps dirty lines (WRITE_BACK_L2) stays there and the
+    next launch overwrites it, one larger is written to DRAM (in steady state of back-to-back launches, all of it:
+    the next launch's first lines evict the last one's).  H100 ncu of single launches: a 2.1 MB output reaches
+    DRAM not at all, 51 of a 64 MB one during the kernel (13 MB still dirty at its end: a quarter of the L2).  ``firsts``: per stream, the first
     touches of the ``nsampled`` simulated CTAs that missed their SM's L1; p_a = the grid's unique sectors of stream
     a / the grid's such reads (CTAs of one SM sharing through L1 make fewer L2 reads than sharers)."""
     fp = GridFootprint()
-    fp.p_write = max(0.0, 1.0 - 0.5 * l2_bytes / store_bytes) if store_bytes > 0 else 0.0
+    fp.p_write = 1.0 if store_bytes > WRITE_BACK_L2 * l2_bytes else 0.0
     origin = next((c for c, b in block_of.items() if b == (0, 0, 0)), None)
     if origin is None or origin not in sets:
         fp.note = "grid footprint: CTA 0 not emulated; first touch = DRAM"

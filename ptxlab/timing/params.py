@@ -93,6 +93,7 @@ class GpuParams:
     l1_latency_clk: float = 33.0     # global load hitting in L1, issue to data
     l1_sm_bytes: int = 262144        # L1 + shared memory SRAM per SM (the L1 gets what the shared carveout leaves)
     shfl_per_clk_sm: float = 1.0     # warp shuffles per clock per SM (one shared unit)
+    l1_lines_clk: float = 1.0        # 128-byte lines the L1 looks up per clock per SM (uncoalesced accesses)
     # tcgen05.mma: initiation interval (cycles) per {(cta group, M): {N: II}} at the kind's native K (measured with
     # kind::f16, K = 16; kind-independent in cycles) and the fixed completion latency after it {"SS1"/"TS1"/...}
     tc_ii_clk: dict = field(default_factory=dict)
@@ -161,19 +162,17 @@ def _check(p: GpuParams) -> GpuParams:
 
 
 # ------------------------------------------------------------------------------------------------ H100 (SXM5)
-# cluster law (benchmarks/validate_timing.py --calibrate-cluster benchmarks/data/timing_measured_h100_cluster_law_20261124.json)
-CBAR_A, CBAR_B, CBAR_C = 686.0, 13.7, 15.9      # clk: a + b x CTAs per cluster + c x warps per CTA
-REL_L = 691.8                                  # clk: .release.cluster arrive hold (SM alone with its cluster)
-# load law (--calibrate-cluster benchmarks/data/timing_measured_h100_cluster_load_20261124.json)
-REL_S, REL_X = 983.8, 120.7                    # clk: hold on an SM shared by >= 2 clusters' CTAs, per-CTA occupancy
-# wide-CTA / shared-SM barrier law (--calibrate-cluster benchmarks/data/timing_measured_h100_cluster_warps_20261124.json)
+# cluster law (benchmarks/validate_timing.py --calibrate-cluster benchmarks/data/timing_measured_h100_cluster_warps_20261124.json,
+# re-derived 2026-11-27 under SASS issue (issue 21): the same H100 probes minus the SASS model's own loop cycles)
+CBAR_A, CBAR_B, CBAR_C = 659.7, 13.7, 13.4      # clk: a + b x CTAs per cluster + c x warps per CTA
+REL_L = 671.5                                  # clk: .release.cluster arrive hold (SM alone with its cluster)
+# load law
+REL_S, REL_X = 960.0, 116.1                    # clk: hold on an SM shared by >= 2 clusters' CTAs, per-CTA occupancy
+# wide-CTA / shared-SM barrier law
 DSMEM_NARROW = 11.9                            # B/clk: SM-to-SM port for <= 4-B-per-thread accesses
-CBAR_WIDE = {16: 303.0, 32: 129.2}             # clk over a + b C + c W for one cluster, {warps per CTA: clk}
-CBAR_SHARED = {(4, 2): 213.3, (4, 4): 215.1, (8, 2): 494.5, (8, 4): 339.2,    # clk on a shared SM,
-               (16, 2): 79.2, (16, 4): 116.1, (32, 2): 75.9}                   # {(warps/CTA, CTAs/SM): clk}
-# SASS variable latencies (tools/probes/timing_model_h100.py micro, 2026-11-27; dependent chains of one warp, minus the
-# fixed-latency partner instruction of the loop where there is one: F2I + I2FP 23.3, SHFL + VIADD 30.3, IMAD.SHL + LDC
-# 34.0, IMAD.WIDE + LDG(L1 hit) 44.6; MUFU.EX2 17.0 and LDS 29.0 alone)
+CBAR_WIDE = {16: 234.4, 32: 34.2}              # clk over a + b C + c W for one cluster, {warps per CTA: clk}
+CBAR_SHARED = {(4, 2): 165.8, (4, 4): 191.9, (8, 2): 459.5, (8, 4): 296.2,    # clk on a shared SM,
+               (16, 2): 84.8, (16, 4): 120.3, (32, 2): 105.4}                  # {(warps/CTA, CTAs/SM): clk}
 H100_VAR_LAT = {"mufu": 17.0, "cvt": 18.3, "s2r": 24.0, "shfl": 26.3, "ldc": 29.5, "mem": 29.0, "other": 8.0}
 H100_SERIES = ("H100 measured here (tools/probes/timing_model_h100.py run, micro-benchmarks, NOTES.md 'Timing model "
                "issue 21', 2026-11-27)")
@@ -191,12 +190,12 @@ H100 = _check(GpuParams(
     tc_flops_clk={"f16": 4096.0, "mxf4nvf4": 16384.0, "mxf4": 16384.0, "mxf8f6f4": 8192.0, "f8f6f4": 8192.0,
                   "tf32": 2048.0, "i8": 8192.0, "cp": 0.0},
     tmem_ld_bytes_clk=0.0, tmem_ld_latency_clk=0.0, tc_ii_clk={}, tc_latency_clk={},
-    dsmem_latency_clk=181.2, dsmem_bytes_clk=8.2, dsmem_narrow_bytes_clk=DSMEM_NARROW,
+    dsmem_latency_clk=177.6, dsmem_bytes_clk=8.2, dsmem_narrow_bytes_clk=DSMEM_NARROW,
     cluster_bar_latency_clk=CBAR_A, cluster_bar_per_cta_clk=CBAR_B, cluster_bar_per_warp_clk=CBAR_C,
     cluster_release_clk=REL_L, cluster_release_shared_clk=REL_S, cluster_release_cta_clk=REL_X,
     cluster_bar_wide_clk=CBAR_WIDE, cluster_bar_shared_clk=CBAR_SHARED,
     var_latency_clk=dict(H100_VAR_LAT), operand_read_clk=4.0, l1_latency_clk=40.0, l1_sm_bytes=240 * 1024,
-    shfl_per_clk_sm=0.985,
+    shfl_per_clk_sm=0.985, l1_lines_clk=1.0,
     sources={
         "var_latency_clk": H100_SERIES + " (dependent chains: MUFU.EX2 17.0, F2I 18.3, SHFL 26.3, LDC 29.5, LDS 29.0 "
                                          "clk; S2R and 'other' not measured: " + NO_SOURCE + ")",
@@ -205,6 +204,8 @@ H100 = _check(GpuParams(
                                         "IMAD.WIDE of the address)",
         "l1_sm_bytes": HOPPER_WP + " (256 KB combined L1 / shared memory per SM); " + H100_SERIES + " (re-read "
                                    "window per SM: full hit bandwidth up to 224 KB, -20 % at 256 KB: 240 KB usable)",
+        "l1_lines_clk": H100_SERIES + " (the naive SGEMM: ncu 1.107 G L1 sectors, 32 lines per warp load, 4.42 ms on "
+                                      "132 SMs: 0.96 lines per clock per SM; the model predicts its time within 2 %)",
         "shfl_per_clk_sm": H100_SERIES + " (SHFL.BFLY throughput, 2 x 1024-thread CTAs per SM: 0.985 warp-shuffles "
                                          "per clock per SM)",
         "sms": HOPPER_WP, "clock_ghz": H100_MEASURED + " (clock64 / globaltimer under an all-SM FMA load: 1.9794)",
@@ -242,8 +243,8 @@ H100 = _check(GpuParams(
         "tc_ii_clk": "no tcgen05 on the H100", "tc_latency_clk": "no tcgen05 on the H100",
         "tmem_ld_bytes_clk": "no TMEM on the H100", "tmem_ld_latency_clk": "no TMEM on the H100",
         "dsmem_latency_clk": H100_CLUSTER + " (dependent ld.shared::cluster chain to the peer of a 2-CTA cluster, 1 "
-                                            "warp: 200.2 clk/hop minus the model's loop; 181.2 since timing5's narrow "
-                                            "port rate shortened that loop, NOTES.md 'Timing model: cluster warps')",
+                                            "warp: 200.2 clk/hop minus the model's loop: 177.6 under SASS issue "
+                                            "(issue 21; 181.2 under PTX issue), NOTES.md 'Timing model: cluster warps')",
         "dsmem_bytes_clk": H100_CLUSTER + " (each CTA of 2-CTA clusters on all SMs reads its peer's SMEM, 16 B per "
                                           "thread, 1024 threads)",
         "dsmem_narrow_bytes_clk": H100_CLUSTER_WARPS + " (the DSMEM dependent chase with 4-B loads, 1024-thread CTAs "
@@ -335,8 +336,10 @@ B200 = _check(GpuParams(
     tc_ii_clk=SA_UMMA_II, tc_latency_clk=SA_UMMA_LAT,
     var_latency_clk=dict(H100.var_latency_clk), operand_read_clk=H100.operand_read_clk,
     l1_latency_clk=H100.l1_latency_clk, l1_sm_bytes=H100.l1_sm_bytes, shfl_per_clk_sm=H100.shfl_per_clk_sm,
+    l1_lines_clk=H100.l1_lines_clk,
     sources={
         "shfl_per_clk_sm": "assumed equal to the H100's: " + NO_SOURCE,
+        "l1_lines_clk": "assumed equal to the H100's: " + NO_SOURCE,
         "tc_ii_clk": SA_REPO + " umma_latency/fit_results.csv (II of kind::f16 SS, per CTA group, M, N; the f8f6f4 "
                      "'F4' rows run K = 32 per PTX ISA 9.7.16.10 and have the same II: no kind::mxf4nvf4 "
                      "measurement exists, its rate stays tc_flops_clk's assumption)",

@@ -22,7 +22,7 @@ from ..emu.checks.sitewarn import EmuWarning, emu_warn
 from . import params as _params
 from .sim import SmSim, cta_ids_for_sm, occupancy
 from . import cluster_trace, memsys
-from .trace import ProgramInfo, Recorder, TimedWave, Trace, instrument
+from .trace import ProgramInfo, Recorder, TimedWave, Trace, clone_cta, instrument
 
 
 HISTORY: list = []   # every prediction of this process (lab.py time collects a stage's / script's launches)
@@ -148,30 +148,47 @@ def timed_launch(dev, module, prog, grid, block, params: bytes, dyn_smem: int, g
     pprog = instrument(prog, prec)
     in_rest = {c for g in probes for c in g} & set(rest)
     rest = [c for c in rest if c not in in_rest]
-    for s in range(0, len(rec_list), per_wave):
-        _run_wave(iprog, rec, trace, dev, rec_list[s:s + per_wave], grid, block, params, dyn_smem, cluster, kw)
+    emulated = rec_list
+    first = rec_list[:1] if len(rec_list) > 2 else rec_list     # time one CTA alone only when cloning could pay
+    t_first = time.perf_counter()
+    _run_wave(iprog, rec, trace, dev, first, grid, block, params, dyn_smem, cluster, kw)
+    t_first = time.perf_counter() - t_first
+    clones = []
+    if csize == 1 and len(rec_list) > 2 and t_first * (len(rec_list) - 1) > emu_budget_s():
+        # cloning: the other CTAs of the busiest SM are recorded as copies of the first (too slow to emulate each)
+        emulated, clones = rec_list[:1], rec_list[1:]
+        if mode == "all":
+            rest = rest + clones        # their outputs are still computed, without recording
+    else:
+        for s in range(len(first), len(rec_list), per_wave):
+            _run_wave(iprog, rec, trace, dev, rec_list[s:s + per_wave], grid, block, params, dyn_smem, cluster, kw)
     probe_note = ""
-    per_cta = trace.thread_instrs / max(1, len(rec_list))
+    per_cta = trace.thread_instrs / max(1, len(emulated))
     for g in probes:
         full = all(c in in_rest for c in g)
-        pkw = kw if full else {"budget": int(4 * per_cta * len(g)) + 100000}
+        pkw = kw if full else {"budget": int((0.3 if clones else 4) * per_cta * len(g)) + 100000}
         try:
             _run_wave(pprog, prec, ptrace, dev, list(g), grid, block, params, dyn_smem, cluster, pkw)
-        except Exception as e:          # noqa: BLE001 - a probe that cannot run alone: footprint without it
+        except Exception as e:          # noqa: BLE001 - a probe cut short: the addresses it read so far count
             if full:
                 raise
-            probe_note = f"; probe CTA {g[0]} not usable ({type(e).__name__})"
-            prec.fp = {c: v for c, v in prec.fp.items() if c not in g}
+            probe_note += f"; probe CTA {g[0]} stopped early ({type(e).__name__})"
     for s in range(0, len(rest), per_wave):
         st = machine.Wave(prog, dev.heap, rest[s:s + per_wave], grid, block, params, dyn_smem, dev, cluster=cluster)
         machine.Scheduler(st, **kw).run()
         trace.thread_instrs += st.thread_instrs
     trace.footprint = _footprint(rec, prec, grid, p, occ, dev.heap, busy_sms,
-                                 rec.stored[0] * 32.0 * total / max(1, len(rec_list)), len(rec_list))
+                                 rec.stored[0] * 32.0 * total / max(1, len(emulated)), len(emulated))
     trace.footprint.note += probe_note
+    for c in clones:
+        clone_cta(trace, emulated[0], c)
+    if clones:
+        sampled += (f"; {len(emulated)} CTA emulated and recorded, the busiest SM's other {len(clones)} simulated as "
+                    f"its copies (emulating each would take over {emu_budget_s():.0f} s; PTXLAB_TIMING_EMU_S)")
     emu_s = time.perf_counter() - t0
-    if len(run_ids) < total:
-        warn_sample(dev, prog.kernel, len(run_ids), total)
+    ran = len(run_ids) - (len(clones) if mode != "all" else 0)
+    if ran < total:
+        warn_sample(dev, prog.kernel, ran, total)
     from ..emu.checks import lineinfo
     # CUDA source lines of the trace events even without -lineinfo (the same map fault reports use)
     lmap = _source_lines(module, prog, lineinfo.line_map(module))
@@ -370,6 +387,18 @@ def _note_tmem(trace: Trace, st) -> None:
         cols = max(int(getattr(t, "last_alloc_ncols", 0) or 0), live)
         g = int(st.cta_ids[c])
         trace.tmem_cols[g] = max(trace.tmem_cols.get(g, 0), cols)
+
+
+def emu_budget_s() -> float:
+    """``PTXLAB_TIMING_EMU_S``: seconds of emulation beyond the first CTA above which the busiest SM's other CTAs
+    are simulated as copies of the first (default 20; 0: always emulate each)."""
+    import os
+    v = os.environ.get("PTXLAB_TIMING_EMU_S", "20").strip()
+    try:
+        x = float(v)
+    except ValueError:
+        raise ValueError(f"PTXLAB_TIMING_EMU_S={v!r}: seconds (0: never clone)") from None
+    return x if x > 0 else float("inf")
 
 
 def max_rounds() -> int:

@@ -266,7 +266,7 @@ class SmSim:
         data returns after the L1 latency (all hits), else the L2 or DRAM latency (DRAM when any sector misses L2,
         in expectation)."""
         sectors, misses, first, stream, lines = d
-        _, l1_end = u.l1.serve(t, max(sectors * 32, lines * u.l1.rate))     # one 128-B line looked up per clock
+        _, l1_end = u.l1.serve(t, max(sectors * 32, lines * u.l1.rate / self.p.l1_lines_clk))   # line lookups
         if misses <= 0:
             return l1_end + self.l1_lat
         fp = self.footprint
@@ -465,7 +465,7 @@ class SmSim:
             elif k == GST:
                 # stores go to L2 (write-back); the share of them that reaches DRAM during the kernel: the grid's
                 # written bytes beyond what L2 keeps dirty (memsys.GridFootprint.p_write)
-                u.l1.serve(ti, max(d[0] * 32, d[1] * u.l1.rate))
+                u.l1.serve(ti, max(d[0] * 32, d[1] * u.l1.rate / p.l1_lines_clk))
                 pw = self.footprint.p_write if self.footprint is not None else 1.0
                 if pw > 0:
                     self.dram.serve(ti, d[0] * 32 * pw)

@@ -604,7 +604,7 @@ def _wrap(i: int, e, ctx, rec: Recorder):
         idesc_rd = ctx.read(ins.args[3], "b32")
     elif op == "tcgen05" and mods and mods[0] == "cp":
         kind = MMA
-        mma_kind, mma_block, idesc_rd = "cp", None, None
+        mma_kind, mma_block, idesc_rd, mma_ts = "cp", None, None, False
         mma_cg = 2 if ins.has("cta_group::2") else 1     # .cta_group::2: each CTA of the pair copies its own SMEM
         cp_nbytes = tcgen05_cp_bytes(ins)
     elif op == "tcgen05" and mods and mods[0] == "commit":
@@ -818,3 +818,63 @@ class TimedWave(machine.Wave):
         cache = not any(m in ("cg", "cv") for m in ins.mods)     # PTX ISA 9.7.9.8: .cg / .cv bypass L1
         for sp, s, aa in self._space_of(space, a, sel, ins):
             rec.mem(self, sp, s, aa, nbytes, write, cache)
+
+
+def clone_cta(trace: Trace, src: int, dst: int) -> None:
+    """Record CTA ``dst`` as a copy of the recorded CTA ``src`` (predict.py: CTAs assumed alike when emulating
+    each would take too long): its warps' streams with every synchronisation renamed to ``dst``'s own (CTA-barrier
+    generations, mbarrier phases, async copies and their completions), memory events as ``src`` recorded them."""
+    cmap: dict = {}
+
+    def key_of(k):
+        if isinstance(k, tuple) and k and k[0] == "bar":
+            return ("bar", dst) + k[2:]
+        return ("clone", dst, k)
+
+    def cid_of(c):
+        n = cmap.get(c)
+        if n is None:
+            old = trace.contribs[c]
+            n = cmap[c] = trace.new_contrib(key_of(old.key))
+            nc = trace.contribs[n]
+            nc.parts, nc.remote, nc.release_cluster = old.parts, old.remote, old.release_cluster
+        return n
+
+    amap: dict = {}
+
+    def aid_of(a):
+        n = amap.get(a)
+        if n is None:
+            old = trace.asyncs[a]
+            new = replace(old, cta=dst, contribs=[cid_of(c) for c in old.contribs])
+            trace.asyncs.append(new)
+            n = amap[a] = len(trace.asyncs) - 1
+        return n
+
+    def ev(k, d):
+        if k == BAR:
+            cid, ck, wait = d
+            return (k, (cid_of(cid), key_of(ck), wait))
+        if k in (MB_CONTRIB, CBAR_ARRIVE):
+            return (k, cid_of(d))
+        if k == MB_WAIT:
+            return (k, (("clone", dst, d[0]), d[1]))
+        if k == ASYNC:
+            return (k, aid_of(d))
+        return (k, d)
+    for (c, wi), st in list(trace.streams.items()):
+        if c != src:
+            continue
+        out = []
+        for pc, k, d in st:
+            if k == PLAIN:
+                out.append((pc, k, d))
+            elif k == -1:
+                out.append((pc, -1, [ev(kk, dd) for kk, dd in d]))
+            else:
+                out.append((pc,) + ev(k, d))
+        trace.streams[(dst, wi)] = out
+    for bid, addr in list(trace.bar_addr.items()):
+        trace.bar_addr[("clone", dst, bid)] = addr
+    if src in trace.tmem_cols:
+        trace.tmem_cols[dst] = trace.tmem_cols[src]
