@@ -837,7 +837,8 @@ def emu_side(args) -> int:
         measured.update({r["name"]: r for r in data.get("kernels", [])})
     rows = []
     from ptxlab.timing import synthetic_series as SS
-    for k in (SS.series() if args.series else kernels()):
+    table = {"calibration": SS.series, "heldout": SS.series_heldout}
+    for k in (table[args.series]() if args.series else kernels()):
         if args.only and not any(s in k["name"] for s in args.only):
             continue
         t0 = time.perf_counter()
@@ -892,9 +893,10 @@ def main(argv=None) -> int:
     ap.add_argument("--measured", nargs="*", help="JSON(s) written by --gpu-side to compare with (merged)")
     ap.add_argument("--json", help="write the comparison rows here")
     ap.add_argument("--only", nargs="*", help="substrings of kernel names to run")
-    ap.add_argument("--series", action="store_true",
+    ap.add_argument("--series", nargs="?", const="calibration", choices=("calibration", "heldout"),
                     help="emulator side: the calibration series (ptxlab/timing/synthetic_series.py, measured by "
-                         "tools/probes/timing_model_h100.py) instead of the 21 validation kernels")
+                         "tools/probes/timing_model_h100.py) or its held-out sizes, instead of the 21 validation "
+                         "kernels")
     args = ap.parse_args(argv)
     if not args.gpu_side:   # emulator side: timing only, no output is checked, so the sampling warning is noise
         import warnings

@@ -149,7 +149,8 @@ def timed_launch(dev, module, prog, grid, block, params: bytes, dyn_smem: int, g
     in_rest = {c for g in probes for c in g} & set(rest)
     rest = [c for c in rest if c not in in_rest]
     emulated = rec_list
-    first = rec_list[:1] if len(rec_list) > 2 else rec_list     # time one CTA alone only when cloning could pay
+    # time one CTA alone only when cloning could pay (never for clusters: a wave holds whole clusters)
+    first = rec_list[:1] if len(rec_list) > 2 and csize == 1 else rec_list[:per_wave]
     t_first = time.perf_counter()
     _run_wave(iprog, rec, trace, dev, first, grid, block, params, dyn_smem, cluster, kw)
     t_first = time.perf_counter() - t_first

@@ -306,3 +306,42 @@ def series() -> list:
                   block=(256, 1, 1), args=[("in", 4 << 20, 0), ("out", 132 * 8 * 256 * 4), ("u32", 64),
                                            ("u32", 1 << 20)], region=4 << 20, check=None))
     return K
+
+
+def series_heldout() -> list:
+    """Own kernels at sizes and configurations the calibration series does not have, predicted (and the predictions
+    committed) before they were measured: a check that the calibration generalises within this style of kernel
+    (not the out-of-sample corpus of benchmarks/timing_corpus/)."""
+    K = []
+    for step in ("reg2d", "vec2d", "smem"):
+        n = 1536
+        g, b = sgemm_launch(step, n)
+        K.append(dict(kind="raw", smem=0, name=f"sgemm {step} {n}", group=f"sgemm {n}", src=SGEMM, entry=step,
+                      grid=g, block=b, args=[("in", 2 * n * n * 4, 0), ("inoff", n * n * 4), ("out", n * n * 4),
+                                              ("i32", n), ("i32", n), ("i32", n)], region=2 * n * n * 4,
+                      check=("sgemm", n)))
+    n = 1 << 25
+    for k in ("tree_mod", "shfl", "vec_shfl"):
+        grid = (n // 256, 1, 1) if k == "tree_mod" else (132 * 8, 1, 1)
+        tail = [("i32", n), ("u32", 2)] if k == "tree_mod" else [("i32", n // 4 if k == "vec_shfl" else n)]
+        K.append(dict(kind="raw", smem=0, name=f"reduce {k} 2^25", group="reduce 2^25", src=REDUCE, entry=k,
+                      grid=grid, block=(256, 1, 1), args=[("in", 4 * n, 0), ("zero4",)] + tail, region=4 * n,
+                      check=("sum", n)))
+    n = 1 << 24
+    for r in (2, 16):
+        K.append(dict(kind="raw", smem=0, name=f"stencil R={r} 2^24", group="stencil", src=_defines(R=r) + L1HIT,
+                      entry="stencil", grid=(n // 256, 1, 1), block=(256, 1, 1),
+                      args=[("in", 4 * n, 0), ("out", 4 * n), ("i32", n)], region=4 * n, check=None))
+    for chains, wps in ((4, 2), (8, 4)):
+        K.append(dict(kind="raw", smem=0, name=f"ilp {chains} chains, {wps} warp(s)/SMSP", group="ilp",
+                      src=_defines(CHAINS=chains, ITERS=4096) + ILP, entry="ilp", grid=(132, 1, 1),
+                      block=(128 * wps, 1, 1), args=[("out", 132 * 1024 * 4), ("f32", 0.999), ("f32", 0.5)],
+                      region=0, check=None))
+    for shared, span in ((1, 4 << 20), (0, 1 << 20)):
+        K.append(dict(kind="raw", smem=0, name=f"l2 {'shared' if shared else 'private'} 264 CTAs x {span >> 20} MB",
+                      group="l2share", src=_defines(SHARED=shared) + L2SHARE, entry="l2share", grid=(264, 1, 1),
+                      block=(512, 1, 1), args=[("in", span * (1 if shared else 264), 0), ("out", 264 * 512 * 4),
+                                               ("i64", span // 16)],
+                      region=0 if shared else span * 264, check=None))
+    return K
+

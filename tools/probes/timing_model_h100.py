@@ -148,21 +148,21 @@ extern "C" __global__ void smem_pat(int n, float* out) {
 #elif MODE == 5    // 64-bit broadcast
   const float2* q = reinterpret_cast<const float2*>(s);
   for (int i = 0; i < n; ++i) { float2 v = q[(i * 32) & 4095]; acc += v.x + v.y; }
-#elif MODE == 6    // 128-bit consecutive
+#elif MODE == 6    // 128-bit consecutive (all four words used: one LDS.128, not two LDS.32)
   const float4* q = reinterpret_cast<const float4*>(s);
-  for (int i = 0; i < n; ++i) { float4 v = q[(l + i * 32) & 2047]; acc += v.x + v.w; }
+  for (int i = 0; i < n; ++i) { float4 v = q[(l + i * 32) & 2047]; acc += (v.x + v.y) * (v.z + v.w); }
 #elif MODE == 7    // 128-bit broadcast
   const float4* q = reinterpret_cast<const float4*>(s);
-  for (int i = 0; i < n; ++i) { float4 v = q[(i * 32) & 2047]; acc += v.x + v.w; }
+  for (int i = 0; i < n; ++i) { float4 v = q[(i * 32) & 2047]; acc += (v.x + v.y) * (v.z + v.w); }
 #elif MODE == 8    // 128-bit: each half-warp one address
   const float4* q = reinterpret_cast<const float4*>(s);
-  for (int i = 0; i < n; ++i) { float4 v = q[((l >> 4) + i * 32) & 2047]; acc += v.x + v.w; }
+  for (int i = 0; i < n; ++i) { float4 v = q[((l >> 4) + i * 32) & 2047]; acc += (v.x + v.y) * (v.z + v.w); }
 #elif MODE == 9    // 128-bit: each quarter-warp one address
   const float4* q = reinterpret_cast<const float4*>(s);
-  for (int i = 0; i < n; ++i) { float4 v = q[((l >> 3) + i * 32) & 2047]; acc += v.x + v.w; }
+  for (int i = 0; i < n; ++i) { float4 v = q[((l >> 3) + i * 32) & 2047]; acc += (v.x + v.y) * (v.z + v.w); }
 #elif MODE == 10   // 128-bit: lanes l and l + 16 the same address
   const float4* q = reinterpret_cast<const float4*>(s);
-  for (int i = 0; i < n; ++i) { float4 v = q[((l & 15) + i * 32) & 2047]; acc += v.x + v.w; }
+  for (int i = 0; i < n; ++i) { float4 v = q[((l & 15) + i * 32) & 2047]; acc += (v.x + v.y) * (v.z + v.w); }
 #endif
   out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
 }
@@ -235,7 +235,7 @@ def _vals(args, base: int, out: int, zero: int):
     return vals
 
 
-def micro(torch, B, D, stream, sleep, out_dir) -> dict:
+def micro(torch, B, D, stream, sleep, out_dir, smem_only: bool = False) -> dict:
     res = {}
     pr = lambda k, v: (res.__setitem__(k, v), print(f"  micro {k}: {v}", flush=True))  # noqa: E731
     t = torch.zeros(4, dtype=torch.int64, device="cuda")
@@ -248,7 +248,8 @@ def micro(torch, B, D, stream, sleep, out_dir) -> dict:
             D.launch(f, grid, block, 0, pk, stream)
             torch.cuda.synchronize()
 
-    for name, extra in (("lat_lds", []), ("lat_mufu", []), ("lat_cvt", []), ("lat_shfl", []), ("lat_ldc", [])):
+    for name, extra in (() if smem_only else (("lat_lds", []), ("lat_mufu", []), ("lat_cvt", []), ("lat_shfl", []),
+                                              ("lat_ldc", []))):
         f = D.func(MICRO, name)
         per = {}
         for n in (256, 4096):
@@ -258,13 +259,15 @@ def micro(torch, B, D, stream, sleep, out_dir) -> dict:
         pr(f"{name}_clk", round((per[4096] - per[256]) / (4096 - 256), 2))
     f = D.func(MICRO, "lat_l1")
     per = {}
-    for n in (256, 4096):
+    for n in (() if smem_only else (256, 4096)):
         once(f, (1, 1, 1), (32, 1, 1), [ctypes.c_uint64(chain.data_ptr()), ctypes.c_int32(n),
                                         ctypes.c_uint64(t.data_ptr()), ctypes.c_uint64(o.data_ptr())])
         per[n] = t[0].item()
-    pr("lat_l1_hit_clk", round((per[4096] - per[256]) / (4096 - 256), 2))
+    if per:
+        pr("lat_l1_hit_clk", round((per[4096] - per[256]) / (4096 - 256), 2))
     clk = 1.9794e9
-    for name, n in (("tp_imad", 2048), ("tp_alu", 2048), ("tp_mufu", 2048), ("tp_cvt", 1024), ("tp_shfl", 2048)):
+    for name, n in (() if smem_only else (("tp_imad", 2048), ("tp_alu", 2048), ("tp_mufu", 2048), ("tp_cvt", 1024),
+                                          ("tp_shfl", 2048))):
         f = D.func(MICRO, name)
         nct = D.sms * 2
         pk = D.pack([ctypes.c_int32(n), ctypes.c_uint64(o.data_ptr())])
@@ -287,7 +290,7 @@ def micro(torch, B, D, stream, sleep, out_dir) -> dict:
         pr(f"smem_{label}_clk_per_warp_access_per_sm", round(cyc / warp_acc, 3))
     big = torch.empty(64 << 20, dtype=torch.uint8, device="cuda")
     f = D.func(MICRO, "l1_window")
-    for kb in (16, 64, 128, 192, 224, 256, 320):
+    for kb in (() if smem_only else (16, 64, 128, 192, 224, 256, 320)):
         ws16 = kb * 1024 // 16
         times = {}
         for passes in (4, 20):
@@ -300,7 +303,7 @@ def micro(torch, B, D, stream, sleep, out_dir) -> dict:
     return res
 
 
-def run_series(torch, B, D, stream, sleep, iters: int, only, out_dir) -> list:
+def run_series(torch, B, D, stream, sleep, iters: int, only, out_dir, table=SS.series) -> list:
     rows = []
     big = torch.empty((2 << 30) + (1 << 20), dtype=torch.uint8, device="cuda")
     # SGEMM and reductions read floats: a range of modest values, not random bytes
@@ -309,7 +312,7 @@ def run_series(torch, B, D, stream, sleep, iters: int, only, out_dir) -> list:
     out = torch.zeros(256 << 20, dtype=torch.uint8, device="cuda")
     zero = torch.zeros(64, dtype=torch.float32, device="cuda")
     base = big.data_ptr()
-    for k in SS.series():
+    for k in table():
         if only and not any(s in k["name"] for s in only):
             continue
         try:
@@ -364,7 +367,7 @@ NCU_METRICS = ("smsp__inst_executed.sum,l1tex__t_sector_hit_rate.pct,lts__t_sect
                "smsp__issue_active.avg.pct_of_peak_sustained_active")
 
 
-def ncu_driver(only) -> int:
+def ncu_driver(only, table=SS.series) -> int:
     """One launch of each series kernel (the program ncu profiles)."""
     import torch
     D = capture_drv()
@@ -373,7 +376,7 @@ def ncu_driver(only) -> int:
     big.view(torch.float32).uniform_(-1.0, 1.0)
     out = torch.zeros(256 << 20, dtype=torch.uint8, device="cuda")
     zero = torch.zeros(64, dtype=torch.float32, device="cuda")
-    for k in SS.series():
+    for k in table():
         if only and not any(s in k["name"] for s in only):
             continue
         if k["region"] > (1 << 30) - (1 << 20) or "2^26" in k["name"] or "4096" in k["name"]:
@@ -407,20 +410,22 @@ def gpu_side(args) -> int:
     t0 = time.time()
     if not args.no_micro:
         try:
-            rep["micro"] = micro(torch, B, D, stream, sleep, out_dir)
+            rep["micro"] = micro(torch, B, D, stream, sleep, out_dir, args.smem_only)
         except Exception as e:  # noqa: BLE001
             rep["errors"].append(f"micro: {type(e).__name__}: {e}")
             print(rep["errors"][-1], flush=True)
     print(f"micro done {time.time() - t0:.0f} s", flush=True)
-    rep["kernels"] = run_series(torch, B, D, stream, sleep, args.iters, args.only, out_dir)
+    table = SS.series_heldout if args.set == "heldout" else SS.series
+    rep["set"] = args.set
+    rep["kernels"] = run_series(torch, B, D, stream, sleep, args.iters, args.only, out_dir, table)
     print(f"series done {time.time() - t0:.0f} s", flush=True)
     import hashlib
-    rep["cubin_of"] = {k["name"]: hashlib.sha1(k["src"].encode()).hexdigest()[:16] for k in SS.series()}
+    rep["cubin_of"] = {k["name"]: hashlib.sha1(k["src"].encode()).hexdigest()[:16] for k in table()}
     (out_dir / "timing_model_h100.json").write_text(json.dumps(rep, indent=2))
     write_cubins(D, out_dir)
     if not args.no_ncu:
         cmd = ["ncu", "--clock-control", "none", "--metrics", NCU_METRICS, "--csv", "--log-file",
-               str(out_dir / "ncu.csv"), sys.executable, str(Path(__file__).resolve()), "ncu-driver"]
+               str(out_dir / "ncu.csv"), sys.executable, str(Path(__file__).resolve()), "ncu-driver", "--set", args.set]
         cmd += (["--only"] + list(args.only)) if args.only else []
         try:
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.ncu_timeout)
@@ -439,13 +444,16 @@ def main(argv=None) -> int:
     ap.add_argument("--no-micro", action="store_true")
     ap.add_argument("--no-ncu", action="store_true")
     ap.add_argument("--ncu-timeout", type=int, default=150)
+    ap.add_argument("--set", choices=("calibration", "heldout"), default="calibration",
+                    help="which kernel table of synthetic_series to time")
+    ap.add_argument("--smem-only", action="store_true", help="run only the shared-memory micro-benchmarks")
     ap.add_argument("--measured", help="predict: the JSON written by run")
     ap.add_argument("--json", help="predict: write the comparison rows here")
     args = ap.parse_args(argv)
     if args.cmd == "run":
         return gpu_side(args)
     if args.cmd == "ncu-driver":
-        return ncu_driver(args.only)
+        return ncu_driver(args.only, SS.series_heldout if args.set == "heldout" else SS.series)
     import validate_timing      # CPU side: the emulator's predictions of the same kernels vs the measurement
     argv2 = ["--predict", "h100", "--series"] + (["--measured", args.measured] if args.measured else []) + \
         (["--only"] + list(args.only) if args.only else []) + (["--json", args.json] if args.json else [])
