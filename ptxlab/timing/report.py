@@ -25,6 +25,9 @@ def tables(t, sensitivity: Optional[list] = None) -> list:
                               f"{t.tmem_cols} TMEM columns")
     head.add_row("waves", f"{t.waves:.2f} ({t.busy_sms} SMs busy)")
     head.add_row("emulation", f"{t.sampled}; emulate {t.emu_seconds:.2f} s, simulate {t.sim_seconds:.2f} s")
+    head.add_row("issue", t.issue + (f" ({t.join})" if t.join else ""))
+    if t.footprint:
+        head.add_row("DRAM vs L2", t.footprint)
     res = Table(title="resources: busy fraction of the busiest SM's span (DRAM / L2: of its average share; over "
                       "100 % = it ran ahead of that share while other SMs idled)")
     res.add_column("resource")
@@ -53,6 +56,15 @@ def tables(t, sensitivity: Optional[list] = None) -> list:
                    f"{s.get('issue_clk', 0.0) / cyc:.2f}", f"{sum(s['waits'].values()) / cyc:.2f}",
                    "; ".join(f"{k} {v / cyc:.2f}" for k, v in waits if v > 0))
     out = [head, res, ach, wt]
+    if t.hot:
+        ht = Table(title="instructions waited on longest (warp-µs summed over the simulated SM's warps)")
+        ht.add_column("warp-µs", justify="right")
+        ht.add_column("waiting for")
+        ht.add_column("source")
+        ht.add_column("instruction")
+        for clk, why, where, text in t.hot[:8]:
+            ht.add_row(f"{clk / cyc:.2f}", why, where, text)
+        out.append(ht)
     if sensitivity:
         st = Table(title="sensitivity to parameters without a source (value x0.5 / x2 -> predicted µs)")
         st.add_column("parameter")

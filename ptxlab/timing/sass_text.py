@@ -76,7 +76,14 @@ class SassInstr:
 
     @property
     def unconditional(self) -> bool:
-        return not self.guard or self.guard == "@PT"
+        """No guard predicate, and (sm_100 ``BRA.U UP0, target``) no predicate operand other than PT."""
+        if self.guard and self.guard != "@PT":
+            return False
+        m = _PRED_OPERAND.match(self.args) if self.base == "BRA" else None
+        return not m or m.group(1) == "PT"
+
+
+_PRED_OPERAND = re.compile(r"\s*!?(U?P[0-9T])\s*,")     # BRA.U UP0, `(.L_x_1) / BRA.U !UP0, ...
 
 
 @dataclass

@@ -3,6 +3,7 @@ instruction counts that differ between PTX and SASS (CPU only: NVRTC + nvdisasm 
 from __future__ import annotations
 
 import collections
+import re
 
 import numpy as np
 import pytest
@@ -106,3 +107,36 @@ def test_no_sass_falls_back_to_ptx_issue_and_says_so(monkeypatch):
     b = dev.empty(128 * 4)
     dev.launch(mod, "rem_index", grid=(1, 1, 1), block=(128, 1, 1), args=[a, b, np.uint32(4), np.uint32(1000)])
     assert dev.last_timing.issue.startswith("PTX issue")
+
+
+STRIDE = r"""
+extern "C" __global__ void stride_sum(const float* __restrict__ x, float* y, int rows, int n) {
+    float acc = 0.f;
+    for (int r = blockIdx.x; r < rows; r += gridDim.x)      // uniform trip count: a uniform-predicate branch
+        acc += x[(size_t)r * n + threadIdx.x] * 1.5f;
+    y[blockIdx.x * blockDim.x + threadIdx.x] = acc;
+}
+"""
+
+
+def test_sm100_uniform_predicate_branch_keeps_the_loop():
+    """sm_100a writes a uniform loop's branch as ``BRA.U UP0, target`` (the predicate an operand, no guard): it is
+    conditional, so the loop body after it is reachable and each PTX ld.global issues one LDG, none dropped."""
+    mod = ptxlab.compile(STRIDE, arch="sm_100a", name="stride.cu")
+    view = sass_build.kernel_sass(mod, "stride_sum", "sm_100a")
+    assert view is not None
+    bras = [i for i in view.kernel.instrs if i.base == "BRA" and re.match(r"\s*!?U?P[0-9T]\s*,", i.args)]
+    assert bras and not any(b.unconditional for b in bras if "PT," not in b.args)
+    dev = ptxlab.open_device("emu", timing="b200")
+    rng = np.random.default_rng()
+    grid, rows, n = 4, int(rng.integers(9, 20)), 128
+    x = dev.to_device(rng.standard_normal(rows * n).astype(np.float32))
+    y = dev.empty(grid * n * 4)
+    dev.launch(mod, "stride_sum", grid=(grid, 1, 1), block=(n, 1, 1), args=[x, y, np.int32(rows), np.int32(n)])
+    t = dev.last_timing
+    trace, join, streams, stats = t._replay[0], t._replay[7][1], t._replay[7][2], t._replay[7][3]
+    assert stats.dropped == 0 and stats.ptx_events == 0
+    for key, st in streams.items():
+        ptx_loads = sum(1 for pc, k, _ in trace.streams[key] if k != 0 and "ld.global" in t._replay[1].code[pc].ins.text)
+        ldg = sum(1 for i, _, _ in st if i < join.nsass and join.sass[i].base == "LDG")
+        assert ptx_loads >= 1 and ldg == ptx_loads, (key, ldg, ptx_loads)
