@@ -465,13 +465,21 @@ class SmSim:
             elif k == GST:
                 # stores go to L2 (write-back); the share of them that reaches DRAM during the kernel: the grid's
                 # written bytes beyond what L2 keeps dirty (memsys.GridFootprint.p_write)
-                u.l1.serve(ti, max(d[0] * 32, d[1] * u.l1.rate / p.l1_lines_clk))
+                l1_start, _ = u.l1.serve(ti, max(d[0] * 32, d[1] * u.l1.rate / p.l1_lines_clk))
                 pw = self.footprint.p_write if self.footprint is not None else 1.0
                 if pw > 0:
                     self.dram.serve(ti, d[0] * 32 * pw)
                 if pw < 1:
                     self.l2.serve(ti, d[0] * 32 * (1 - pw))
-                u.fill.serve(ti, d[0] * 32)
+                fill_start, _ = u.fill.serve(ti, d[0] * 32)
+                # nothing waits for a store's result, but the LSU takes it in order: the warp issues on once the
+                # L1 and the SM's path to L2 have started serving it (back-pressure; else the queue outlives the
+                # kernel)
+                accepted = max(l1_start, fill_start)
+                if accepted > w.t:
+                    w.waits["store throttle (L1 / path to L2)"] += accepted - w.t
+                    self.ev(w, "store throttle", w.t, accepted, "wait", pc)
+                    w.t = accepted
             elif k == SMEM:
                 _, e = u.smem.serve(ti, d.at_width(width) * 128 if hasattr(d, "at_width") else d * 128)
                 ready = e + p.smem_latency_clk

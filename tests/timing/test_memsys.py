@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import ptxlab
+from ptxlab.timing import params as P
 from ptxlab.timing import synthetic_series as SS
 from ptxlab.timing.trace import smem_wavefronts
 
@@ -97,3 +98,35 @@ def test_shared_memory_wavefronts(nbytes, pattern, expect):
             "stride2": lanes * 8}[pattern] + base
     got = smem_wavefronts(np.zeros(32, np.int64), lanes, addr.astype(np.int64), nbytes, 1)
     assert int(got[0]) == expect
+
+
+COLSTORE = r"""
+extern "C" __global__ void colstore(const float* __restrict__ x, float* y, int n, int cols) {
+    // thread t writes row t: every warp store touches 32 rows (32 lines), like a TMEM-lane epilogue
+    int row = blockIdx.x * blockDim.x + threadIdx.x;
+    float v = x[row];
+    for (int c = 0; c < cols; ++c)
+        y[(size_t)row * n + c] = v + c;
+}
+"""
+
+
+def test_uncoalesced_stores_hold_the_warp_at_the_l1():
+    """Nothing waits for a store's result, but the L1 takes one 128-byte line per clock (l1_lines_clk): a warp whose
+    stores each touch 32 lines issues them no faster, so the kernel lasts at least its lines per SM / l1_lines_clk
+    and the L1 is never busier than the kernel is long (before: the queue outlived the kernel, L1 333 % busy)."""
+    mod = ptxlab.compile(COLSTORE, arch="sm_90a", name="colstore.cu")
+    dev = ptxlab.open_device("emu", timing="h100")
+    rng = np.random.default_rng()
+    cols, n, ctas, threads = int(rng.integers(24, 48)), 64, 132, 256
+    x = dev.to_device(rng.standard_normal(ctas * threads).astype(np.float32))
+    y = dev.empty(ctas * threads * n * 4)
+    dev.launch(mod, "colstore", grid=(ctas, 1, 1), block=(threads, 1, 1), args=[x, y, np.int32(n), np.int32(cols)])
+    t = dev.last_timing
+    p = P.H100
+    lines = threads // 32 * cols * 32                    # per SM (one CTA each): warps x stores x 32 lines
+    assert t.sim_us * p.clock_ghz * 1e3 >= lines / p.l1_lines_clk
+    assert t.utilization["l1"] <= 1.0 + 1e-9, t.utilization
+    assert t.utilization["l1"] >= 0.6, t.utilization
+    waits = {k for s in t.warps.values() for k in s["waits"]}
+    assert any(k.startswith("store throttle") for k in waits), waits

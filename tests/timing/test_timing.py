@@ -183,7 +183,7 @@ def test_mma_completion_latency_delays_the_commit():
     assert P.B200.tc_ii(1, 128, 256) == 128.0 and P.B200.tc_ii(1, 128, 64) == 48.0
     slow = resimulate(t, P.B200.with_(tc_latency_clk={k: v + 1000.0 for k, v in P.B200.tc_latency_clk.items()}))
     added = (slow.sim_us - t.sim_us) * P.B200.clock_ghz * 1e3
-    assert added >= 1000.0, added
+    assert added >= 1000.0 - 1e-6, added          # the last commit at least (float sums)
 
 
 def test_mma_bound_gemm_runs_at_the_tensor_core_rate():
