@@ -656,7 +656,7 @@ def predict(k: dict, gpu: str):
         return dev.last_timing
     mod = ptxlab.compile(_source(k), arch="sm_90a", name=k["entry"] + ".cu")
     rng = np.random.default_rng(3)
-    region = k["region"]
+    region = k["region"] or max((a[1] for a in k["args"] if a[0] == "in"), default=0)
     inbuf = dev.to_device(rng.integers(0, 255, max(region, 16), dtype=np.uint8)) if region else None
     vals = []
     outs = []
@@ -668,8 +668,13 @@ def predict(k: dict, gpu: str):
         elif a[0] == "out":
             outs.append(dev.empty(a[1]))
             vals.append(outs[-1])
+        elif a[0] == "zero4":
+            outs.append(dev.to_device(np.zeros(16, np.float32)))
+            vals.append(outs[-1])
         elif a[0] == "i32":
             vals.append(np.int32(a[1]))
+        elif a[0] == "u32":
+            vals.append(np.uint32(a[1]))
         elif a[0] == "i64":
             vals.append(np.int64(a[1]))
         elif a[0] == "f32":
@@ -831,7 +836,9 @@ def emu_side(args) -> int:
         meta = meta or {k: data.get(k) for k in ("device", "date")}
         measured.update({r["name"]: r for r in data.get("kernels", [])})
     rows = []
-    for k in kernels():
+    from ptxlab.timing import synthetic_series as SS
+    table = {"calibration": SS.series, "heldout": SS.series_heldout}
+    for k in (table[args.series]() if args.series else kernels()):
         if args.only and not any(s in k["name"] for s in args.only):
             continue
         t0 = time.perf_counter()
@@ -886,6 +893,10 @@ def main(argv=None) -> int:
     ap.add_argument("--measured", nargs="*", help="JSON(s) written by --gpu-side to compare with (merged)")
     ap.add_argument("--json", help="write the comparison rows here")
     ap.add_argument("--only", nargs="*", help="substrings of kernel names to run")
+    ap.add_argument("--series", nargs="?", const="calibration", choices=("calibration", "heldout"),
+                    help="emulator side: the calibration series (ptxlab/timing/synthetic_series.py, measured by "
+                         "tools/probes/timing_model_h100.py) or its held-out sizes, instead of the 21 validation "
+                         "kernels")
     args = ap.parse_args(argv)
     if not args.gpu_side:   # emulator side: timing only, no output is checked, so the sampling warning is noise
         import warnings

@@ -5,6 +5,9 @@
     lab.py time --problem nvfp4_gemm --shape 128,7168,16384,1
     lab.py time --stage E2                    # every launch of a lab stage (on the emulator)
     lab.py time [options] my_script.py [args ...]   # every launch a script makes on open_device("emu")
+    lab.py time --compare a.py b.py           # two designs side by side: which is faster, and why
+    lab.py time --compare nvfp4_gemm:128,7168,16384,1 nvfp4_gemm_2sm:128,7168,16384,1
+    lab.py time --compare nvfp4_gemv:7168,16384,1:4,2,2 nvfp4_gemv:7168,16384,1:8,1,2   # PROBLEM:SHAPE[:CONFIG]
 
 Stages and scripts are timed through the environment: PTXLAB_TIMING=<gpu> makes every ``open_device("emu")``
 predict its launches (ptxlab.timing.predict.HISTORY keeps them).
@@ -39,6 +42,9 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--sensitivity", action="store_true",
                     help="replay the trace with each unsourced parameter halved / doubled")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--compare", nargs=2, metavar=("A", "B"),
+                    help="predict two kernels side by side: scripts (a.py) or PROBLEM:SHAPE[:CONFIG] "
+                         "(e.g. nvfp4_gemm:128,7168,16384,1)")
     return ap
 
 
@@ -69,6 +75,8 @@ def _validate(args) -> None:
         select(discover(), [args.stage])           # unknown ids raise (PtxlabError: exit 2, one line)
     elif args.script and not os.path.isfile(args.script):
         raise UsageError(f"script {args.script}: no such file")
+    for c in args.compare or ():
+        _parse_target(c)                           # raises UsageError for a bad target
     for opt, path in (("--trace", args.trace), ("--png", args.png)):
         if path is None:
             continue
@@ -80,6 +88,24 @@ def _validate(args) -> None:
             raise UsageError(f"{opt} {path}: directory {parent} does not exist")
         if not os.access(parent, os.W_OK):
             raise UsageError(f"{opt} {path}: directory {parent} is not writable")
+
+
+def _parse_target(spec: str) -> tuple:
+    """A --compare target: ("script", path) or ("problem", name, shape, config)."""
+    from ptxlab.errors import UsageError
+    if spec.endswith(".py"):
+        if not os.path.isfile(spec):
+            raise UsageError(f"--compare {spec}: no such file")
+        return ("script", spec)
+    parts = spec.split(":")
+    if parts[0] not in PROBLEMS or len(parts) < 2:
+        raise UsageError(f"--compare {spec}: give a script (x.py) or PROBLEM:SHAPE[:CONFIG] with PROBLEM one of "
+                         f"{', '.join(PROBLEMS)}")
+    want = SHAPE_ARITY[parts[0]]
+    dims = parts[1].split(",")
+    if len(dims) != len(want.split(",")) or not all(x.strip().isdigit() and int(x) > 0 for x in dims):
+        raise UsageError(f"--compare {spec}: {parts[0]} takes {want}")
+    return ("problem", parts[0], tuple(int(x) for x in dims), _parse_config(parts[2]) if len(parts) > 2 else None)
 
 
 def _parse_config(s):
@@ -159,6 +185,33 @@ def sensitivity(t, gpu=None) -> list:
     return sorted(out, key=lambda x: -abs(x[2] - x[1]))
 
 
+def _time_script(script, script_args, gpu, sample, stage=None) -> tuple:
+    """(timings of every launch, lab exit code) of a script (or a lab stage) run with PTXLAB_TIMING=gpu."""
+    from . import predict
+    saved = {k: os.environ.get(k) for k in ("PTXLAB_TIMING", "PTXLAB_TIMING_SAMPLE")}
+    saved_argv = sys.argv
+    os.environ["PTXLAB_TIMING"] = gpu
+    # stages and scripts check their results: emulate every CTA unless told otherwise
+    os.environ["PTXLAB_TIMING_SAMPLE"] = sample or "all"
+    predict.HISTORY.clear()
+    rc = 0
+    try:
+        if stage:
+            from ptxlab.lab.cli import main as lab_main
+            rc = lab_main(["run", "--stage", stage, "--backend", "emu"])
+        else:
+            sys.argv = [script] + list(script_args)
+            runpy.run_path(script, run_name="__main__")
+    finally:
+        sys.argv = saved_argv
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return list(predict.HISTORY), rc
+
+
 def main(argv: List[str]) -> int:
     args = _parser().parse_args(argv)
     _validate(args)
@@ -167,6 +220,20 @@ def main(argv: List[str]) -> int:
     console = Console(width=None if sys.stdout.isatty() else 140, highlight=False)
     timings = []
     sens = None
+    if args.compare:
+        runs = []
+        for spec in args.compare:
+            tg = _parse_target(spec)
+            if tg[0] == "script":
+                ts, rc = _time_script(tg[1], [], args.gpu, args.sample)
+            else:
+                ts = [run_problem(tg[1], tg[2], args.gpu, tg[3], args.sample, args.seed)]
+            if not ts:
+                console.print(f"{spec}: no kernel launch was timed (did it use open_device('emu')?)")
+                return 1
+            runs.append((spec, ts))
+        report.print_compare(runs[0], runs[1], console)
+        return 0
     if args.problem:
         shape = tuple(int(x) for x in args.shape.split(","))
         timings.append(run_problem(args.problem, shape, args.gpu, _parse_config(args.config), args.sample,
@@ -174,28 +241,10 @@ def main(argv: List[str]) -> int:
         if args.sensitivity:
             sens = sensitivity(timings[-1], args.gpu)
     elif args.stage or args.script:
-        saved = {k: os.environ.get(k) for k in ("PTXLAB_TIMING", "PTXLAB_TIMING_SAMPLE")}
-        saved_argv = sys.argv
-        os.environ["PTXLAB_TIMING"] = args.gpu
-        # stages and scripts check their results: emulate every CTA unless told otherwise
-        os.environ["PTXLAB_TIMING_SAMPLE"] = args.sample or "all"
-        predict.HISTORY.clear()
-        rc = 0
-        try:
-            if args.stage:
-                from ptxlab.lab.cli import main as lab_main
-                rc = lab_main(["run", "--stage", args.stage, "--backend", "emu"])
-            else:
-                sys.argv = [args.script] + list(args.script_args)
-                runpy.run_path(args.script, run_name="__main__")
-        finally:
-            sys.argv = saved_argv
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
-        timings = list(predict.HISTORY)
+        if args.stage:
+            timings, rc = _time_script(None, [], args.gpu, args.sample, stage=args.stage)
+        else:
+            timings, rc = _time_script(args.script, args.script_args, args.gpu, args.sample)
         if rc == 2 and not timings:      # the stage run's own usage/setup error (already printed)
             return 2
     else:

@@ -33,11 +33,11 @@ def cluster_ctas(st, ctas) -> list:
 
 def split_dsmem(rec, st, sel, warps, a: np.ndarray, nbytes: int, write: bool):
     """Record the accesses of ``sel`` whose address names a peer CTA as DSMEM items; returns (addresses, warps) of
-    the accesses to the executing CTA's own shared memory (wavefront accounting in trace.py)."""
+    the accesses to the executing CTA's own shared memory and their mask (wavefront accounting in trace.py)."""
     n = _cl.size(st)
     remote = (a >> _cl.RANK_SHIFT) != (st.cta_of[sel] % n)
     if not remote.any():
-        return a, warps
+        return a, warps, np.ones(a.size, bool)
     by = np.bincount(warps[remote], minlength=st.T // 32) * nbytes
     for w in np.flatnonzero(by):
         w = int(w)
@@ -51,7 +51,7 @@ def split_dsmem(rec, st, sel, warps, a: np.ndarray, nbytes: int, write: bool):
         # (a mixed own / peer access in one instruction is recorded as DSMEM: the peer part dominates the latency)
         rec.cur_mem[w] = (DSMEM, (b, bool(write), nb))
     keep = ~remote
-    return a[keep], warps[keep]
+    return a[keep], warps[keep], keep
 
 
 def note_targets(st, op, a) -> None:

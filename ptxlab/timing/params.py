@@ -86,6 +86,18 @@ class GpuParams:
     cluster_release_cta_clk: float   # ... and occupies its CTA's release path this long (per-CTA throughput)
     cluster_bar_wide_clk: dict       # barrier.cluster: extra clk for wide CTAs {warps per CTA: clk} (0 at <= 8 warps)
     cluster_bar_shared_clk: dict     # ... extra clk on an SM shared by n CTAs of different clusters {(warps, n): clk}
+    # SASS issue (sim_sass.py): latencies of variable-latency results without a recorded memory event, by kind
+    # (sass_ops.py: mufu, cvt, s2r, shfl, ldc, mem, other), and when a read barrier clears after issue
+    var_latency_clk: dict = field(default_factory=dict)
+    operand_read_clk: float = 4.0
+    l1_latency_clk: float = 33.0     # global load hitting in L1, issue to data
+    l1_sm_bytes: int = 262144        # L1 + shared memory SRAM per SM (the L1 gets what the shared carveout leaves)
+    shfl_per_clk_sm: float = 1.0     # warp shuffles per clock per SM (one shared unit)
+    l1_lines_clk: float = 1.0        # 128-byte lines the L1 looks up per clock per SM (uncoalesced accesses)
+    # tcgen05.mma: initiation interval (cycles) per {(cta group, M): {N: II}} at the kind's native K (measured with
+    # kind::f16, K = 16; kind-independent in cycles) and the fixed completion latency after it {"SS1"/"TS1"/...}
+    tc_ii_clk: dict = field(default_factory=dict)
+    tc_latency_clk: dict = field(default_factory=dict)
     max_threads_sm: int = 2048
     max_ctas_sm: int = 32
     regs_sm: int = 65536
@@ -107,6 +119,12 @@ class GpuParams:
         if per_sm >= 2 and self.cluster_bar_shared_clk:
             lat += cluster_bar_shared(self.cluster_bar_shared_clk, warps, per_sm)
         return lat
+
+    def tc_ii(self, cta_group: int, m: int, n: int) -> float:
+        """tcgen05.mma initiation interval of an M x N tile (cycles; 0 when the table has no such shape), linear
+        between the measured N, clamped at the ends."""
+        row = self.tc_ii_clk.get((int(cta_group), int(m)))
+        return _interp(row, n) if row else 0.0
 
     def with_(self, **kw) -> "GpuParams":
         return replace(self, **kw)
@@ -144,35 +162,52 @@ def _check(p: GpuParams) -> GpuParams:
 
 
 # ------------------------------------------------------------------------------------------------ H100 (SXM5)
-# cluster law (benchmarks/validate_timing.py --calibrate-cluster benchmarks/data/timing_measured_h100_cluster_law_20261124.json)
-CBAR_A, CBAR_B, CBAR_C = 686.0, 13.7, 15.9      # clk: a + b x CTAs per cluster + c x warps per CTA
-REL_L = 691.8                                  # clk: .release.cluster arrive hold (SM alone with its cluster)
-# load law (--calibrate-cluster benchmarks/data/timing_measured_h100_cluster_load_20261124.json)
-REL_S, REL_X = 983.8, 120.7                    # clk: hold on an SM shared by >= 2 clusters' CTAs, per-CTA occupancy
-# wide-CTA / shared-SM barrier law (--calibrate-cluster benchmarks/data/timing_measured_h100_cluster_warps_20261124.json)
+# cluster law (benchmarks/validate_timing.py --calibrate-cluster benchmarks/data/timing_measured_h100_cluster_warps_20261124.json,
+# re-derived 2026-11-27 under SASS issue (issue 21): the same H100 probes minus the SASS model's own loop cycles)
+CBAR_A, CBAR_B, CBAR_C = 659.7, 13.7, 13.4      # clk: a + b x CTAs per cluster + c x warps per CTA
+REL_L = 671.5                                  # clk: .release.cluster arrive hold (SM alone with its cluster)
+# load law
+REL_S, REL_X = 960.0, 116.1                    # clk: hold on an SM shared by >= 2 clusters' CTAs, per-CTA occupancy
+# wide-CTA / shared-SM barrier law
 DSMEM_NARROW = 11.9                            # B/clk: SM-to-SM port for <= 4-B-per-thread accesses
-CBAR_WIDE = {16: 303.0, 32: 129.2}             # clk over a + b C + c W for one cluster, {warps per CTA: clk}
-CBAR_SHARED = {(4, 2): 213.3, (4, 4): 215.1, (8, 2): 494.5, (8, 4): 339.2,    # clk on a shared SM,
-               (16, 2): 79.2, (16, 4): 116.1, (32, 2): 75.9}                   # {(warps/CTA, CTAs/SM): clk}
+CBAR_WIDE = {16: 300.7, 32: 140.5}             # clk over a + b C + c W for one cluster, {warps per CTA: clk}
+CBAR_SHARED = {(4, 2): 202.1, (4, 4): 228.1, (8, 2): 505.8, (8, 4): 342.5,    # clk on a shared SM,
+               (16, 2): 84.8, (16, 4): 120.3, (32, 2): 105.4}                  # {(warps/CTA, CTAs/SM): clk}
+H100_VAR_LAT = {"mufu": 17.0, "cvt": 18.3, "s2r": 24.0, "shfl": 26.3, "ldc": 29.5, "mem": 29.0, "other": 8.0}
+H100_SERIES = ("H100 measured here (tools/probes/timing_model_h100.py run, micro-benchmarks, NOTES.md 'Timing model "
+               "issue 21', 2026-11-27)")
 # Values marked H100_MEASURED come from benchmarks/validate_timing.py --gpu-side --micro on the lent H100 80GB HBM3
 # (2026-11-24; raw numbers in benchmarks/data/timing_measured_h100_20261124.json "micro" and NOTES.md).
 H100 = _check(GpuParams(
     name="h100", sms=132, clock_ghz=1.979,
     dram_bw=3.01e12, dram_latency_ns=347.0, burst_window_ns=2000.0,
     l2_bw=7.53e12, l2_latency_ns=143.0, l2_bytes=50 * 2**20,
-    sm_l1_bytes_clk=123.4, sm_dram_bytes_clk=73.3, smem_bytes_clk=123.4, smem_latency_clk=30.0,
+    sm_l1_bytes_clk=111.6, sm_dram_bytes_clk=73.3, smem_bytes_clk=123.4, smem_latency_clk=28.0,
     issue_per_smsp=1.0, smsps=4, fp32_lanes=128, int_lanes=64, sfu_lanes=16,
     alu_latency_clk=4.13, sfu_latency_clk=18.0, shfl_latency_clk=24.0, cvt_latency_clk=8.0,
     launch_us=3.78, cta_launch_ns=213.0, bar_latency_clk=24.7, mbar_latency_clk=24.0, mbar_arrive_clk=33.0,
     tma_issue_clk=8.0, tma_latency_ns=30.0, tma_bytes_clk=103.0,
     tc_flops_clk={"f16": 4096.0, "mxf4nvf4": 16384.0, "mxf4": 16384.0, "mxf8f6f4": 8192.0, "f8f6f4": 8192.0,
                   "tf32": 2048.0, "i8": 8192.0, "cp": 0.0},
-    tmem_ld_bytes_clk=0.0, tmem_ld_latency_clk=0.0,
-    dsmem_latency_clk=181.2, dsmem_bytes_clk=8.2, dsmem_narrow_bytes_clk=DSMEM_NARROW,
+    tmem_ld_bytes_clk=0.0, tmem_ld_latency_clk=0.0, tc_ii_clk={}, tc_latency_clk={},
+    dsmem_latency_clk=177.6, dsmem_bytes_clk=8.2, dsmem_narrow_bytes_clk=DSMEM_NARROW,
     cluster_bar_latency_clk=CBAR_A, cluster_bar_per_cta_clk=CBAR_B, cluster_bar_per_warp_clk=CBAR_C,
     cluster_release_clk=REL_L, cluster_release_shared_clk=REL_S, cluster_release_cta_clk=REL_X,
     cluster_bar_wide_clk=CBAR_WIDE, cluster_bar_shared_clk=CBAR_SHARED,
+    var_latency_clk=dict(H100_VAR_LAT), operand_read_clk=4.0, l1_latency_clk=40.0, l1_sm_bytes=240 * 1024,
+    shfl_per_clk_sm=0.985, l1_lines_clk=1.0,
     sources={
+        "var_latency_clk": H100_SERIES + " (dependent chains: MUFU.EX2 17.0, F2I 18.3, SHFL 26.3, LDC 29.5, LDS 29.0 "
+                                         "clk; S2R and 'other' not measured: " + NO_SOURCE + ")",
+        "operand_read_clk": "read-barrier release after issue: " + NO_SOURCE,
+        "l1_latency_clk": H100_SERIES + " (dependent LDG chain over a 4 KB table in L1: 44.6 clk per step minus the "
+                                        "IMAD.WIDE of the address)",
+        "l1_sm_bytes": HOPPER_WP + " (256 KB combined L1 / shared memory per SM); " + H100_SERIES + " (re-read "
+                                   "window per SM: full hit bandwidth up to 224 KB, -20 % at 256 KB: 240 KB usable)",
+        "l1_lines_clk": H100_SERIES + " (the naive SGEMM: ncu 1.107 G L1 sectors, 32 lines per warp load, 4.42 ms on "
+                                      "132 SMs: 0.96 lines per clock per SM; the model predicts its time within 2 %)",
+        "shfl_per_clk_sm": H100_SERIES + " (SHFL.BFLY throughput, 2 x 1024-thread CTAs per SM: 0.985 warp-shuffles "
+                                         "per clock per SM)",
         "sms": HOPPER_WP, "clock_ghz": H100_MEASURED + " (clock64 / globaltimer under an all-SM FMA load: 1.9794)",
         "dram_bw": H100_MEASURED + " (1 GiB device-to-device copy, read + written bytes: 3010 GB/s)",
         "dram_latency_ns": H100_MEASURED + " (pointer chase, 1 GiB random 128-B lines: 686 cycles = 347 ns)",
@@ -180,11 +215,12 @@ H100 = _check(GpuParams(
         "l2_bw": H100_MEASURED + " (8 MiB re-read by all SMs, 10 vs 2 passes: 7530 GB/s)",
         "l2_latency_ns": H100_MEASURED + " (pointer chase, 4 MiB resident: 283 cycles = 143 ns)",
         "l2_bytes": HOPPER_WP,
-        "sm_l1_bytes_clk": H100_MEASURED + " (the shared-memory probe's 123.4 B/clk: L1 and SMEM are one SRAM/LSU "
-                                           "path per the whitepaper)",
+        "sm_l1_bytes_clk": H100_SERIES + " (each SM re-reading a 224 KB window of its own through L1 with 1024 "
+                                         "threads: 111.6 B/clk; before issue 21 the shared-memory probe's 123.4)",
         "sm_dram_bytes_clk": H100_MEASURED + " (one CTA of 1024 threads streaming 16 MiB: 73.3 B/clk)",
         "smem_bytes_clk": H100_MEASURED + " (conflict-free 16-B shared loads, 8 CTAs/SM: 123.4 B/clk of 128)",
-        "smem_latency_clk": "about 30 cycles, not measured here: " + NO_SOURCE,
+        "smem_latency_clk": H100_SERIES + " (dependent LDS chain, one warp: 29.0 clk per LDS, minus the model's one "
+                                          "wavefront of service)",
         "issue_per_smsp": HOPPER_WP, "smsps": HOPPER_WP,
         "fp32_lanes": HOPPER_WP + "; measured 124.7 FMA/clk/SM (" + H100_MEASURED + ")",
         "int_lanes": HOPPER_WP + " / " + CUDA_GUIDE + " (64 integer ops/clk/SM)", "sfu_lanes": CUDA_GUIDE,
@@ -204,10 +240,11 @@ H100 = _check(GpuParams(
                                           "DRAM latency from DRAM; mean 59 cycles = 30 ns)",
         "tma_bytes_clk": H100_MEASURED + " (bulk-copy round trip from L2, 8 KiB - 1 KiB: 7 KiB in 70 cycles)",
         "tc_flops_clk": "not used on the H100 (no tcgen05); listed for the table's shape",
+        "tc_ii_clk": "no tcgen05 on the H100", "tc_latency_clk": "no tcgen05 on the H100",
         "tmem_ld_bytes_clk": "no TMEM on the H100", "tmem_ld_latency_clk": "no TMEM on the H100",
         "dsmem_latency_clk": H100_CLUSTER + " (dependent ld.shared::cluster chain to the peer of a 2-CTA cluster, 1 "
-                                            "warp: 200.2 clk/hop minus the model's loop; 181.2 since timing5's narrow "
-                                            "port rate shortened that loop, NOTES.md 'Timing model: cluster warps')",
+                                            "warp: 200.2 clk/hop minus the model's loop: 177.6 under SASS issue "
+                                            "(issue 21; 181.2 under PTX issue), NOTES.md 'Timing model: cluster warps')",
         "dsmem_bytes_clk": H100_CLUSTER + " (each CTA of 2-CTA clusters on all SMs reads its peer's SMEM, 16 B per "
                                           "thread, 1024 threads)",
         "dsmem_narrow_bytes_clk": H100_CLUSTER_WARPS + " (the DSMEM dependent chase with 4-B loads, 1024-thread CTAs "
@@ -261,14 +298,23 @@ H200 = _check(replace(
 # equal (benchmarks/data/timing_measured_h200_all_20261124b.json, NOTES.md "H200 out of sample: all 21 kernels").
 H200_CLUSTER_CAVEAT = ("; the H200, same SM, measures 0.45x the H100's cycles for this release-bound cost "
                        "(NOTES.md), so the x0.5 row of the sensitivity report is a realistic case")
+# SemiAnalysis microbench-blackwell (GitHub SemiAnalysisAI/microbench-blackwell, commit 9a068d853d5c, measured on a
+# B200): umma_latency/fit_results.csv, kind::f16 SS rows ("a (II)" column; the E4M3 / F4 / S8 / MXF8 / MXF4 rows have
+# the same II in cycles at their own K), and the median of the "b" column per operand form and CTA group
+SA_REPO = "SemiAnalysisAI/microbench-blackwell @ 9a068d853d5c"
+SA_UMMA_II = {(1, 128): {64: 48.0, 80: 52.0, 96: 56.0, 112: 60.0, 128: 64.0, 256: 128.0},
+              (1, 64): {64: 32.0, 80: 40.0, 96: 48.0, 112: 56.0, 128: 64.0, 256: 128.0},
+              (2, 128): {64: 25.0, 80: 27.0, 96: 29.0, 112: 30.0, 128: 32.0, 256: 64.0},
+              (2, 256): {64: 43.0, 80: 45.3, 96: 49.4, 112: 56.0, 128: 64.0, 256: 128.0}}
+SA_UMMA_LAT = {"SS1": 133.9, "SS2": 176.5, "TS1": 116.0, "TS2": 153.6}
 _B200_CLK = 1.979   # GHz: "clock speeds similar to the H100 SXM5" (CNC_B200) -> the H100's measured clock
 B200 = _check(GpuParams(
     name="b200", sms=148, clock_ghz=_B200_CLK,
-    dram_bw=8.0e12 * (3.01 / 3.35), dram_latency_ns=H100.dram_latency_ns, burst_window_ns=2000.0,
+    dram_bw=7.26e12, dram_latency_ns=(927.0 - 94.0) / _B200_CLK, burst_window_ns=2000.0,
     l2_bw=H100.l2_bw * 148 / 132 * _B200_CLK / H100.clock_ghz,
     l2_latency_ns=150.0, l2_bytes=126 * 2**20,
     sm_l1_bytes_clk=H100.sm_l1_bytes_clk, sm_dram_bytes_clk=H100.sm_dram_bytes_clk, smem_bytes_clk=128.0,
-    smem_latency_clk=30.0,
+    smem_latency_clk=H100.smem_latency_clk,
     issue_per_smsp=1.0, smsps=4, fp32_lanes=128, int_lanes=64, sfu_lanes=16,
     alu_latency_clk=H100.alu_latency_clk, sfu_latency_clk=18.0, shfl_latency_clk=24.0, cvt_latency_clk=8.0,
     launch_us=H100.launch_us, cta_launch_ns=H100.cta_launch_ns, bar_latency_clk=H100.bar_latency_clk,
@@ -287,11 +333,30 @@ B200 = _check(GpuParams(
     cluster_release_shared_clk=H100.cluster_release_shared_clk, cluster_release_cta_clk=H100.cluster_release_cta_clk,
     cluster_bar_wide_clk=dict(H100.cluster_bar_wide_clk), cluster_bar_shared_clk=dict(H100.cluster_bar_shared_clk),
     max_threads_sm=2048, max_ctas_sm=32, regs_sm=65536, smem_sm=233472, tmem_cols=512,
+    tc_ii_clk=SA_UMMA_II, tc_latency_clk=SA_UMMA_LAT,
+    var_latency_clk=dict(H100.var_latency_clk), operand_read_clk=H100.operand_read_clk,
+    l1_latency_clk=H100.l1_latency_clk, l1_sm_bytes=H100.l1_sm_bytes, shfl_per_clk_sm=H100.shfl_per_clk_sm,
+    l1_lines_clk=H100.l1_lines_clk,
     sources={
+        "shfl_per_clk_sm": "assumed equal to the H100's: " + NO_SOURCE,
+        "l1_lines_clk": "assumed equal to the H100's: " + NO_SOURCE,
+        "tc_ii_clk": SA_REPO + " umma_latency/fit_results.csv (II of kind::f16 SS, per CTA group, M, N; the f8f6f4 "
+                     "'F4' rows run K = 32 per PTX ISA 9.7.16.10 and have the same II: no kind::mxf4nvf4 "
+                     "measurement exists, its rate stays tc_flops_clk's assumption)",
+        "tc_latency_clk": SA_REPO + " umma_latency/fit_results.csv (median 'b' of latency = II + b: SS 1-SM 133.9, "
+                          "SS 2-SM 176.5, TS 1-SM 116.0, TS 2-SM 153.6 cycles)",
+        "var_latency_clk": "assumed equal to the H100's: " + NO_SOURCE,
+        "operand_read_clk": "assumed equal to the H100's: " + NO_SOURCE,
+        "l1_latency_clk": "assumed equal to the H100's: " + NO_SOURCE,
+        "l1_sm_bytes": "assumed equal to the H100's (L1/shared pool unchanged per " + CNC_B200 + "): " + NO_SOURCE,
         "sms": CNC_B200 + "; " + BW_UB,
         "clock_ghz": CNC_B200 + " (clocks similar to the H100 SXM5) -> the H100's measured 1.979 GHz",
-        "dram_bw": B200_DS + " x the H100's measured achievable/datasheet ratio (assumed to carry over)",
-        "dram_latency_ns": "assumed equal to the H100's measured value: " + NO_SOURCE,
+        "dram_bw": SA_REPO + " tma2d_throughput/tma2d_tput_results.csv (highest HBM throughput of 2-D TMA loads "
+                   "on all SMs: 7.26 TB/s at 64-128 KB in flight per SM; the datasheet's 8 TB/s x the H100's "
+                   "achievable ratio gave 7.19)",
+        "dram_latency_ns": SA_REPO + " tma2d_latency/tma2d_lat_results.csv (shortest cold 2-D TMA load, 2 KB: 927 "
+                           "cycles) minus the H100's TMA time over the DRAM latency (94 cycles, bulk-copy round "
+                           "trips): 833 cycles = 421 ns",
         "burst_window_ns": "model parameter, as for the H100: " + NO_SOURCE,
         "l2_bw": "H100 measured L2 bandwidth scaled by SM count and clock: " + NO_SOURCE,
         "l2_latency_ns": CNC_B200 + " (~150 ns within a die's L2 partition; more across dies)",

@@ -21,8 +21,8 @@ from ..emu.engine import machine
 from ..emu.checks.sitewarn import EmuWarning, emu_warn
 from . import params as _params
 from .sim import SmSim, cta_ids_for_sm, occupancy
-from . import cluster_trace
-from .trace import ProgramInfo, Recorder, TimedWave, Trace, instrument
+from . import cluster_trace, memsys
+from .trace import ProgramInfo, Recorder, TimedWave, Trace, clone_cta, instrument
 
 
 HISTORY: list = []   # every prediction of this process (lab.py time collects a stage's / script's launches)
@@ -70,6 +70,10 @@ class Timing:
     smem_bytes: int = 0
     tmem_cols: int = 0
     amounts: dict = field(repr=False, default_factory=dict)   # GPU-wide bytes / FLOP / instructions (all busy SMs)
+    issue: str = ""               # what the warps issue: SASS (arch, join coverage) or PTX (and why)
+    hot: list = field(repr=False, default_factory=list)   # top waits by instruction (_hot)
+    join: str = ""                # PTX-SASS join statistics (sass_join.JoinStats.line)
+    footprint: str = ""           # how DRAM vs L2 was decided (memsys.GridFootprint.note)
     _replay: tuple = field(repr=False, default=(), compare=False)
 
     def __str__(self) -> str:
@@ -101,6 +105,10 @@ def timed_launch(dev, module, prog, grid, block, params: bytes, dyn_smem: int, g
     else:
         order, mine = None, cta_ids_for_sm(total, p.sms, 0)
     mode = (sample or "auto").lower()
+    n_sm = len(mine)
+    cap = max_rounds()
+    if csize == 1 and cap and n_sm > (cap + 1) * occ:
+        mine = mine[:cap * occ]        # round sampling: the busiest SM's first rounds, extrapolated (simulate())
     if mode == "all" or total <= 1:
         run_ids, rec_ids = (order or list(range(total))), set(mine)
         sampled = f"all {total} CTAs emulated; the busiest SM's {len(mine)} simulated"
@@ -109,13 +117,19 @@ def timed_launch(dev, module, prog, grid, block, params: bytes, dyn_smem: int, g
         sampled = (f"timing-only sample: {len(mine)} of {total} CTAs emulated (those of the busiest SM); "
                    f"outputs of the other CTAs not computed") if len(mine) < total else \
             f"all {total} CTAs emulated"
+    if len(mine) < n_sm:
+        sampled += (f"; round sampling: {len(mine)} of the busiest SM's {n_sm} CTAs ({cap} rounds of {occ}) "
+                    f"simulated, the rest extrapolated (CTAs assumed alike; PTXLAB_TIMING_ROUNDS=0 for all)")
     if csize > 1:
         sampled += f"; clusters of {csize}: whole clusters on {csize} SMs"
     trace = Trace(prog, grid, block, dyn_smem, [c for c in run_ids if c in rec_ids])
+    trace.sm_ctas = n_sm
     if csize > 1:
         trace.cluster = csize
         trace.cluster_of = cluster_trace.cluster_map(grid, cluster.dims)
     rec = Recorder(trace, p)
+    rec.l1_bytes = memsys.l1_bytes(p, occ, smem)
+    rec.widen = _widened(module, prog, p)
     iprog = instrument(prog, rec)
     tpc = (threads + 31) // 32 * 32
     per_wave = max(1, min(len(run_ids), machine.WAVE_THREADS // tpc)) // csize * csize or csize
@@ -123,43 +137,127 @@ def timed_launch(dev, module, prog, grid, block, params: bytes, dyn_smem: int, g
     t0 = time.perf_counter()
     rec_list = [c for c in run_ids if c in rec_ids]
     rest = [c for c in run_ids if c not in rec_ids]
-    for ids, recorded in ((rec_list, True), (rest, False)):
-        for s in range(0, len(ids), per_wave):
-            chunk = ids[s:s + per_wave]
-            if recorded:
-                st = TimedWave(iprog, dev.heap, chunk, grid, block, params, dyn_smem, dev, cluster=cluster)
-                rec.attach(st)
-                st.recorder = rec
-            else:
-                st = machine.Wave(prog, dev.heap, chunk, grid, block, params, dyn_smem, dev, cluster=cluster)
-            machine.Scheduler(st, **kw).run()
-            trace.thread_instrs += st.thread_instrs
-            if recorded:
-                _note_tmem(trace, st)
+    probes = _probe_groups(grid, cluster, order, rec_list)
+    # probe CTAs (one step along each grid dimension, memsys.py): their addresses only, recorded by a throwaway
+    # recorder; in a sampled run they are emulated after the sampled CTAs with a budget (their own outputs do not
+    # matter; a probe that waits for a CTA that never runs is dropped)
+    ptrace = Trace(prog, grid, block, dyn_smem, [c for g in probes for c in g])
+    ptrace.cluster, ptrace.cluster_of = trace.cluster, trace.cluster_of
+    prec = Recorder(ptrace, p)
+    prec.l1_bytes = rec.l1_bytes
+    pprog = instrument(prog, prec)
+    in_rest = {c for g in probes for c in g} & set(rest)
+    rest = [c for c in rest if c not in in_rest]
+    emulated = rec_list
+    # time one CTA alone only when cloning could pay (never for clusters: a wave holds whole clusters)
+    first = rec_list[:1] if len(rec_list) > 2 and csize == 1 else rec_list[:per_wave]
+    t_first = time.perf_counter()
+    _run_wave(iprog, rec, trace, dev, first, grid, block, params, dyn_smem, cluster, kw)
+    t_first = time.perf_counter() - t_first
+    clones = []
+    if csize == 1 and len(rec_list) > 2 and t_first * (len(rec_list) - 1) > emu_budget_s():
+        # cloning: the other CTAs of the busiest SM are recorded as copies of the first (too slow to emulate each)
+        emulated, clones = rec_list[:1], rec_list[1:]
+        if mode == "all":
+            rest = rest + clones        # their outputs are still computed, without recording
+    else:
+        for s in range(len(first), len(rec_list), per_wave):
+            _run_wave(iprog, rec, trace, dev, rec_list[s:s + per_wave], grid, block, params, dyn_smem, cluster, kw)
+    probe_note = ""
+    per_cta = trace.thread_instrs / max(1, len(emulated))
+    for g in probes:
+        full = all(c in in_rest for c in g)
+        pkw = kw if full else {"budget": int((0.3 if clones else 4) * per_cta * len(g)) + 100000}
+        try:
+            _run_wave(pprog, prec, ptrace, dev, list(g), grid, block, params, dyn_smem, cluster, pkw)
+        except Exception as e:          # noqa: BLE001 - a probe cut short: the addresses it read so far count
+            if full:
+                raise
+            probe_note += f"; probe CTA {g[0]} stopped early ({type(e).__name__})"
+    for s in range(0, len(rest), per_wave):
+        st = machine.Wave(prog, dev.heap, rest[s:s + per_wave], grid, block, params, dyn_smem, dev, cluster=cluster)
+        machine.Scheduler(st, **kw).run()
+        trace.thread_instrs += st.thread_instrs
+    trace.footprint = _footprint(rec, prec, grid, p, occ, dev.heap, busy_sms,
+                                 rec.stored[0] * 32.0 * total / max(1, len(emulated)), len(emulated))
+    trace.footprint.note += probe_note
+    for c in clones:
+        clone_cta(trace, emulated[0], c)
+    if clones:
+        sampled += (f"; {len(emulated)} CTA emulated and recorded, the busiest SM's other {len(clones)} simulated as "
+                    f"its copies (emulating each would take over {emu_budget_s():.0f} s; PTXLAB_TIMING_EMU_S)")
     emu_s = time.perf_counter() - t0
-    if len(run_ids) < total:
-        warn_sample(dev, prog.kernel, len(run_ids), total)
+    ran = len(run_ids) - (len(clones) if mode != "all" else 0)
+    if ran < total:
+        warn_sample(dev, prog.kernel, ran, total)
     from ..emu.checks import lineinfo
     # CUDA source lines of the trace events even without -lineinfo (the same map fault reports use)
-    out = simulate(trace, prog, p, threads, regs, smem, sampled, emu_s, lineinfo.line_map(module))
+    lmap = _source_lines(module, prog, lineinfo.line_map(module))
+    out = simulate(trace, prog, p, threads, regs, smem, sampled, emu_s, lmap, sass_join_of(module, prog, p, trace,
+                                                                                                lmap))
     HISTORY.append(out)
     del HISTORY[:-64]
     return out
 
 
+ISSUE_MODES = ("sass", "ptx")
+
+
+def issue_mode() -> str:
+    """``PTXLAB_TIMING_ISSUE``: ``sass`` (default: what ptxas produced, sass_join.py) or ``ptx`` (the PTX stream)."""
+    import os
+    m = os.environ.get("PTXLAB_TIMING_ISSUE", "sass").strip().lower() or "sass"
+    if m not in ISSUE_MODES:
+        raise ValueError(f"PTXLAB_TIMING_ISSUE={m!r}: use 'sass' or 'ptx'")
+    return m
+
+
+def sass_join_of(module, prog, p, trace, line_map=None):
+    """(SassView note, Join, SASS streams, JoinStats) for the launch, or (reason, None, None, None) to issue PTX."""
+    if issue_mode() == "ptx":
+        return ("PTX issue (PTXLAB_TIMING_ISSUE=ptx)", None, None, None)
+    from . import sass_build, sass_join
+    arch = sass_build.arch_for(p.name)
+    try:
+        view = sass_build.kernel_sass(module, prog.kernel, arch)
+    except Exception as e:    # noqa: BLE001 - no SASS: the PTX stream is issued instead
+        view = None
+        why = f"{type(e).__name__}: {e}"
+    else:
+        why = sass_build.why_not(module, prog.kernel, arch)
+    if view is None:
+        return (f"PTX issue (no SASS: {why or 'module has no source'})", None, None, None)
+    join = sass_join.Join(prog, view)
+    streams, stats = sass_join.sass_streams(trace, join)
+    return (view.note, join, streams, stats)
+
+
 def simulate(trace: Trace, prog, p, threads: int, regs: int, smem: int, sampled: str, emu_s: float = 0.0,
-             line_map: Optional[dict] = None) -> Timing:
+             line_map: Optional[dict] = None, sass: Optional[tuple] = None) -> Timing:
     """Replay a recorded trace with parameter table ``p`` (the trace does not depend on the parameters, except
     through which CTAs the busiest SM runs, i.e. the SM count).  ``line_map``: PTX line -> CUDA (file, line) for the
-    events (emu/lineinfo.py)."""
+    events (emu/lineinfo.py).  ``sass``: sass_join_of(...) (None: issue the PTX stream)."""
+    orig_trace = trace
     total = trace.grid[0] * trace.grid[1] * trace.grid[2]
     busy_sms = min(p.sms // trace.cluster * trace.cluster, total)
     tmem = max(trace.tmem_cols.values(), default=0)
     occ0 = occupancy(p, threads, regs, smem, tmem)
     occ = occ0["ctas_per_sm"]
     t1 = time.perf_counter()
-    sim = SmSim(trace, ProgramInfo(prog, line_map), p, occ, busy_sms)
+    info = ProgramInfo(prog, line_map)
+    issue = sass[0] if sass else "PTX issue"
+    if sass and sass[1] is not None:
+        import copy
+
+        from .sass_join import SassInfo
+        info = SassInfo(sass[1], info, p)
+        trace = copy.copy(trace)
+        trace.streams = sass[2]
+    sim = SmSim(trace, info, p, occ, busy_sms)
     r = sim.run()
+    n_sm = getattr(orig_trace, "sm_ctas", 0) or len(orig_trace.ctas)
+    if n_sm > len(orig_trace.ctas):
+        _extrapolate(r, occ, n_sm, len(orig_trace.ctas))
     sim_s = time.perf_counter() - t1
     clk = p.clock_ghz * 1e3   # cycles per us
     sim_us = r.cycles / clk
@@ -175,17 +273,98 @@ def simulate(trace: Trace, prog, p, threads: int, regs: int, smem: int, sampled:
                  warps=r.warps, events=r.events, cta_spans=r.cta_spans, clock_ghz=p.clock_ghz,
                  emu_seconds=emu_s, sim_seconds=sim_s, registers=regs, smem_bytes=smem, tmem_cols=tmem)
     out.amounts = {k: v * busy_sms for k, v in r.amounts.items()}
-    out._replay = (trace, prog, threads, regs, smem, sampled, line_map)
+    out.issue = issue
+    fpn = getattr(orig_trace, "footprint", None)
+    out.footprint = fpn.note if fpn is not None else ""
+    out.hot = _hot(r.hot, info)
+    out.join = sass[3].line() if sass and sass[3] is not None else ""
+    out._replay = (orig_trace, prog, threads, regs, smem, sampled, line_map, sass)
     return out
 
 
 def resimulate(t: Timing, p) -> Timing:
     """The same launch's trace replayed with another parameter table of the same SM count (sensitivity studies)."""
-    trace, prog, threads, regs, smem, sampled, line_map = t._replay
+    trace, prog, threads, regs, smem, sampled, line_map, sass = t._replay
     p = _params.get(p)
     if p.sms != _params.get(t.gpu).sms and p.name != t.gpu:
         raise ValueError("resimulate: the sampled CTAs depend on the SM count; re-run the launch instead")
-    return simulate(trace, prog, p, threads, regs, smem, sampled, line_map=line_map)
+    return simulate(trace, prog, p, threads, regs, smem, sampled, line_map=line_map, sass=sass)
+
+
+def _source_lines(module, prog, lmap: dict) -> dict:
+    """{PTX line: (file, line)} of every instruction, the file and line resolved to the real source (srcloc.py)."""
+    from . import srcloc
+    fix = srcloc.resolver(module)
+    out = {}
+    for e in prog.code:
+        loc = e.ins.loc or lmap.get(e.ins.line)
+        if loc:
+            f, n = fix(loc)
+            out[e.ins.line] = (srcloc.short(f), n)
+    return out
+
+
+def _widened(module, prog, p) -> dict:
+    """{PTX pc: bytes per lane} of the shared-memory SASS accesses wider than 4 bytes made from a PTX instruction
+    (the recorder then also counts the wavefronts of the widened access: trace.SmemAccess)."""
+    if issue_mode() == "ptx":
+        return {}
+    from . import sass_build
+    try:
+        view = sass_build.kernel_sass(module, prog.kernel, sass_build.arch_for(p.name))
+    except Exception:         # noqa: BLE001 - no SASS: PTX issue, nothing widened
+        return {}
+    if view is None:
+        return {}
+    pcs: dict = {}
+    for pc, e in enumerate(prog.code):
+        pcs.setdefault(e.ins.line, []).append(pc)
+    out = {}
+    for ins, line in zip(view.kernel.instrs, view.ptx_line):
+        if ins.base in ("LDS", "STS") and line:
+            w = 16 if ".128" in ins.op else 8 if ".64" in ins.op else 0
+            for pc in pcs.get(line, ()):
+                if w > out.get(pc, 0):
+                    out[pc] = w
+    return out
+
+
+def _run_wave(iprog, rec, trace, dev, chunk, grid, block, params, dyn_smem, cluster, kw) -> None:
+    st = TimedWave(iprog, dev.heap, chunk, grid, block, params, dyn_smem, dev, cluster=cluster)
+    rec.attach(st)
+    st.recorder = rec
+    machine.Scheduler(st, **kw).run()
+    trace.thread_instrs += st.thread_instrs
+    _note_tmem(trace, st)
+
+
+def _probe_groups(grid, cluster, order, have: list) -> list:
+    """The probe CTAs of memsys.probe_ctas, each as the whole cluster it belongs to (cluster launches)."""
+    ids = memsys.probe_ctas(tuple(grid), have)
+    if cluster is None or cluster.size <= 1:
+        return [(c,) for c in ids]
+    n = cluster.size
+    groups = []
+    for c in ids:
+        i = order.index(c)
+        g = tuple(order[i // n * n:(i // n + 1) * n])
+        if g not in groups and not set(g) & set(have):
+            groups.append(g)
+    return groups
+
+
+def _footprint(rec, prec, grid, p, occ, heap, busy_sms, store_bytes: float = 0.0,
+               nsampled: int = 1) -> "memsys.GridFootprint":
+    """memsys.infer over the sampled and probe CTAs' read sets, per access stream (the PTX instruction that read)."""
+    import numpy as np
+    sets: dict = {}
+    for fp in (rec.fp, prec.fp):
+        for (c, pc), parts in fp.items():
+            sets.setdefault(c, {})[pc] = np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
+    gx, gy = grid[0], grid[1]
+    block_of = {c: (c % gx, c // gx % gy, c // (gx * gy)) for c in sets}
+    return memsys.infer(sets, block_of, tuple(grid), busy_sms, occ, p.l2_bytes, store_bytes, rec.first_by_stream,
+                        nsampled)
 
 
 def cluster_sample(grid, dims, sms: int) -> tuple:
@@ -209,6 +388,55 @@ def _note_tmem(trace: Trace, st) -> None:
         cols = max(int(getattr(t, "last_alloc_ncols", 0) or 0), live)
         g = int(st.cta_ids[c])
         trace.tmem_cols[g] = max(trace.tmem_cols.get(g, 0), cols)
+
+
+def emu_budget_s() -> float:
+    """``PTXLAB_TIMING_EMU_S``: seconds of emulation beyond the first CTA above which the busiest SM's other CTAs
+    are simulated as copies of the first (default 20; 0: always emulate each)."""
+    import os
+    v = os.environ.get("PTXLAB_TIMING_EMU_S", "20").strip()
+    try:
+        x = float(v)
+    except ValueError:
+        raise ValueError(f"PTXLAB_TIMING_EMU_S={v!r}: seconds (0: never clone)") from None
+    return x if x > 0 else float("inf")
+
+
+def max_rounds() -> int:
+    """``PTXLAB_TIMING_ROUNDS``: CTA rounds of the busiest SM simulated before extrapolating (default 2; 0: all)."""
+    import os
+    v = os.environ.get("PTXLAB_TIMING_ROUNDS", "2").strip()
+    if not v.isdigit():
+        raise ValueError(f"PTXLAB_TIMING_ROUNDS={v!r}: a number of rounds (0: simulate every CTA of the SM)")
+    return int(v)
+
+
+def _extrapolate(r, occ: int, n_all: int, n_sim: int) -> None:
+    """Round sampling: the SM ran ``n_sim`` of its ``n_all`` CTAs, ``occ`` at a time.  The first round ends at T1
+    (its CTAs start together), the simulated rounds at T2; each further round adds (T2 - T1) / (simulated rounds - 1)
+    (the staggered steady state of the later rounds).  Busy times and amounts scale with the CTAs."""
+    spans = sorted(r.cta_spans, key=lambda x: (x[1], x[0]))
+    t1 = max(e for _, _, e in spans[:occ])
+    rounds_sim = n_sim / occ
+    rounds_all = n_all / occ
+    per = (r.cycles - t1) / max(rounds_sim - 1.0, 1e-9) if rounds_sim > 1 else t1
+    cycles = t1 + (rounds_all - 1.0) * per
+    f = n_all / n_sim
+    r.resources = {k: v * f for k, v in r.resources.items()}
+    r.amounts = {k: v * f for k, v in r.amounts.items()}
+    r.cycles = cycles
+
+
+def _hot(hot: dict, info, n: int = 12) -> list:
+    """The instructions the simulated warps waited longest before: [(warp-cycles, what, source 'file:line' or PTX
+    line, instruction text)] (wait kinds per instruction: sim_sass.py / sim_ptx.py)."""
+    out = []
+    for (pc, why), cyc in sorted(hot.items(), key=lambda kv: -kv[1])[:n]:
+        loc = info.loc[pc]
+        where = f"{loc[0]}:{loc[1]}" if loc else f"PTX line {info.line[pc]}"
+        text = (getattr(info, "sass", None) or [""] * (pc + 1))[pc] or info.text[pc]
+        out.append((cyc, why, where, text))
+    return out
 
 
 NAMES = {"dram": "DRAM", "l2": "L2", "fill": "L2->SM fill", "l1": "L1/LSU", "smem": "shared memory",

@@ -42,9 +42,7 @@ from typing import Optional
 from .trace import (ASYNC, BAR, CBAR_ARRIVE, CBAR_WAIT, DSMEM, GLD, GST, LOCAL, MB_CONTRIB, MB_WAIT, MMA, PLAIN, SMEM,
                     TMEM_LD, ProgramInfo, Trace)
 
-PIPE_OF = {"fma": "fma", "imad": "fmah", "alu": "alu", "sfu": "sfu", "shfl": "alu", "cvt": "alu", "mem": "lsu",
-           "sync": "alu", "branch": "alu"}
-PIPES = ("fmah", "fmal", "alu", "sfu", "lsu")
+PIPES = ("fmah", "fmal", "alu", "sfu", "lsu", "xu", "uniform", "cbu", "tensor", "free")
 
 
 @dataclass
@@ -102,6 +100,7 @@ class SmUnits:
         self.tc = Server(1.0)
         self.tmem = Server(p.tmem_ld_bytes_clk or 1e9)
         self.dsmem = Server(p.dsmem_bytes_clk)
+        self.shfl = Server(p.shfl_per_clk_sm)   # the SM's shuffle unit (one warp shuffle per clock, H100 probe)
         self.dispatch = [0.0] * p.smsps
         self.pipes = [dict.fromkeys(PIPES, 0.0) for _ in range(p.smsps)]
         self.issue_busy = [0.0] * p.smsps
@@ -123,7 +122,8 @@ def in_flight(ops: list, span: float) -> tuple:
 
 class WarpState:
     __slots__ = ("key", "stream", "pos", "t", "ready", "smsp", "cta", "blocked", "block_t", "block_why", "done",
-                 "issued", "waits", "last_pc", "start", "hseq", "block_pc", "sm")
+                 "issued", "waits", "last_pc", "start", "hseq", "block_pc", "sm", "sb", "sb_why", "sbl", "mio",
+                 "issue_clk")
 
     def __init__(self, key, stream, smsp, t, sm=0):
         self.key = key
@@ -139,10 +139,15 @@ class WarpState:
         self.block_why = ""
         self.done = None
         self.issued = 0
+        self.issue_clk = 0.0
         self.waits: dict = defaultdict(float)
         self.last_pc = -2
         self.hseq = -1
         self.sm = sm
+        self.sb = [0.0] * 6             # SASS scoreboards: when each clears (sim_sass.py)
+        self.sb_why = [None] * 6
+        self.sbl = [[] for _ in range(6)]
+        self.mio = 0.0
 
 
 @dataclass
@@ -155,12 +160,14 @@ class SimResult:
     events: list                        # timeline events (dicts) of the first CTAs
     cta_spans: list                     # (cta, start, end)
     tma_in_flight: tuple = (0.0, 0.0)   # (mean, max) TMA bytes in flight on the busiest simulated SM
+    hot: dict = field(default_factory=dict)   # (instruction index, what it waited for) -> warp-cycles
 
 
 def _pipe_cost(p, pipe: str) -> float:
     """Cycles a pipe of one sub-partition is busy per warp-instruction: 32 / its lanes.  FP32 lanes are split over
     two pipes (FMA-heavy, which also runs IMAD/IDP, and FMA-lite), as on GH100/GB100 (whitepapers)."""
-    lanes = {"fmah": p.fp32_lanes / 2, "fmal": p.fp32_lanes / 2, "alu": p.int_lanes, "sfu": p.sfu_lanes}
+    lanes = {"fmah": p.fp32_lanes / 2, "fmal": p.fp32_lanes / 2, "alu": p.int_lanes, "sfu": p.sfu_lanes,
+             "xu": p.sfu_lanes}
     per_smsp = lanes.get(pipe, 128) / p.smsps
     return max(1.0, 32.0 / per_smsp)
 
@@ -189,6 +196,8 @@ class SmSim:
         self.live_groups = 0            # clusters (slots) live on the simulated SMs now: > 1 = a shared SM
         self.release_path: dict = {}    # CTA -> its .release.cluster path (cluster_release_cta_clk per arrive)
         self.dram_lat = p.cycles(p.dram_latency_ns)
+        self.l1_lat = p.l1_latency_clk
+        self.footprint = getattr(trace, "footprint", None)      # memsys.GridFootprint (predict.py)
         self.l2_lat = p.cycles(p.l2_latency_ns)
         self.tma_lat = p.cycles(p.tma_latency_ns)
         self.lat = {"alu": p.alu_latency_clk, "fma": p.alu_latency_clk, "imad": p.alu_latency_clk,
@@ -197,6 +206,10 @@ class SmSim:
                     "mem": 30.0, "branch": 0.0}
         self.cost = {pipe: _pipe_cost(p, pipe) for pipe in PIPES}
         self.cost["lsu"] = 1.0
+        self.cost["free"] = 0.0
+        from .sim_ptx import step_ptx
+        from .sim_sass import step_sass
+        self._step = step_sass if hasattr(info, "nsass") else step_ptx
         self.heap: list = []
         self.seq = 0
         # synchronisation state
@@ -207,11 +220,14 @@ class SmSim:
         self.key_done: dict = {}
         self.waiters: dict = defaultdict(list)
         self.tc_last: dict = defaultdict(float)
+        self.tc_lat = 0.0                       # completion latency of the last MMA form seen (params)
         self.timeline_ctas = set(trace.ctas[:max(timeline_ctas, self.nsm)])
         self.events: list = []
         self.max_events = max_events
         self.bar_names: dict = {}
-        self._summary: dict = {}
+        self.warp_list: list = []               # every WarpState of the run (_warp_summary)
+        self.roles: dict = defaultdict(set)     # warp index in CTA -> roles seen (TMA producer, MMA issuer, ...)
+        self.hot: dict = defaultdict(float)     # (instruction index, what it waited for) -> cycles (all warps)
 
     # --- helpers ----------------------------------------------------------------------------------------------------
     def push(self, t, obj):
@@ -233,6 +249,9 @@ class SmSim:
             if loc:
                 e["src"] = f"{loc[0]}:{loc[1]}"
             e["ptx"] = self.info.text[pc]
+            sass = getattr(self.info, "sass", None)
+            if sass is not None and sass[pc]:
+                e["sass"] = sass[pc]
         if args:
             e.update(args)
         self.events.append(e)
@@ -240,17 +259,31 @@ class SmSim:
     def track(self, name: str, w) -> str:
         return name if self.nsm == 1 else f"{name} (SM {w.sm if hasattr(w, 'sm') else w})"
 
-    def mem_load(self, t: float, sectors: int, dram_sectors: int, u: SmUnits) -> float:
-        _, l1_end = u.l1.serve(t, sectors * 32)
-        d = dram_sectors * 32
-        h = (sectors - dram_sectors) * 32
+    def mem_load(self, t: float, d, u: SmUnits) -> float:
+        """A warp's global load (memsys.GlobalAccess): its sectors pass the SM's L1 / LSU; the L1 misses go to L2
+        (this SM's share of L2 bandwidth and its L2 -> SM fill path), the first touches of its CTA with the grid
+        footprint's DRAM probability of their access stream to DRAM (memsys.GridFootprint), re-reads with p_own; the
+        data returns after the L1 latency (all hits), else the L2 or DRAM latency (DRAM when any sector misses L2,
+        in expectation)."""
+        sectors, misses, first, stream, lines = d
+        _, l1_end = u.l1.serve(t, max(sectors * 32, lines * u.l1.rate / self.p.l1_lines_clk))   # line lookups
+        if misses <= 0:
+            return l1_end + self.l1_lat
+        fp = self.footprint
+        p = fp.p_of(stream) if fp is not None else 1.0
+        p_own = fp.p_own if fp is not None else 0.0
+        dram = first * p + (misses - first) * p_own
+        h = misses * 32
+        dram_b = dram * 32
         done = l1_end
-        if d:
-            done = max(done, self.dram.serve(t, d) + self.dram_lat)
-        if h:
-            done = max(done, self.l2.serve(t, h) + self.l2_lat)
-        _, fe = u.fill.serve(t, d + h)
-        return max(done, fe + (self.dram_lat if d else self.l2_lat))
+        if dram_b > 0:
+            done = max(done, self.dram.serve(t, dram_b))
+        if h - dram_b > 0:
+            done = max(done, self.l2.serve(t, h - dram_b))
+        _, fe = u.fill.serve(t, h)
+        q = dram / misses
+        any_dram = 1.0 - (1.0 - q) ** misses if q < 1.0 else 1.0
+        return max(done, fe) + self.l2_lat + (self.dram_lat - self.l2_lat) * any_dram
 
     # --- contributions (barrier generations / mbarrier phases) -------------------------------------------------------
     def contribute(self, cid: int, t: float):
@@ -284,7 +317,6 @@ class SmSim:
     def wake(self, w: WarpState, t: float):
         t = max(t, w.block_t)
         w.waits[w.block_why] += t - w.block_t
-        self._summary[w.key[1]]["waits"][w.block_why] += t - w.block_t
         self.ev(w, w.block_why, w.block_t, t, "wait", w.block_pc)
         w.blocked = None
         w.t = t
@@ -331,6 +363,7 @@ class SmSim:
                 cta_start[c] = t
                 for k in keys:
                     w = WarpState(k, self.trace.streams[k], (slot * len(keys) + k[1]) % p.smsps, t, self.sm_of[c])
+                    self.warp_list.append(w)
                     self.push(t, w)
             for c in grp:
                 if not by_cta[c]:
@@ -365,7 +398,6 @@ class SmSim:
             fin = self.step(w)
             if fin:
                 w.done = w.t
-                self._summary[w.key[1]]["span_clk"] += w.t - w.start
                 end = max(end, w.t)
                 live[w.cta] -= 1
                 if live[w.cta] == 0:
@@ -377,8 +409,7 @@ class SmSim:
             for k in stuck:
                 for w in self.waiters.pop(k):
                     w.waits["unresolved wait"] += end - w.block_t
-                    self._summary[w.key[1]]["waits"]["unresolved wait"] += end - w.block_t
-                    self._summary[w.key[1]]["span_clk"] += end - w.start
+                    w.done = end
         us = self.units
         n = float(self.nsm)
         res = {"dram": self.dram.busy, "l2": self.l2.busy,
@@ -396,182 +427,147 @@ class SmSim:
                    "dsmem_bytes": sum(u.dsmem.amount for u in us) / n}
         flight = max((in_flight(u.tma_flight, end) for u in us), default=(0.0, 0.0))
         return SimResult(cycles=end, ctas_on_sm=len(ctas), resources=res, amounts=amounts,
-                         warps=self._warp_summary(), events=self.events, cta_spans=spans, tma_in_flight=flight)
+                         warps=self._warp_summary(), events=self.events, cta_spans=spans, tma_in_flight=flight,
+                         hot=dict(self.hot))
 
     def _warp_summary(self) -> dict:
+        """Per warp index in the CTA, the mean over the simulated warps of that index: instructions issued, cycles
+        spent issuing (issue_clk), its waits by cause and its life (span_clk = start to exit).  Every cycle of a warp's
+        life is either an issue cycle or counted in exactly one wait, so issue_clk + sum(waits) = span_clk."""
+        by: dict = defaultdict(list)
+        for w in self.warp_list:
+            by[w.key[1]].append(w)
         out = {}
-        for wi, s in sorted(self._summary.items()):
-            n = max(1, len(s["warps"]))
-            # issue_clk: cycles the warp spent issuing (one per instruction, + a slot per taken branch); waits: the
-            # rest of its life (issue_clk + sum(waits) = span_clk, the warp's start-to-exit time)
-            out[wi] = {"issued": s["issued"] / n, "warps": len(s["warps"]), "issue_clk": s["issue_clk"] / n,
-                       "span_clk": s["span_clk"] / n, "role": ", ".join(sorted(s["roles"])),
-                       "waits": {k: v / max(1, len(s["warps"])) for k, v in s["waits"].items()}}
+        for wi, ws in sorted(by.items()):
+            n = float(len(ws))
+            waits: dict = defaultdict(float)
+            for w in ws:
+                for k, v in w.waits.items():
+                    waits[k] += v / n
+            out[wi] = {"issued": sum(w.issued for w in ws) / n, "warps": len(ws),
+                       "issue_clk": sum(w.issue_clk for w in ws) / n,
+                       "span_clk": sum((w.done if w.done is not None else w.t) - w.start for w in ws) / n,
+                       "role": ", ".join(sorted(self.roles.get(wi, ()))), "waits": dict(waits)}
         return out
 
-    def step(self, w: WarpState) -> bool:
-        """Issue instructions of ``w`` while it stays the earliest thing to do; True when its stream is done."""
-        info, p = self.info, self.p
-        stream = w.stream
-        n = len(stream)
-        heap = self.heap
-        cls_of, reads_of, writes_of = info.cls, info.reads, info.writes
-        summ = self._summary
-        ws = summ.get(w.key[1])
-        if ws is None:
-            ws = summ[w.key[1]] = {"issued": 0, "issue_clk": 0.0, "span_clk": 0.0, "waits": defaultdict(float),
-                                   "warps": set(), "roles": set()}
-        ws["warps"].add(w.key)
-        while w.pos < n:
-            pc, kind, data = stream[w.pos]
-            cls = cls_of[pc]
-            t = w.t
-            # scoreboard
-            tdep = t
-            rd = w.ready
-            for r in reads_of[pc]:
-                x = rd.get(r)
-                if x is not None and x > tdep:
-                    tdep = x
-            if tdep > t:
-                why = "scoreboard (memory)" if tdep - t > 40 else "scoreboard (alu)"
-                w.waits[why] += tdep - t
-                ws["waits"][why] += tdep - t
-                t = tdep
-            if cls == "free" and kind == PLAIN:
-                w.pos += 1
-                w.last_pc = pc
-                for r in writes_of[pc]:
-                    rd[r] = t
+    def apply_events(self, w: WarpState, u: SmUnits, ti: float, pc: int, items, ready: float,
+                     width: int = 0) -> tuple:
+        """Apply the recorded events of one issued instruction (memory, barriers, mbarriers, async copies, MMAs);
+        returns (time its result is ready, whether the warp blocked).  ``width``: bytes per lane of the SASS access
+        (0 for PTX), which picks the wavefronts of a shared-memory access ptxas widened (trace.SmemAccess)."""
+        p = self.p
+        blocked = False
+        for k, d in items:
+            if k == PLAIN:
                 continue
-            pipe = PIPE_OF.get(cls, "alu")
-            s = w.smsp
-            u = self.units[w.sm]
-            pf = u.pipes[s]
-            if pipe == "fma":
-                pipe = "fmah" if pf["fmah"] < pf["fmal"] else "fmal"
-            ti = max(t, u.dispatch[s], pf[pipe])
-            if ti > t:
-                w.waits["issue contention"] += ti - t
-                ws["waits"]["issue contention"] += ti - t
-            if heap and ti > heap[0][0] + 1e-9:
-                w.t = ti
-                self.push(ti, w)
-                return False
-            u.dispatch[s] = ti + 1.0 / p.issue_per_smsp
-            pf[pipe] = ti + self.cost[pipe]
-            u.issue_busy[s] += 1.0 / p.issue_per_smsp
-            w.issued += 1
-            ws["issued"] += 1
-            w.last_pc = pc
-            w.pos += 1
-            w.t = ti + 1.0
-            if w.pos < n and stream[w.pos][0] != pc + 1:
-                w.t += 1.0      # a taken branch / reconvergence costs an issue slot
-            ws["issue_clk"] += w.t - ti
-            ready = ti + self.lat.get(cls, 4.0)
-            items = data if kind == -1 else ((kind, data),)
-            blocked = False
-            for k, d in items:
-                if k == PLAIN:
+            if k == GLD:
+                ready = self.mem_load(ti, d, u)
+            elif k == GST:
+                # stores go to L2 (write-back); the share of them that reaches DRAM during the kernel: the grid's
+                # written bytes beyond what L2 keeps dirty (memsys.GridFootprint.p_write)
+                l1_start, _ = u.l1.serve(ti, max(d[0] * 32, d[1] * u.l1.rate / p.l1_lines_clk))
+                pw = self.footprint.p_write if self.footprint is not None else 1.0
+                if pw > 0:
+                    self.dram.serve(ti, d[0] * 32 * pw)
+                if pw < 1:
+                    self.l2.serve(ti, d[0] * 32 * (1 - pw))
+                fill_start, _ = u.fill.serve(ti, d[0] * 32)
+                # nothing waits for a store's result, but the LSU takes it in order: the warp issues on once the
+                # L1 and the SM's path to L2 have started serving it (back-pressure; else the queue outlives the
+                # kernel)
+                accepted = max(l1_start, fill_start)
+                if accepted > w.t:
+                    w.waits["store throttle (L1 / path to L2)"] += accepted - w.t
+                    self.ev(w, "store throttle", w.t, accepted, "wait", pc)
+                    w.t = accepted
+            elif k == SMEM:
+                _, e = u.smem.serve(ti, d.at_width(width) * 128 if hasattr(d, "at_width") else d * 128)
+                ready = e + p.smem_latency_clk
+            elif k == LOCAL:
+                ready = ti + 30.0
+            elif k == TMEM_LD:
+                self.roles[w.key[1]].add("epilogue")
+                _, e = u.tmem.serve(ti, d)
+                ready = e + p.tmem_ld_latency_clk
+                self.ev(w, "tcgen05.ld", ti, ready, "tmem", pc)
+            elif k == MMA:
+                self.roles[w.key[1]].add("MMA issuer")
+                self.mma(w, ti, d, pc)
+            elif k == ASYNC:
+                kind_a = self.trace.asyncs[d].kind
+                self.roles[w.key[1]].add("TMA producer" if kind_a in ("tma", "bulk") else
+                                "TMA store" if kind_a in ("tma_store", "bulk_store") else
+                                "MMA issuer" if kind_a == "commit" else kind_a)
+                self.async_op(w, ti, d, pc)
+            elif k == BAR:
+                cid, key, wait = d
+                self.contribute(cid, ti)
+                if wait:
+                    done = self.key_done.get(key)
+                    if done is None:
+                        self.block(w, key, f"bar.sync {key[2]}", pc)
+                        blocked = True
+                    elif done > w.t:
+                        w.waits[f"bar.sync {key[2]}"] += done - w.t
+                        self.ev(w, f"bar.sync {key[2]}", w.t, done, "wait", pc)
+                        w.t = done
+            elif k == MB_CONTRIB:
+                cb = self.trace.contribs[d]
+                if cb.release_cluster and self.nsm > 1:
+                    # .release at .cluster scope: the warp waits until its earlier memory operations are
+                    # visible cluster-wide (cluster_release_clk, ptx_docs/timing.md "Clusters")
+                    # (longer while the SM also runs other clusters' CTAs: the H100 load probes) ...
+                    hold = p.cluster_release_shared_clk if self.live_groups > 1 else p.cluster_release_clk
+                    # ... and the CTA's release path serves one such arrive per cluster_release_cta_clk
+                    path = self.release_path.setdefault(w.cta, Server(1.0))
+                    _, rel_path = path.serve(ti, p.cluster_release_cta_clk)
+                    rel = max(ti + hold, rel_path)
+                    w.waits["release.cluster"] += max(0.0, rel - w.t)
+                    self.ev(w, "release.cluster", ti, rel, "wait", pc)
+                    w.t = max(w.t, rel)
+                    self.contribute(d, rel + (self.dsmem_lat if cb.remote else 0.0))
+                else:
+                    self.contribute(d, ti + p.mbar_arrive_clk + (self.dsmem_lat if cb.remote else 0.0))
+            elif k == DSMEM:
+                self.roles[w.key[1]].add("DSMEM")
+                # port time: accesses of <= 4 B per thread at the narrow rate (H100 probes), others at the
+                # 16-B rate (dsmem_bytes_clk)
+                _, e = u.dsmem.serve(ti, d[0], (d[0] - d[2]) / p.dsmem_bytes_clk + d[2] / p.dsmem_narrow_bytes_clk)
+                if not d[1]:
+                    ready = e + self.dsmem_lat
+                self.ev(w, "DSMEM " + ("store" if d[1] else "load") + f" {d[0]} B", ti, e if d[1] else ready,
+                        "dsmem", pc)
+            elif k == CBAR_ARRIVE:
+                self.contribute(d, ti)
+            elif k == CBAR_WAIT:
+                if d not in self.key_left:
                     continue
-                if k == GLD:
-                    ready = self.mem_load(ti, d[0], d[1], u)
-                elif k == GST:
-                    u.l1.serve(ti, d[0] * 32)
-                    self.dram.serve(ti, d[0] * 32)
-                    u.fill.serve(ti, d[0] * 32)
-                elif k == SMEM:
-                    _, e = u.smem.serve(ti, d * 128)
-                    ready = e + p.smem_latency_clk
-                elif k == LOCAL:
-                    ready = ti + 30.0
-                elif k == TMEM_LD:
-                    ws["roles"].add("epilogue")
-                    _, e = u.tmem.serve(ti, d)
-                    ready = e + p.tmem_ld_latency_clk
-                    self.ev(w, "tcgen05.ld", ti, ready, "tmem", pc)
-                elif k == MMA:
-                    ws["roles"].add("MMA issuer")
-                    self.mma(w, ti, d, pc)
-                elif k == ASYNC:
-                    kind_a = self.trace.asyncs[d].kind
-                    ws["roles"].add("TMA producer" if kind_a in ("tma", "bulk") else
-                                    "TMA store" if kind_a in ("tma_store", "bulk_store") else
-                                    "MMA issuer" if kind_a == "commit" else kind_a)
-                    self.async_op(w, ti, d, pc)
-                elif k == BAR:
-                    cid, key, wait = d
-                    self.contribute(cid, ti)
-                    if wait:
-                        done = self.key_done.get(key)
-                        if done is None:
-                            self.block(w, key, f"bar.sync {key[2]}", pc)
-                            blocked = True
-                        elif done > w.t:
-                            w.waits[f"bar.sync {key[2]}"] += done - w.t
-                            ws["waits"][f"bar.sync {key[2]}"] += done - w.t
-                            self.ev(w, f"bar.sync {key[2]}", w.t, done, "wait", pc)
-                            w.t = done
-                elif k == MB_CONTRIB:
-                    cb = self.trace.contribs[d]
-                    if cb.release_cluster and self.nsm > 1:
-                        # .release at .cluster scope: the warp waits until its earlier memory operations are
-                        # visible cluster-wide (cluster_release_clk, ptx_docs/timing.md "Clusters")
-                        # (longer while the SM also runs other clusters' CTAs: the H100 load probes) ...
-                        hold = p.cluster_release_shared_clk if self.live_groups > 1 else p.cluster_release_clk
-                        # ... and the CTA's release path serves one such arrive per cluster_release_cta_clk
-                        path = self.release_path.setdefault(w.cta, Server(1.0))
-                        _, rel_path = path.serve(ti, p.cluster_release_cta_clk)
-                        rel = max(ti + hold, rel_path)
-                        w.waits["release.cluster"] += max(0.0, rel - w.t)
-                        ws["waits"]["release.cluster"] += max(0.0, rel - w.t)
-                        self.ev(w, "release.cluster", ti, rel, "wait", pc)
-                        w.t = max(w.t, rel)
-                        self.contribute(d, rel + (self.dsmem_lat if cb.remote else 0.0))
-                    else:
-                        self.contribute(d, ti + p.mbar_arrive_clk + (self.dsmem_lat if cb.remote else 0.0))
-                elif k == DSMEM:
-                    ws["roles"].add("DSMEM")
-                    # port time: accesses of <= 4 B per thread at the narrow rate (H100 probes), others at the
-                    # 16-B rate (dsmem_bytes_clk)
-                    _, e = u.dsmem.serve(ti, d[0], (d[0] - d[2]) / p.dsmem_bytes_clk + d[2] / p.dsmem_narrow_bytes_clk)
-                    if not d[1]:
-                        ready = e + self.dsmem_lat
-                    self.ev(w, "DSMEM " + ("store" if d[1] else "load") + f" {d[0]} B", ti, e if d[1] else ready,
-                            "dsmem", pc)
-                elif k == CBAR_ARRIVE:
-                    self.contribute(d, ti)
-                elif k == CBAR_WAIT:
-                    if d not in self.key_left:
-                        continue
-                    done = self.key_done.get(d)
-                    if done is None:
-                        self.block(w, d, "barrier.cluster wait", pc)
-                        blocked = True
-                    elif done > w.t:
-                        w.waits["barrier.cluster wait"] += done - w.t
-                        ws["waits"]["barrier.cluster wait"] += done - w.t
-                        self.ev(w, "barrier.cluster wait", w.t, done, "wait", pc)
-                        w.t = done
-                elif k == MB_WAIT:
-                    why = self.bar_name(d[0], pc)
-                    if d not in self.key_left:
-                        continue
-                    done = self.key_done.get(d)
-                    if done is None:
-                        self.block(w, d, why, pc)
-                        blocked = True
-                    elif done > w.t:
-                        w.waits[why] += done - w.t
-                        ws["waits"][why] += done - w.t
-                        self.ev(w, why, w.t, done, "wait", pc)
-                        w.t = done
-            for r in writes_of[pc]:
-                rd[r] = ready
-            if blocked:
-                return False
-        return True
+                done = self.key_done.get(d)
+                if done is None:
+                    self.block(w, d, "barrier.cluster wait", pc)
+                    blocked = True
+                elif done > w.t:
+                    w.waits["barrier.cluster wait"] += done - w.t
+                    self.ev(w, "barrier.cluster wait", w.t, done, "wait", pc)
+                    w.t = done
+            elif k == MB_WAIT:
+                why = self.bar_name(d[0], pc)
+                if d not in self.key_left:
+                    continue
+                done = self.key_done.get(d)
+                if done is None:
+                    self.block(w, d, why, pc)
+                    blocked = True
+                elif done > w.t:
+                    w.waits[why] += done - w.t
+                    self.ev(w, why, w.t, done, "wait", pc)
+                    w.t = done
+        return ready, blocked
+
+    def step(self, w: WarpState) -> bool:
+        """Issue instructions of ``w`` while it stays the earliest thing to do; True when its stream is done (SASS
+        streams: sim_sass.py, PTX streams: sim_ptx.py)."""
+        return self._step(self, w)
 
     def bar_name(self, bar_id, pc) -> str:
         name = self.bar_names.get(bar_id)
@@ -594,9 +590,17 @@ class SmSim:
             rate = p.tc_flops_clk.get(kind) or p.tc_flops_clk.get("f16", 4096.0)
             bits = 4 if kind in ("mxf4nvf4", "mxf4") else 8 if kind in ("mxf8f6f4", "f8f6f4", "i8") else 16
             smem_bytes = (M + N) * K * bits / 8
-            dur = max(flops / rate, smem_bytes / p.smem_bytes_clk)
+            cg = d[4] if len(d) > 4 else 1
+            # the initiation interval of this shape over the peak (small N / M = 64 run below peak: the
+            # SemiAnalysis tcgen05.mma fits, params.tc_ii_clk), kind-independent in cycles at the kind's native K
+            ii = p.tc_ii(cg, M, N)
+            ratio = ii / (2.0 * M * N * 16 / (8192.0 * cg)) if ii else 1.0
+            dur = max(flops / rate * ratio, smem_bytes / p.smem_bytes_clk)
         sms = [w.sm]
         ctas = [w.cta]
+        if kind != "cp":
+            self.tc_lat = p.tc_latency_clk.get(("TS" if len(d) > 5 and d[5] else "SS") + str(d[4] if len(d) > 4
+                                                                                            else 1), 0.0)
         if pair or (len(d) > 4 and d[4] == 2):
             # .cta_group::2: one MMA over the CTA pair; each CTA's tensor core computes its M/2 rows from its own
             # SMEM (PTX ISA 9.7.16.10.5 Layout A: a 4x1 data path in each CTA), so both pipes are busy for the
@@ -617,7 +621,7 @@ class SmSim:
         for c in ctas:
             self.tc_last[c] = start + dur
         label = f"tcgen05.cp {M} B" if kind == "cp" else f"tcgen05.mma {kind} {M}x{N}x{K}" + \
-            (" (cta_group::2)" if len(d) > 4 else "")
+            (" (cta_group::2)" if len(d) > 4 and d[4] == 2 else "")
         for i in sms:
             self.ev(w, label, start, start + dur, "tensor", pc, track=self.track("tensor pipe", i))
 
@@ -633,23 +637,31 @@ class SmSim:
         p = self.p
         u = self.units[w.sm]
         if a.kind == "commit":
-            done = max(ti, self.tc_last[w.cta]) + 1.0
+            # completes when the CTA's last MMA has left the pipe plus the fixed MMA completion latency (the
+            # SemiAnalysis fits: latency = initiation interval + b, params.tc_latency_clk)
+            done = max(ti, self.tc_last[w.cta] + self.tc_lat) + 1.0
             self.ev(w, "tcgen05.commit", ti, done, "tensor", pc, track=self.track("tensor pipe", w))
         elif a.kind in ("tma", "bulk", "cp_async"):
             start, e = u.tma.serve(ti, p.tma_issue_clk)
             done = e
-            if a.dram_bytes:
-                done = max(done, self.dram.serve(e, a.dram_bytes) + self.dram_lat)
-            if a.l2_bytes:
-                done = max(done, self.l2.serve(e, a.l2_bytes) + self.l2_lat)
+            fp = self.footprint
+            pa = fp.p_of(a.stream) if fp is not None else 1.0
+            own = fp.p_own if fp is not None else 0.0
+            dram_b = 32.0 * (a.first * pa + (a.sectors - a.first) * own)
+            l2_b = 32.0 * a.sectors - dram_b
+            if dram_b > 0:
+                done = max(done, self.dram.serve(e, dram_b) + self.dram_lat)
+            if l2_b > 0:
+                done = max(done, self.l2.serve(e, l2_b) + self.l2_lat)
             # multicast (.multicast::cluster): one L2/DRAM read, the bytes land in every destination SM's SMEM
             dst = [self.units[self.sm_of[c]] for c in a.dst_ctas if c in self.sm_of] if a.dst_ctas else [u]
-            fe = max(d.tma_fill.serve(e, a.dram_bytes + a.l2_bytes)[1] for d in (dst or [u]))
-            done = max(done, fe + (self.dram_lat if a.dram_bytes else self.l2_lat)) + self.tma_lat
+            nb = 32 * a.sectors
+            fe = max(d.tma_fill.serve(e, nb)[1] for d in (dst or [u]))
+            done = max(done, fe + (self.dram_lat if dram_b >= 0.5 * nb else self.l2_lat)) + self.tma_lat
             mc = f" multicast x{len(a.dst_ctas)}" if a.dst_ctas else ""
-            u.tma_flight.append((start, done, a.dram_bytes + a.l2_bytes))
-            self.ev(w, f"TMA load {a.dram_bytes + a.l2_bytes} B{mc}", start, done, "tma", pc,
-                    track=self.track("TMA unit", w), args={"bytes": a.dram_bytes + a.l2_bytes})
+            u.tma_flight.append((start, done, nb))
+            self.ev(w, f"TMA load {nb} B{mc}", start, done, "tma", pc,
+                    track=self.track("TMA unit", w), args={"bytes": nb})
         elif a.kind == "bulk_dsmem":
             # cp.async.bulk.shared::cluster.shared::cta: SMEM -> a peer's SMEM through the SM-to-SM network
             nbytes = a.nbytes
@@ -661,7 +673,10 @@ class SmSim:
                     track=self.track("TMA unit", w), args={"bytes": nbytes})
         elif a.kind in ("tma_store", "bulk_store"):
             start, e = u.tma.serve(ti, p.tma_issue_clk)
-            de = self.dram.serve(e, a.dram_bytes)
+            pw = self.footprint.p_write if self.footprint is not None else 1.0
+            de = self.dram.serve(e, a.dram_bytes * pw)
+            if pw < 1:
+                de = max(de, self.l2.serve(e, a.dram_bytes * (1 - pw)))
             u.fill.serve(e, a.dram_bytes)
             done = de + self.tma_lat
             u.tma_flight.append((start, done, a.dram_bytes))

@@ -30,7 +30,7 @@ import numpy as np
 from ..emu.core import ir, isa
 from ..emu.engine import machine
 from ..emu.core.memory import GLOBAL_BASE, SHARED_WIN, WIN_SHIFT
-from . import cluster_trace
+from . import cluster_trace, memsys
 from .cluster_trace import CBAR_ARRIVE, CBAR_WAIT, DSMEM  # noqa: F401
 
 # event kinds inside a warp's stream (item = (pc, kind, data))
@@ -53,6 +53,9 @@ class AsyncOp:
     line: int = 0
     nbytes: int = 0           # bytes of a SMEM -> peer SMEM bulk copy ("bulk_dsmem")
     dst_ctas: tuple = ()      # global CTAs whose SMEM it fills, when not only ``cta`` (multicast, peer bulk copy)
+    sectors: int = 0          # global sectors a load read (TMA / bulk copy / cp.async)
+    first: int = 0            # ... of which first touches by its CTA (DRAM with its stream's p, memsys.py)
+    stream: int = -1          # the access stream (issuing PTX pc) of the grid footprint (memsys.py)
 
 
 @dataclass
@@ -63,6 +66,82 @@ class Contribution:
     parts: int = 0
     remote: bool = False      # an arrive on a peer CTA's mbarrier (crosses the SM-to-SM network)
     release_cluster: bool = False   # .release at .cluster scope: the issuing warp waits for the release (sim.py)
+
+
+class SmemAccess(tuple):
+    """Shared-memory wavefronts of one warp's access (``wav``), and of the same lanes' access widened to 8 / 16 bytes
+    at their address rounded down (``w64`` / ``w128``: what an ``LDS.64`` / ``LDS.128`` that ptxas made out of several
+    narrower PTX accesses costs; sass_join merges the parts, sim.py picks the width of the SASS instruction);
+    ``parts``: how many PTX accesses it stands for."""
+    __slots__ = ()
+
+    def __new__(cls, wav: int, w64: int, w128: int, parts: int = 1):
+        return tuple.__new__(cls, (wav, w64, w128, parts))
+
+    wav = property(lambda s: s[0])
+    w64 = property(lambda s: s[1])
+    w128 = property(lambda s: s[2])
+    parts = property(lambda s: s[3])
+
+    def merged(self, other: "SmemAccess") -> "SmemAccess":
+        return SmemAccess(self[0] + other[0], self[1], self[2], self[3] + other[3])
+
+    def at_width(self, width: int) -> int:
+        """Wavefronts when issued as one access of ``width`` bytes per lane (0: as recorded)."""
+        if self[3] > 1 and width >= 16:
+            return self[2]
+        if self[3] > 1 and width == 8:
+            return self[1]
+        return self[0]
+
+
+def smem_wavefronts(warps: np.ndarray, lanes: np.ndarray, addr: np.ndarray, nbytes: int, nwarps: int) -> np.ndarray:
+    """Wavefronts per warp of one shared-memory access (H100: 32 banks of 4 bytes, one 128-byte wavefront per
+    cycle).  Lanes accessing the same 4-byte word share it (broadcast); a wavefront serves at most one word per bank,
+    so a group of lanes needs as many wavefronts as its most-used bank has distinct words.  Groups: the whole warp
+    for accesses of up to 8 bytes per lane, each half-warp for 16 bytes (a 128-bit access is split in half-warps: a
+    warp-wide broadcast is 2 wavefronts, 32 distinct 16-byte words 4; probed on the H100, NOTES.md)."""
+    if warps.size == 0:
+        return np.zeros(nwarps, np.int64)
+    fast = _wavefronts_fast(warps, addr, nbytes, nwarps)
+    if fast is not None:
+        return fast
+    nword = max(1, nbytes // 4)
+    words = addr >> 2
+    grp = (lanes >> 4) if nbytes >= 16 else np.zeros_like(lanes)
+    if nword > 1:
+        words = (words[:, None] + np.arange(nword)).ravel()
+        warps = np.repeat(warps, nword)
+        grp = np.repeat(grp, nword)
+    wg = warps.astype(np.int64) * 2 + grp
+    key = np.unique(wg << 40 | (words & ((1 << 40) - 1)))
+    kwg = key >> 40
+    bank = key & 31
+    per = np.bincount(kwg * 32 + bank, minlength=nwarps * 2 * 32).reshape(-1, 32)
+    return per.max(axis=1).reshape(nwarps, 2).sum(axis=1)
+
+
+def _wavefronts_fast(warps: np.ndarray, addr: np.ndarray, nbytes: int, nwarps: int):
+    """smem_wavefronts for the common case of whole warps whose lanes' words lie within one 128-byte window per
+    wavefront group (every bank used at most once: 1 wavefront per group), else None."""
+    if warps.size % 32 or nbytes not in (4, 8, 16):
+        return None
+    w2 = warps.reshape(-1, 32)
+    if not (w2 == w2[:, :1]).all():
+        return None
+    a2 = addr.reshape(-1, 32)
+    if nbytes == 16:        # half-warp groups
+        span = np.maximum(a2[:, :16].max(1) - a2[:, :16].min(1), a2[:, 16:].max(1) - a2[:, 16:].min(1))
+        per = 2
+    else:
+        span = a2.max(1) - a2.min(1)
+        per = 1
+    # all lanes' bytes inside a 128-byte window: one word per bank at most (identical words broadcast)
+    if not (span + nbytes <= 128).all():
+        return None
+    out = np.zeros(nwarps, np.int64)
+    out[w2[:, 0]] = per
+    return out
 
 
 class Trace:
@@ -84,6 +163,8 @@ class Trace:
         self.bar_addr: dict[int, int] = {}           # id(mbarrier object) -> its shared::cta address
         self.cluster = 1                             # CTAs per cluster (cluster launches: cluster_trace.py)
         self.cluster_of: dict[int, tuple] = {}       # global CTA -> (cluster index, %cluster_ctarank)
+        self.footprint = None                        # memsys.GridFootprint (predict.py)
+        self.sm_ctas = 0                             # CTAs the busiest SM runs (> len(ctas): round sampling)
 
     def new_contrib(self, key: tuple) -> int:
         self.contribs.append(Contribution(key))
@@ -138,8 +219,8 @@ class ProgramInfo:
     """Static per-PC tables of a program for the simulator: class, register reads/writes, PTX line."""
 
     def __init__(self, prog, line_map: Optional[dict] = None):
-        """``line_map``: {PTX line: (file, line)} for a module compiled without -lineinfo (emu/lineinfo.py, as fault
-        reports use); a ``.loc`` in the PTX itself wins."""
+        """``line_map``: {PTX line: (file, line)} (predict.py: the PTX's own ``.loc``, else emu/lineinfo.py's map as
+        fault reports use, resolved to real files by srcloc.py)."""
         code = prog.code
         line_map = line_map or {}
         n = len(code)
@@ -153,7 +234,7 @@ class ProgramInfo:
             ins = e.ins
             self.line[i] = ins.line
             self.text[i] = ins.text.strip()
-            self.loc[i] = ins.loc or line_map.get(ins.line)
+            self.loc[i] = line_map.get(ins.line) or ins.loc
             if e.kind != 0:
                 self.cls[i] = "branch"
                 self.reads[i] = e.reads
@@ -174,10 +255,17 @@ class Recorder:
         self.cur_pc = -1
         self.cur_mem: dict = {}        # warp (wave-global) -> (kind, data) of the running memory instruction
         self.cur_async: list = []      # async ops submitted by the running instruction
-        self.touched = None            # first-touch bitmap over the heap, in 32-byte sectors
         self.bar_arrivals: dict = {}   # (cta, id) -> threads arrived so far (generation counting)
         self.keep: list = []           # keep mbarrier objects alive (their id() names phases)
         self.in_async: Optional[AsyncOp] = None
+        self.l1: dict = {}             # simulated SM -> memsys.L1Cache
+        self.widen: dict = {}          # PTX pc -> bytes per lane of the SASS shared access made from it (if wider)
+        self.l1_bytes = 256 * 1024     # set by predict.py from the carveout (memsys.l1_bytes)
+        self.seen = np.zeros(1 << 16, np.uint64)   # per heap sector: bit (CTA slot % 64) = that CTA touched it
+        self._slots: dict = {}         # global CTA -> slot
+        self.fp: dict = {}             # (global CTA, PTX pc) -> [sector arrays] it read (the grid footprint, memsys.py)
+        self.stored = [0]              # sectors stored by the recorded CTAs (memsys.infer: write-back share)
+        self.first_by_stream: dict = {}   # PTX pc -> first touches by their CTA that reached L2 (memsys.infer)
         self.cbar_gen: dict = {}       # (cta, warp) -> barrier.cluster arrivals so far (cluster_trace.py)
         self.partial: dict = {}        # (warp, barrier) -> lanes of a diverged warp that arrived so far
 
@@ -189,13 +277,13 @@ class Recorder:
         valid_w = st.valid.reshape(-1, 32).any(axis=1)
         self.all_warps = np.flatnonzero(valid_w)
         self.keys = [(int(self.warp_cta[w]), int(self.warp_in_cta[w])) for w in range(st.T // 32)]
+        if self.trace.cluster > 1:
+            self.sm_of_warp = np.array([self.trace.cluster_of.get(int(c), (c, 0))[1] for c in self.warp_cta], np.int64)
+        self.cta_slot = np.zeros(int(st.cta_ids.max()) + 1, np.int64)
+        for c in st.cta_ids:
+            self.cta_slot[int(c)] = self.cta_slot_of(int(c))
         for w in self.all_warps:
             self.trace.streams.setdefault(self.keys[w], [])
-        if self.touched is None:
-            self.touched = np.zeros((st.heap.buf.size >> 5) + 1, dtype=np.bool_)
-        elif self.touched.size < (st.heap.buf.size >> 5) + 1:
-            self.touched = np.concatenate([self.touched, np.zeros((st.heap.buf.size >> 5) + 1 - self.touched.size,
-                                                                  np.bool_)])
         st.engine = RecordingEngine(self)
 
     def warps_of(self, m) -> np.ndarray:
@@ -207,7 +295,7 @@ class Recorder:
 
     # --- global memory ------------------------------------------------------------------------------------------
     def sectors(self, off: np.ndarray, nbytes: int, warps: np.ndarray) -> tuple:
-        """(sectors per warp, first-touch sectors per warp) for byte offsets ``off`` into the heap."""
+        """(warp, sector) pairs, unique, of the accesses at byte offsets ``off`` into the heap."""
         first = off >> 5
         last = (off + nbytes - 1) >> 5
         if nbytes <= 32 and (first == last).all():
@@ -219,68 +307,120 @@ class Recorder:
             w = np.repeat(warps, span)
             keep = sec <= np.repeat(last, span)
             sec, w = sec[keep], w[keep]
-        key = w.astype(np.int64) << 40 | sec
-        uk = np.unique(key)
-        uw = uk >> 40
-        us = uk & ((1 << 40) - 1)
-        if us.size and int(us.max()) >= self.touched.size:
-            self.touched = np.concatenate([self.touched, np.zeros(int(us.max()) + 1 - self.touched.size, np.bool_)])
-        new = ~self.touched[us]
-        self.touched[us] = True
-        # a sector first touched by two warps of this instruction counts once (as the first one's)
-        if new.any():
-            _, first_idx = np.unique(us[new], return_index=True)
-            nw = np.zeros(new.sum(), bool)
-            nw[first_idx] = True
-            newmask = np.zeros(us.size, bool)
-            newmask[np.flatnonzero(new)[nw]] = True
-        else:
-            newmask = new
-        return uw, newmask
+        key = np.unique(w.astype(np.int64) << 40 | sec)
+        return key >> 40, key & ((1 << 40) - 1)
 
-    def mem(self, st, space: str, sel: np.ndarray, addr: np.ndarray, nbytes: int, write: bool):
+    def _global(self, st, warps: np.ndarray, addr: np.ndarray, nbytes: int, write: bool, cache: bool):
+        """Global access: sectors per warp; for loads the L1 (memsys.L1Cache of the warp's SM: ``cache`` False for
+        .cg / .cv), the misses, which of them are the CTA's first touch of the sector, and the footprint sets."""
+        off = addr.astype(np.int64) - GLOBAL_BASE
+        uw, us = self.sectors(off, nbytes, warps)
+        nw = st.T // 32
+        tot = np.bincount(uw, minlength=nw)
+        if write:
+            self.stored[0] += int(np.unique(us).size)
+            lines = np.bincount(np.unique(uw.astype(np.int64) << 40 | (us >> 2)) >> 40, minlength=nw)
+            for w in np.flatnonzero(tot):
+                prev = self.cur_mem.get(w)
+                n, nl = int(tot[w]), int(lines[w])
+                if prev is not None and prev[0] == GST:
+                    n, nl = n + prev[1][0], nl + prev[1][1]
+                self.cur_mem[w] = (GST, (n, nl))
+            return
+        miss = np.zeros(us.size, bool)
+        sm_of = self.sm_of_warp[uw] if self.trace.cluster > 1 else None
+        for sm in (np.unique(sm_of) if sm_of is not None else (0,)):
+            part = np.flatnonzero(sm_of == sm) if sm_of is not None else np.arange(us.size)
+            useq, inv = np.unique(us[part], return_inverse=True)
+            hit_u = self.l1_for_sm(int(sm)).access(useq) if cache else np.zeros(useq.size, bool)
+            # a sector two warps of this instruction miss on is fetched once: the first warp's miss
+            first_pair = np.zeros(part.size, bool)
+            _, fidx = np.unique(inv, return_index=True)
+            first_pair[fidx] = True
+            miss[part] = ~hit_u[inv] & first_pair
+        mw, ms = uw[miss], us[miss]
+        ctas = self.warp_cta[mw]
+        bits = np.left_shift(np.uint64(1), (self.cta_slot[ctas] % 64).astype(np.uint64))
+        self._grow(int(us.max()) + 1)
+        fresh = (self.seen[ms] & bits) == 0
+        np.bitwise_or.at(self.seen, ms, bits)
+        misses = np.bincount(mw, minlength=nw)
+        firsts = np.bincount(mw[fresh], minlength=nw)
+        lines = np.bincount(np.unique(uw.astype(np.int64) << 40 | (us >> 2)) >> 40, minlength=nw)
+        pc = self.cur_pc
+        fb = self.first_by_stream
+        fb[pc] = fb.get(pc, 0) + int(fresh.sum())
+        cta_of = self.warp_cta[uw]
+        for c in np.unique(cta_of):
+            self.fp.setdefault((int(c), pc), []).append(us[cta_of == c])
+        cm = self.cur_mem
+        for w in np.flatnonzero(tot).tolist():
+            d = memsys.GlobalAccess(int(tot[w]), int(misses[w]), int(firsts[w]), pc, int(lines[w]))
+            prev = cm.get(w)
+            if prev is not None and prev[0] == GLD:
+                p = prev[1]
+                d = memsys.GlobalAccess(d[0] + p[0], d[1] + p[1], d[2] + p[2], pc, d[4] + p[4])
+            cm[w] = (GLD, d)
+
+    def _grow(self, n: int):
+        if n > self.seen.size:
+            self.seen = np.concatenate([self.seen, np.zeros(max(n - self.seen.size, self.seen.size), np.uint64)])
+
+    def l1_for_sm(self, sm: int) -> "memsys.L1Cache":
+        """The L1 of simulated SM ``sm`` (one per cluster rank for cluster launches)."""
+        l1 = self.l1.get(sm)
+        if l1 is None:
+            l1 = self.l1[sm] = memsys.L1Cache(self.l1_bytes)
+        return l1
+
+    def note_reads(self, cta: int, ptr_n: list, pc: int) -> tuple:
+        """TMA / bulk-copy reads [(pointer, bytes)] by ``cta`` issued at PTX ``pc``: (sectors, first touches by the
+        CTA, the access stream: pc)."""
+        secs = [np.arange((ptr - GLOBAL_BASE) >> 5, ((ptr - GLOBAL_BASE) + n - 1 >> 5) + 1) for ptr, n in ptr_n]
+        if not secs:
+            return 0, 0, -1
+        sec = np.unique(np.concatenate(secs))
+        self._grow(int(sec.max()) + 1)
+        bit = np.uint64(1) << np.uint64(int(self.cta_slot_of(cta)) % 64)
+        fresh = (self.seen[sec] & bit) == 0
+        self.seen[sec] |= bit
+        self.fp.setdefault((int(cta), pc), []).append(sec)
+        self.first_by_stream[pc] = self.first_by_stream.get(pc, 0) + int(fresh.sum())
+        return int(sec.size), int(fresh.sum()), pc
+
+    def cta_slot_of(self, cta: int) -> int:
+        slot = self._slots.get(cta)
+        if slot is None:
+            slot = self._slots[cta] = len(self._slots)
+        return slot
+
+    def mem(self, st, space: str, sel: np.ndarray, addr: np.ndarray, nbytes: int, write: bool, cache: bool = True):
         """Called by TimedWave.load/store (after the access is validated) with resolved per-space addresses."""
         if sel.size == 0:
             return
         warps = st.gwarp[sel]
         if space == "global":
-            off = (addr.astype(np.int64) - GLOBAL_BASE)
-            uw, new = self.sectors(off, nbytes, warps)
-            tot = np.bincount(uw, minlength=st.T // 32)
-            dram = np.bincount(uw[new], minlength=st.T // 32)
-            kind = GST if write else GLD
-            for w in np.flatnonzero(tot):
-                prev = self.cur_mem.get(w)
-                s, d = int(tot[w]), int(dram[w])
-                if prev is not None and prev[0] == kind:
-                    s, d = s + prev[1][0], d + prev[1][1]
-                self.cur_mem[w] = (kind, (s, d))
+            self._global(st, warps, addr, nbytes, write, cache)
         elif space in ("shared", "shared::cluster"):
             a = addr.astype(np.int64)
+            lanes = sel % 32
             if st.smem_rank_bits is not None:    # cluster launch: a peer's SMEM is a DSMEM access
-                a, warps = cluster_trace.split_dsmem(self, st, sel, warps, a, nbytes, write)
+                a, warps, keep = cluster_trace.split_dsmem(self, st, sel, warps, a, nbytes, write)
                 if a.size == 0:
                     return
-            words = a >> 2
-            nw = max(1, nbytes // 4)
-            if nw > 1:
-                words = (words[:, None] + np.arange(nw)).ravel()
-                ww = np.repeat(warps, nw)
-            else:
-                ww = warps
-            key = np.unique(ww.astype(np.int64) << 32 | words)
-            kw = key >> 32
-            bank = (key & 0xFFFFFFFF) & 31
-            per = np.bincount(kw * 32 + bank, minlength=(st.T // 32) * 32).reshape(-1, 32)
-            conflict = per.max(axis=1)
-            lanes = np.bincount(warps, minlength=st.T // 32)
-            for w in np.flatnonzero(lanes):
-                wav = max(int(conflict[w]), -(-int(lanes[w]) * nbytes // 128))
+                lanes = lanes[keep]
+            nw = st.T // 32
+            wav = smem_wavefronts(warps, lanes, a, nbytes, nw)
+            wide = self.widen.get(self.cur_pc, 0)      # ptxas made this access part of a wider SASS access
+            w64 = smem_wavefronts(warps, lanes, a & ~7, 8, nw) if nbytes < 8 == wide else wav
+            w128 = smem_wavefronts(warps, lanes, a & ~15, 16, nw) if nbytes < 16 <= wide else wav
+            for w in np.flatnonzero(wav):
+                d = SmemAccess(int(wav[w]), int(w64[w]), int(w128[w]), 1)
                 prev = self.cur_mem.get(w)
                 if prev is not None and prev[0] == SMEM:
-                    wav += prev[1]
-                self.cur_mem[w] = (SMEM, wav)
-        else:
+                    d = SmemAccess(d.wav + prev[1].wav, d.w64 + prev[1].w64, d.w128 + prev[1].w128, 1)
+                self.cur_mem[w] = (SMEM, d)
+        elif space == "local":     # param / const: kernel-parameter and constant-bank operands, no memory event
             for w in np.unique(warps):
                 self.cur_mem.setdefault(int(w), (LOCAL, 0))
 
@@ -353,6 +493,7 @@ class RecordingEngine(machine.AsyncEngine):
             a.dram_bytes = int(getattr(plan, "box_bytes", 0)) if plan is not None else 0
         elif kind == "bulk_dsmem":
             a.nbytes = a_bytes
+        rec.stored[0] += a.dram_bytes // 32
         cluster_trace.note_targets(st, op, a)
         rec.trace.asyncs.append(a)
         self.meta[id(op)] = (len(rec.trace.asyncs) - 1, a)
@@ -397,17 +538,7 @@ class RecordingEngine(machine.AsyncEngine):
         if a is None:
             return
         if reads:
-            dram = tot = 0
-            for ptr, n in reads:
-                off = ptr - GLOBAL_BASE
-                lo, hi = off >> 5, (off + n - 1) >> 5
-                if hi >= rec.touched.size:
-                    rec.touched = np.concatenate([rec.touched, np.zeros(hi + 1 - rec.touched.size, np.bool_)])
-                seg = rec.touched[lo:hi + 1]
-                dram += int((~seg).sum()) * 32
-                tot += (hi - lo + 1) * 32
-                seg[:] = True
-            a.dram_bytes, a.l2_bytes = dram, tot - dram
+            a.sectors, a.first, a.stream = rec.note_reads(a.cta, reads, a.pc)
         for bar, phase, c in rec.mbar_changes(before, ctas):
             cid = rec.trace.new_contrib((id(bar), phase))
             rec.trace.contribs[cid].parts = 1
@@ -469,10 +600,11 @@ def _wrap(i: int, e, ctx, rec: Recorder):
         from ..emu.ops.tcgen05 import _mma_kind_block
         mma_kind, mma_block = _mma_kind_block(ins)
         mma_cg = 2 if ins.has("cta_group::2") else 1
+        mma_ts = isinstance(ins.args[1], ir.Addr)      # A from TMEM ([taddr]): the TS form
         idesc_rd = ctx.read(ins.args[3], "b32")
     elif op == "tcgen05" and mods and mods[0] == "cp":
         kind = MMA
-        mma_kind, mma_block, idesc_rd = "cp", None, None
+        mma_kind, mma_block, idesc_rd, mma_ts = "cp", None, None, False
         mma_cg = 2 if ins.has("cta_group::2") else 1     # .cta_group::2: each CTA of the pair copies its own SMEM
         cp_nbytes = tcgen05_cp_bytes(ins)
     elif op == "tcgen05" and mods and mods[0] == "commit":
@@ -519,7 +651,7 @@ def _wrap(i: int, e, ctx, rec: Recorder):
         extra = None
         if kind == MMA:
             extra = _mma_size(st, m, warps, mma_kind, mma_block, idesc_rd,
-                              cp_nbytes if mma_kind == "cp" else 0, mma_cg)
+                              cp_nbytes if mma_kind == "cp" else 0, mma_cg, mma_ts)
         rc = fn(st, m)
         keys = rec.keys
         items = {int(w): [] for w in warps}
@@ -630,9 +762,9 @@ def tcgen05_cp_bytes(ins: ir.Instr) -> int:
     return int(rows) * int(bits) // 8 * mult
 
 
-def _mma_size(st, m, warps, kind, block, idesc_rd, cp_bytes: int = 0, cta_group: int = 1) -> dict:
-    """{warp: (kind, M, N, K)} for the issuing threads of a tcgen05.mma / tcgen05.cp; (kind, M, N, K, 2) for a
-    .cta_group::2 MMA (one MMA over a CTA pair: both SMs' tensor pipes, sim.py)."""
+def _mma_size(st, m, warps, kind, block, idesc_rd, cp_bytes: int = 0, cta_group: int = 1, ts: bool = False) -> dict:
+    """{warp: (kind, M, N, K, cta group, A from TMEM)} for the issuing threads of a tcgen05.mma; ("cp", bytes, 0, 0
+    [, 2]) for a tcgen05.cp (a .cta_group::2 MMA is one MMA over a CTA pair: both SMs' tensor pipes, sim.py)."""
     out = {}
     sel = np.flatnonzero(st.status != machine.EXITED) if m is None else np.flatnonzero(m)
     for t in sel:
@@ -648,8 +780,7 @@ def _mma_size(st, m, warps, kind, block, idesc_rd, cp_bytes: int = 0, cta_group:
             out[w] = (kind, spec.M, spec.N, KIND_K[kind])
         except Exception:   # an invalid descriptor faults in the handler itself
             out[w] = (kind, 128 * cta_group, 256, KIND_K.get(kind, 32))
-        if cta_group == 2:
-            out[w] = out[w] + (2,)
+        out[w] = out[w] + (cta_group, ts)
     return out
 
 
@@ -684,7 +815,66 @@ class TimedWave(machine.Wave):
             return
         a = np.broadcast_to(np.asarray(addr, dtype=np.uint64), (self.T,))[sel]
         nbytes = np.dtype(dt).itemsize * count
+        cache = not any(m in ("cg", "cv") for m in ins.mods)     # PTX ISA 9.7.9.8: .cg / .cv bypass L1
         for sp, s, aa in self._space_of(space, a, sel, ins):
-            if sp == "global":
-                aa = aa  # already absolute (global window base included)
-            rec.mem(self, sp, s, aa, nbytes, write)
+            rec.mem(self, sp, s, aa, nbytes, write, cache)
+
+
+def clone_cta(trace: Trace, src: int, dst: int) -> None:
+    """Record CTA ``dst`` as a copy of the recorded CTA ``src`` (predict.py: CTAs assumed alike when emulating
+    each would take too long): its warps' streams with every synchronisation renamed to ``dst``'s own (CTA-barrier
+    generations, mbarrier phases, async copies and their completions), memory events as ``src`` recorded them."""
+    cmap: dict = {}
+
+    def key_of(k):
+        if isinstance(k, tuple) and k and k[0] == "bar":
+            return ("bar", dst) + k[2:]
+        return ("clone", dst, k)
+
+    def cid_of(c):
+        n = cmap.get(c)
+        if n is None:
+            old = trace.contribs[c]
+            n = cmap[c] = trace.new_contrib(key_of(old.key))
+            nc = trace.contribs[n]
+            nc.parts, nc.remote, nc.release_cluster = old.parts, old.remote, old.release_cluster
+        return n
+
+    amap: dict = {}
+
+    def aid_of(a):
+        n = amap.get(a)
+        if n is None:
+            old = trace.asyncs[a]
+            new = replace(old, cta=dst, contribs=[cid_of(c) for c in old.contribs])
+            trace.asyncs.append(new)
+            n = amap[a] = len(trace.asyncs) - 1
+        return n
+
+    def ev(k, d):
+        if k == BAR:
+            cid, ck, wait = d
+            return (k, (cid_of(cid), key_of(ck), wait))
+        if k in (MB_CONTRIB, CBAR_ARRIVE):
+            return (k, cid_of(d))
+        if k == MB_WAIT:
+            return (k, (("clone", dst, d[0]), d[1]))
+        if k == ASYNC:
+            return (k, aid_of(d))
+        return (k, d)
+    for (c, wi), st in list(trace.streams.items()):
+        if c != src:
+            continue
+        out = []
+        for pc, k, d in st:
+            if k == PLAIN:
+                out.append((pc, k, d))
+            elif k == -1:
+                out.append((pc, -1, [ev(kk, dd) for kk, dd in d]))
+            else:
+                out.append((pc,) + ev(k, d))
+        trace.streams[(dst, wi)] = out
+    for bid, addr in list(trace.bar_addr.items()):
+        trace.bar_addr[("clone", dst, bid)] = addr
+    if src in trace.tmem_cols:
+        trace.tmem_cols[dst] = trace.tmem_cols[src]

@@ -67,3 +67,18 @@ def test_png_is_written_to_the_path_given(tmp_path):
     p = trace_export.write_png(t, tmp_path / "timeline")
     assert p == tmp_path / "timeline" and p.read_bytes()[:4] == b"\x89PNG"
     assert not (tmp_path / "timeline.png").exists()
+
+
+def test_compare_two_designs_side_by_side():
+    """``lab.py time --compare A B``: both predictions, their bounds and waits, and which is faster by how much."""
+    p = _time("--gpu", "h100", "--compare", "nvfp4_gemv:512,4096,2:4,2,2", "nvfp4_gemv:512,4096,2:8,1,2")
+    assert p.returncode == 0, p.stdout + p.stderr
+    out = p.stdout
+    assert "PREDICTED on H100" in out and "nvfp4_gemv:512,4096,2:4,2,2" in out and "bound" in out
+    assert "is predicted" in out and "x faster than" in out and "warps wait on" in out or "faster" in out
+
+
+@pytest.mark.parametrize("target,needle", [("nvfp4_gemv:512,4096", "takes M,K,L"), ("nope:1,2,3", "PROBLEM"),
+                                           ("missing.py", "no such file")])
+def test_compare_bad_targets_are_usage_errors(target, needle):
+    _usage_error(_time("--compare", target, "nvfp4_gemv:512,4096,2"), needle)
