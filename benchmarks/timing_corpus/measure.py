@@ -86,6 +86,12 @@ def measure_one(k, dev, torch, B, timed: bool, iters: int, sleep: int, root=None
     row = {"name": k.name, "series": k.series, "split": k.split}
     built = bundle.built(k, prebuilt or {}, root)
     row["build"] = f"prebuilt, NVRTC {prebuilt['nvrtc']}" if built else "compiled on this machine"
+    if built is not None and dev.name == "cuda":
+        try:
+            _module(built)                            # the driver must load the prebuilt cubin
+        except RuntimeError as e:
+            row["build"] = f"compiled on this machine (prebuilt cubin not loadable: {e})"
+            built = None
     built = built or harness.build(k, root)
     s0 = harness.Setup.create(built, dev, SEED)
     s0.launch()
@@ -116,6 +122,13 @@ def measure_one(k, dev, torch, B, timed: bool, iters: int, sleep: int, root=None
     for s in sets:
         s.free()
     return row
+
+
+def _write(rep: dict, part: str) -> None:
+    o = os.environ.get("OUT")
+    if o:
+        tag = "h200" if "H200" in rep["device"] else "h100" if "H100" in rep["device"] else "gpu"
+        Path(o, f"corpus_measured_{tag}_{part}.json").write_text(json.dumps(rep, indent=1) + "\n")
 
 
 def device_info(torch, dev) -> dict:
@@ -174,11 +187,8 @@ def main(argv=None) -> int:
         except Exception:  # noqa: BLE001
             rep["errors"].append(f"{k.name}: " + traceback.format_exc(limit=6))
             print(rep["errors"][-1], flush=True)
-    rep["wall_s"] = round(time.perf_counter() - t0, 1)
-    tag = "h200" if "H200" in rep["device"] else "h100" if "H100" in rep["device"] else "gpu"
-    o = os.environ.get("OUT")
-    if o:
-        Path(o, f"corpus_measured_{tag}_{args.part}.json").write_text(json.dumps(rep, indent=1) + "\n")
+        rep["wall_s"] = round(time.perf_counter() - t0, 1)
+        _write(rep, args.part)                        # after every kernel: a timeout keeps what was measured
     bad = [r["name"] for r in rep["kernels"] if not r["check"]["ok"]]
     print(f"\n{len(rep['kernels'])} kernels in {rep['wall_s']} s; checks failed: {bad or 'none'}; "
           f"errors: {len(rep['errors'])}")

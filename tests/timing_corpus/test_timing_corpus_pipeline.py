@@ -122,3 +122,68 @@ def test_measure_checks_untimed_kernel_on_any_device(tiny, tmp_path) -> None:
                               bundle.load_all(tmp_path / "pack"))
     assert row["check"]["ok"] and row["check"]["written"] == 256 and row["build"].startswith("prebuilt")
     assert "median_us" not in row
+
+
+class _FakeEvent:
+    def __init__(self, enable_timing=True):
+        self.t = None
+
+    def record(self):
+        import time
+        self.t = time.perf_counter()
+
+    def elapsed_time(self, other):
+        return (other.t - self.t) * 1e3
+
+
+class _FakeCuda:
+    Event = _FakeEvent
+
+    @staticmethod
+    def synchronize():
+        pass
+
+    @staticmethod
+    def _sleep(cycles):
+        pass
+
+    @staticmethod
+    def current_stream():
+        class S:
+            cuda_stream = 0
+        return S()
+
+
+class _FakeTorch:
+    cuda = _FakeCuda
+
+
+def test_measure_timed_path_packs_every_rotation_set(tiny, tmp_path, monkeypatch) -> None:
+    """measure.py's timed path without a GPU: the driver calls are recorded (parameter bytes read back through the
+    pointer array), the events are host clocks; every input set must be launched with its own buffers."""
+    import ctypes
+
+    import ptxlab
+    from cuda.bindings import driver as drv
+    from timing_corpus import measure
+    import bench_gemv_h100 as B
+    k, root = tiny
+    launches = []
+
+    def fake_launch(func, gx, gy, gz, bx, by, bz, smem, stream, params, extra):
+        ptrs = ctypes.cast(params, ctypes.POINTER(ctypes.c_void_p))
+        x, out = (ctypes.c_uint64.from_address(ptrs[i]).value for i in range(2))
+        launches.append(((gx, gy, gz), (bx, by, bz), x, out))
+        return (drv.CUresult.CUDA_SUCCESS,)
+    monkeypatch.setattr(drv, "cuLaunchKernel", fake_launch)
+    monkeypatch.setattr(drv, "cuModuleGetFunction", lambda mod, name: (drv.CUresult.CUDA_SUCCESS, name))
+    monkeypatch.setattr(measure, "_module", lambda built: "module")
+    monkeypatch.setattr(measure, "L2_BYTES", 1 << 20)          # 4 x "L2" / 257 KiB per set -> 16 sets
+    dev = ptxlab.open_device("emu")
+    row = measure.measure_one(k, dev, _FakeTorch, B, True, 40, 0, root)
+    assert row["check"]["ok"] and row["check_after"] and row["n"] == 40
+    assert row["input_sets"] == measure.rotation_sets(row["bytes_per_set"]) == 16
+    assert all(g == k.grid and b == k.block for g, b, _, _ in launches)
+    pairs = {(x, o) for _, _, x, o in launches}
+    assert len(pairs) == 16 and len({x for x, _ in pairs}) == 16 and len({o for _, o in pairs}) == 16
+    assert row["median_us"] > 0 and row["p10_us"] <= row["median_us"] <= row["p90_us"]
