@@ -1,0 +1,281 @@
+"""Problem families of the corpus: inputs, kernel arguments and the host reference check.
+
+A family instance (``make(family, **params)``) gives fresh random non-zero inputs (``arrays(rng)``; output arrays
+start as poison: a NaN bit pattern, or random data for in/out arrays), the scalar arguments by name, the reference
+(``reference(arrays)``: float64 or exact) and its tolerance.  ``check`` compares a device's outputs with the
+reference: an element counts as written when its bits differ from the poison; ``full=True`` (a GPU run, or a run
+that emulates every CTA) requires every element written, ``full=False`` (a timing-only emulation, where only the
+sampled CTAs ran) requires at least ``min_written`` and checks those.  ``bytes`` is the least DRAM traffic of the
+problem (inputs read once, outputs written once), for the report.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+POISON_F32 = np.uint32(0xFFC0DEAD)       # a NaN no arithmetic produces
+POISON_F16 = np.uint16(0xFDEA)
+
+
+def _poison(shape, dtype) -> np.ndarray:
+    if np.dtype(dtype) == np.float16:
+        return np.full(shape, POISON_F16, np.uint16).view(np.float16)
+    return np.full(shape, POISON_F32, np.uint32).view(np.float32)
+
+
+def _normal(rng, shape, dtype=np.float32) -> np.ndarray:
+    a = rng.standard_normal(shape).astype(dtype)
+    a[a == 0] = 1                            # non-zero
+    return a
+
+
+@dataclass
+class Problem:
+    """Base: subclasses define arrays / scalars / reference; ``outputs`` names the checked arrays."""
+    outputs: tuple = ()
+    rtol: float = 0.0
+    atol: float = 0.0
+    scalars: dict = field(default_factory=dict)
+
+    def arrays(self, rng) -> dict:
+        raise NotImplementedError
+
+    @property
+    def array_names(self) -> tuple:
+        """The device arrays (kernel arguments "ptr:NAME"), without allocating them."""
+        return self.ARRAYS
+
+    def reference(self, arrays: dict) -> dict:
+        raise NotImplementedError
+
+    @property
+    def bytes(self) -> int:
+        raise NotImplementedError
+
+    @property
+    def flops(self) -> int:
+        return 0
+
+    def check(self, arrays: dict, got: dict, full: bool, min_written: int = 1) -> dict:
+        """{'ok', 'written', 'total', 'max_err', 'detail'} comparing ``got`` (host copies of the outputs)."""
+        ref = self.reference(arrays)
+        res = {"ok": True, "written": 0, "total": 0, "max_err": 0.0, "detail": ""}
+        for name in self.outputs:
+            g, init, r = got[name].reshape(-1), arrays[name].reshape(-1), ref[name].reshape(-1)
+            w = g.view(np.uint8).reshape(g.size, -1) != init.view(np.uint8).reshape(init.size, -1)
+            w = w.any(axis=1)
+            res["written"] += int(w.sum())
+            res["total"] += g.size
+            if full and not w.all():
+                res["ok"] = False
+                res["detail"] += f"{name}: {int((~w).sum())} of {g.size} elements not written; "
+            gw, rw = g[w].astype(np.float64), r[w].astype(np.float64)
+            if gw.size:
+                err = np.abs(gw - rw)
+                bad = ~(err <= self.atol + self.rtol * np.abs(rw))
+                res["max_err"] = max(res["max_err"], float(np.nanmax(np.where(np.isnan(err), np.inf, err))))
+                if bad.any():
+                    i = int(np.flatnonzero(w)[np.flatnonzero(bad)[0]])
+                    res["ok"] = False
+                    res["detail"] += (f"{name}: {int(bad.sum())} of {gw.size} written elements wrong, first at "
+                                      f"{i}: got {g[i]!r}, want {r[i]!r}; ")
+        if res["written"] < min_written:
+            res["ok"] = False
+            res["detail"] += f"only {res['written']} elements written (want >= {min_written}); "
+        return res
+
+
+@dataclass
+class Gemm(Problem):
+    """C = alpha * A @ B + beta * C (``alpha_beta``) or C = A @ B; row- or column-major storage (``layout``)."""
+    ARRAYS = ("A", "B", "C")
+    M: int = 1024
+    N: int = 1024
+    K: int = 1024
+    layout: str = "row"
+    alpha_beta: bool = True
+
+    def __post_init__(self):
+        self.outputs = ("C",)
+        self.rtol, self.atol = 1e-4, 1e-4 * math.sqrt(self.K)
+        a, b = (1.25, 0.5) if self.alpha_beta else (1.0, 0.0)
+        self.scalars = dict(M=self.M, N=self.N, K=self.K, alpha=a, beta=b, lda=self.K, ldb=self.N, ldc=self.N)
+
+    def _store(self, x: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(x.T if self.layout == "col" else x)
+
+    def arrays(self, rng) -> dict:
+        A, B = _normal(rng, (self.M, self.K)), _normal(rng, (self.K, self.N))
+        C = _normal(rng, (self.M, self.N)) if self.alpha_beta else _poison((self.M, self.N), np.float32)
+        return {"A": self._store(A), "B": self._store(B), "C": self._store(C)}
+
+    def _logical(self, x: np.ndarray) -> np.ndarray:
+        return x.T if self.layout == "col" else x
+
+    def reference(self, arrays: dict) -> dict:
+        A, B = self._logical(arrays["A"]).astype(np.float64), self._logical(arrays["B"]).astype(np.float64)
+        C = A @ B * self.scalars["alpha"]
+        if self.alpha_beta:
+            C += self.scalars["beta"] * self._logical(arrays["C"]).astype(np.float64)
+        return {"C": self._store(C)}
+
+    @property
+    def bytes(self) -> int:
+        return 4 * (self.M * self.K + self.K * self.N + (2 if self.alpha_beta else 1) * self.M * self.N)
+
+    @property
+    def flops(self) -> int:
+        return 2 * self.M * self.N * self.K
+
+
+@dataclass
+class BlockSums(Problem):
+    """out[b] = sum of x[b * per_block : (b + 1) * per_block] (a reduction's per-block partial sums)."""
+    ARRAYS = ("x", "out")
+    n: int = 1 << 25
+    per_block: int = 256
+
+    def __post_init__(self):
+        self.outputs = ("out",)
+        self.rtol, self.atol = 1e-4, 1e-5 * math.sqrt(self.per_block)
+        self.scalars = dict(n=self.n)
+
+    def arrays(self, rng) -> dict:
+        return {"x": _normal(rng, self.n), "out": _poison(self.n // self.per_block, np.float32)}
+
+    def reference(self, arrays: dict) -> dict:
+        return {"out": arrays["x"].astype(np.float64).reshape(-1, self.per_block).sum(axis=1)}
+
+    @property
+    def bytes(self) -> int:
+        return 4 * (self.n + self.n // self.per_block)
+
+
+@dataclass
+class Gemv(Problem):
+    """y = A @ x, A row-major M x K."""
+    ARRAYS = ("A", "x", "y")
+    M: int = 1 << 19
+    K: int = 32
+
+    def __post_init__(self):
+        self.outputs = ("y",)
+        self.rtol, self.atol = 1e-4, 1e-4 * math.sqrt(self.K)
+        self.scalars = dict(M=self.M, K=self.K)
+
+    def arrays(self, rng) -> dict:
+        return {"A": _normal(rng, (self.M, self.K)), "x": _normal(rng, self.K), "y": _poison(self.M, np.float32)}
+
+    def reference(self, arrays: dict) -> dict:
+        return {"y": arrays["A"].astype(np.float64) @ arrays["x"].astype(np.float64)}
+
+    @property
+    def bytes(self) -> int:
+        return 4 * (self.M * self.K + self.K + self.M)
+
+
+@dataclass
+class Transpose(Problem):
+    """y = x.T (x: rows x cols, row-major), or y = x (``copy``): exact."""
+    ARRAYS = ("x", "y")
+    rows: int = 4096
+    cols: int = 4096
+    copy: bool = False
+
+    def __post_init__(self):
+        self.outputs = ("y",)
+        self.scalars = dict(rows=self.rows, cols=self.cols)
+
+    def arrays(self, rng) -> dict:
+        return {"x": _normal(rng, (self.rows, self.cols)), "y": _poison((self.cols, self.rows), np.float32)}
+
+    def reference(self, arrays: dict) -> dict:
+        x = arrays["x"]
+        return {"y": x.reshape(self.cols, self.rows) if self.copy else np.ascontiguousarray(x.T)}
+
+    @property
+    def bytes(self) -> int:
+        return 8 * self.rows * self.cols
+
+
+@dataclass
+class Elementwise(Problem):
+    """c = a + b (``op='add'``) or y = max(x, 0) (``op='relu'``), float32 or float16: exact."""
+    n: int = 1 << 25
+    op: str = "add"
+    dtype: str = "float32"
+
+    @property
+    def array_names(self) -> tuple:
+        return ("a", "b", "c") if self.op == "add" else ("x", "y")
+
+    def __post_init__(self):
+        self.outputs = ("c",) if self.op == "add" else ("y",)
+        self.scalars = dict(n=self.n)
+
+    def arrays(self, rng) -> dict:
+        dt = np.dtype(self.dtype)
+        if self.op == "add":
+            return {"a": _normal(rng, self.n, dt), "b": _normal(rng, self.n, dt), "c": _poison(self.n, dt)}
+        return {"x": _normal(rng, self.n, dt), "y": _poison(self.n, dt)}
+
+    def reference(self, arrays: dict) -> dict:
+        dt = np.dtype(self.dtype)
+        if self.op == "add":       # a float32 sum of two halves is exact, then one rounding: __hadd's result
+            return {"c": (arrays["a"].astype(np.float32) + arrays["b"].astype(np.float32)).astype(dt)}
+        return {"y": np.maximum(arrays["x"], dt.type(0))}
+
+    @property
+    def bytes(self) -> int:
+        return np.dtype(self.dtype).itemsize * self.n * (3 if self.op == "add" else 2)
+
+
+@dataclass
+class SeparableConv(Problem):
+    """One pass of a separable convolution (cuda-samples convolutionSeparable): rows or columns, radius ``radius``,
+    zero outside the image; taps are the kernel's __constant__ array (``taps``)."""
+    ARRAYS = ("src", "dst")
+    width: int = 3072
+    height: int = 3072
+    radius: int = 8
+    axis: str = "rows"
+    taps: tuple = ()
+
+    def __post_init__(self):
+        self.outputs = ("dst",)
+        self.rtol, self.atol = 1e-5, 1e-5
+        self.scalars = dict(width=self.width, height=self.height, pitch=self.width)
+
+    def arrays(self, rng) -> dict:
+        return {"src": _normal(rng, (self.height, self.width)), "dst": _poison((self.height, self.width), np.float32)}
+
+    def reference(self, arrays: dict) -> dict:
+        x = arrays["src"].astype(np.float64)
+        r = self.radius
+        ax = 1 if self.axis == "rows" else 0
+        pad = [(0, 0), (0, 0)]
+        pad[ax] = (r, r)
+        xp = np.pad(x, pad)
+        out = np.zeros_like(x)
+        n = x.shape[ax]
+        for j in range(-r, r + 1):      # sum += c[R - j] * x[i + j]
+            sl = [slice(None), slice(None)]
+            sl[ax] = slice(r + j, r + j + n)
+            out += self.taps[r - j] * xp[tuple(sl)]
+        return {"dst": out}
+
+    @property
+    def bytes(self) -> int:
+        return 8 * self.width * self.height
+
+
+FAMILIES = {"gemm": Gemm, "block_sums": BlockSums, "gemv": Gemv, "transpose": Transpose,
+            "elementwise": Elementwise, "sepconv": SeparableConv}
+
+
+def make(family: str, **params) -> Problem:
+    if family not in FAMILIES:
+        raise KeyError(f"unknown problem family {family!r}; families: {sorted(FAMILIES)}")
+    return FAMILIES[family](**params)

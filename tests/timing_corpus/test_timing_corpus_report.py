@@ -1,0 +1,88 @@
+"""report.py's statistics on synthetic data (benchmarks/timing_corpus/report.py): Spearman with and without ties,
+medians, the per-part summary and the join of predictions with measurements."""
+from __future__ import annotations
+
+import math
+import sys
+
+import numpy as np
+import pytest
+from repo_root import REPO
+
+sys.path.insert(0, str(REPO / "benchmarks"))
+from timing_corpus import report  # noqa: E402
+
+
+def _spearman_by_formula(x, y) -> float:
+    """1 - 6 sum d^2 / (n (n^2 - 1)): valid without ties."""
+    n = len(x)
+    rx = np.argsort(np.argsort(x)) + 1
+    ry = np.argsort(np.argsort(y)) + 1
+    return 1 - 6 * float(((rx - ry) ** 2).sum()) / (n * (n * n - 1))
+
+
+def test_spearman_perfect_reversed_and_formula(rng) -> None:
+    x = list(rng.permutation(50).astype(float) + rng.random(50))
+    assert report.spearman(x, [2 * v + 7 for v in x]) == pytest.approx(1.0)
+    assert report.spearman(x, [math.exp(v / 10) for v in x]) == pytest.approx(1.0)      # monotone, not linear
+    assert report.spearman(x, [-v for v in x]) == pytest.approx(-1.0)
+    for _ in range(5):
+        y = list(rng.random(50))
+        assert report.spearman(x, y) == pytest.approx(_spearman_by_formula(x, y), abs=1e-12)
+
+
+def test_spearman_ties_and_degenerate() -> None:
+    # ranks with ties: x -> [1.5, 1.5, 3, 4], y -> [1, 2, 3, 4]; Pearson of the ranks by hand
+    rx, ry = [1.5, 1.5, 3, 4], [1, 2, 3, 4]
+    mx, my = 2.5, 2.5
+    want = sum((a - mx) * (b - my) for a, b in zip(rx, ry)) / math.sqrt(
+        sum((a - mx) ** 2 for a in rx) * sum((b - my) ** 2 for b in ry))
+    assert report.ranks([5.0, 5.0, 6.0, 9.0]) == rx
+    assert report.spearman([5.0, 5.0, 6.0, 9.0], [1, 2, 3, 4]) == pytest.approx(want)
+    assert math.isnan(report.spearman([1.0], [2.0]))
+    assert math.isnan(report.spearman([1.0, 1.0, 1.0], [1.0, 2.0, 3.0]))
+    with pytest.raises(ValueError):
+        report.spearman([1.0, 2.0], [1.0])
+
+
+def test_median(rng) -> None:
+    for n in (1, 2, 7, 10):
+        xs = list(rng.random(n))
+        assert report.median(xs) == pytest.approx(float(np.median(xs)))
+    assert math.isnan(report.median([]))
+
+
+def _rows(errors, series, split, meas):
+    return [{"name": f"k{i}", "series": s, "split": p, "measured_us": m, "predicted_us": m * (1 + e)}
+            for i, (e, s, p, m) in enumerate(zip(errors, series, split, meas))]
+
+
+def test_summarize_parts_and_goals() -> None:
+    errs = [0.10, -0.20, 0.05, 0.50, -0.40, 0.01]
+    series = ["a", "a", "a", "b", "b", "b"]
+    split = ["cal", "val", "val", "cal", "val", "val"]
+    meas = [10.0, 20.0, 30.0, 5.0, 50.0, 500.0]
+    s = report.summarize(_rows(errs, series, split, meas))
+    assert s["all"]["n"] == 6 and s["cal"]["n"] == 2 and s["val"]["n"] == 4
+    assert s["cal"]["median_abs_err"] == pytest.approx((0.10 + 0.50) / 2)
+    assert s["val"]["median_abs_err"] == pytest.approx((0.05 + 0.20) / 2)
+    assert s["val"]["within_30"] == pytest.approx(3 / 4)
+    assert s["all"]["max_abs_err"] == pytest.approx(0.50)
+    # series a: predicted 11, 16, 31.5 vs 10, 20, 30 -> same order; b: 7.5, 30, 505 vs 5, 50, 500 -> same order
+    assert s["all"]["spearman"] == {"a": pytest.approx(1.0), "b": pytest.approx(1.0)}
+    assert s["val"]["spearman"] == {"a": None, "b": None}          # 2 kernels each: n/a
+    assert s["val"]["goals"] == {"median<=15%": True, "90%within30%": False, "spearman>=0.9": False}
+
+
+def test_join_and_markdown() -> None:
+    pred = {"kernels": [{"name": n, "series": "s", "split": "cal", "predicted": {"h100": {"us": u, "bound": "DRAM"}}}
+                        for n, u in (("x", 11.0), ("y", 9.0), ("z", 5.0))]}
+    meas = {"kernels": [{"name": "x", "median_us": 10.0, "check": {"ok": True}},
+                        {"name": "y", "median_us": 10.0, "check": {"ok": False}},       # failed check: not compared
+                        {"name": "z", "check": {"ok": True}}]}                          # checked, not timed
+    rows, missing = report.join(pred, meas, "h100")
+    assert [r["name"] for r in rows] == ["x"] and rows[0]["error"] == pytest.approx(0.1)
+    assert missing == ["y", "z"]
+    assert report.join(pred, meas, "h200")[0] == []
+    md = report.markdown(rows, report.summarize(rows), "t")
+    assert "| s/x" not in md and "| x | cal | 10.00 | 11.00 | +10.0 % | DRAM |" in md
