@@ -611,12 +611,12 @@ class Scheduler:
             pm, what = pend
             hit = pm if gm is None else (pm & gm)
             if hit.any():
-                # default: warn, the value is the loaded one (ptxas scoreboards LDTM results); strict: error
-                _fidelity.violation(st, e.ins, hit, "tcgen05_wait_ld",
+                # default: warn, the value is the computed one (ptxas scoreboards LDTM results and guards wgmma
+                # accumulators with WARPGROUP.DEPBAR); strict: error.  The rule comes from the writer (fidelity.py).
+                rule, fix = _fidelity.PENDING_RULES["wgmma" if what.startswith("wgmma") else "tcgen05.ld"]
+                _fidelity.violation(st, e.ins, hit, rule,
                                     f"register {st.prog.reg_names[s]} is read before the asynchronous {what} "
-                                    f"that writes it has completed",
-                                    "rule: registers written by tcgen05.ld are valid only after tcgen05.wait::ld "
-                                    "(PTX ISA 9.7.16.8.5); add 'tcgen05.wait::ld.sync.aligned;' before using them")
+                                    f"that writes it has completed", fix)
                 st.clear_pending(hit, what)
 
     def _where_summary(self, mask) -> str:

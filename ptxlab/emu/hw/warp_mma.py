@@ -156,3 +156,32 @@ def pack(elems: np.ndarray, bits: int, per_reg: int) -> np.ndarray:
     e = np.asarray(elems).astype(np.uint64).reshape(elems.shape[:-1] + (-1, per_reg))
     sh = (np.arange(per_reg, dtype=np.uint64) * np.uint64(bits))
     return (e << sh).sum(-1, dtype=np.uint64)
+
+
+# ------------------------------------------------------------------------------------------------ wgmma (warpgroup)
+# The ISA gives the warpgroup fragments (9.7.15.5.1.1) as figures; the coordinates below are CUTLASS's SM90 GMMA
+# layouts (cute/atom/mma_traits_sm90_gmma.hpp: CLayout_64xN, ALayout_64x16 ...): warp w of the warpgroup holds rows
+# 16w..16w+15 in the layout of the mma.sync m16n8kK fragments; accumulator element i of a thread lies in 8-column
+# block i // 4 like the m16n8 C fragment (ptx_docs/isa_coverage_notes.md).  H100-checked by the corpus
+# (tests/corpus/kernels_wgmma.py).
+WG_A = {"16b": ("m16n8k16", 16), "tf32": ("m16n8k8", 8), "8b": ("m16n8k32", 32)}
+
+
+def wgmma_d_index(n: int, per_thread: int) -> tuple:
+    """(row, col) arrays of shape (128, per_thread) of the accumulator elements of a m64nN wgmma."""
+    tid = np.arange(128)[:, None]
+    w, lane = tid // 32, tid % 32
+    g, t = lane >> 2, lane % 4
+    i = np.arange(per_thread)[None, :]
+    e = i % 4
+    return 16 * w + g + 8 * (e >= 2), 8 * (i // 4) + t * 2 + (e & 1)
+
+
+def wgmma_a_index(eclass: str) -> tuple:
+    """(row, col) arrays (128, n) of the register A fragment (64 x K) of a wgmma with A in registers."""
+    shape, _k = WG_A[eclass]
+    lay = LAYOUTS[(shape, "a", eclass)]
+    _p, r, c = lay.index()                      # (32, n)
+    rows = np.concatenate([r + 16 * w for w in range(4)], 0)
+    cols = np.concatenate([c for _ in range(4)], 0)
+    return rows, cols
