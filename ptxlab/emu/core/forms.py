@@ -88,10 +88,11 @@ class Form:
         return n
 
     def expand(self) -> Iterator[tuple]:
-        """Every modifier tuple this form accepts (optional slots absent or present)."""
+        """Every modifier tuple this form accepts (optional slots absent or present; a set value of several
+        components, e.g. ``.v8.b32``, gives them all)."""
         choices = [(("",) if s.optional else ()) + tuple(s.alts) for s in self.slots]
         for combo in itertools.product(*choices):
-            yield tuple(c for c in combo if c)
+            yield tuple(x for c in combo if c for x in c.split("."))
 
     def values(self) -> list:
         """[(slot key, alternatives incl. '' for optional)] in slot order."""

@@ -64,6 +64,8 @@ def _build(ins: ir.Instr, ctx: Ctx, red: bool):
     op = next((x for x in ins.mods if x in ("add", "min", "max", "inc", "dec", "and", "or", "xor")), None) if red \
         else None
     vec = next((int(x[1:]) for x in ins.mods if x in ("v2", "v4")), 1)
+    if len(ins.args) != 3:
+        raise Unsupported(f"{ins.name}: expected [a], b, [mbar] operands (PTX ISA 9.7.9.12) ({ins.where()})")
     rd_addr, rd_bar = ctx.address(ins.args[0]), ctx.address(ins.args[2])
     dt = _NP[ty]
     rds = ctx.read_vec(ins.args[1], f"b{8 * np.dtype(dt).itemsize}")       # the bits, whatever the type

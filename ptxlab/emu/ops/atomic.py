@@ -239,7 +239,7 @@ def build_red(ins: ir.Instr, ctx: Ctx):
 # ---------------------------------------------------------------------------------------------------------------
 SETS = {"asem": ("relaxed", "acquire", "release", "acq_rel"), "rsem": ("relaxed", "release"), "scope": _SCOPE,
         "space": _SPACES, "bitop": ("and", "or", "xor"), "b3264": ("b32", "b64"), "castype": ("b16", "b32", "b64"),
-        "addtype": ("u32", "s32", "u64", "s64", "f32", "f64"), "half": ("f16", "f16x2", "bf16", "bf16x2"),
+        "addtype": ("u32", "s32", "u64", "f32", "f64"), "half": ("f16", "f16x2", "bf16", "bf16x2"),
         "incdec": ("inc", "dec"), "minmax": ("min", "max"), "mmtype": ("u32", "s32", "u64", "s64"),
         "v24": ("v2", "v4"), "v248": ("v2", "v4", "v8"), "h16": ("f16", "bf16"), "h32": ("f16x2", "bf16x2")}
 FORMS = register(SETS, [

@@ -30,10 +30,8 @@ def _space(ins: ir.Instr, ctx: Ctx) -> str:
 
 
 def _vec(ins: ir.Instr) -> int:
-    v = ins.mod_startswith("v")
-    if v and v[1:].isdigit():
-        return int(v[1:])
-    return 1
+    """The vector width (.v2 / .v4 / .v8; 1 for a scalar access; not fooled by .volatile)."""
+    return next((int(m[1:]) for m in ins.mods if m[:1] == "v" and m[1:].isdigit()), 1)
 
 
 def build_mov(ins: ir.Instr, ctx: Ctx):
@@ -263,6 +261,10 @@ SETS = {"movtype": ("pred", "b16", "b32", "b64", "b128", "u16", "u32", "u64", "s
                     "L1::no_allocate"),
         "L2evict": ("L2::evict_normal", "L2::evict_first", "L2::evict_last"),
         "prefetch_size": ("L2::64B", "L2::128B", "L2::256B"), "vec": ("v2", "v4", "v8"), "ldtype": _LDT,
+        # .volatile / .relaxed / .acquire / .release spaces (.local.volatile needs PTX ISA 9.1: not emulated)
+        "vss": ("global", "shared", "shared::cta", "shared::cluster"),
+        # the 256-bit accesses (sm_100), which the level-2 eviction priorities require
+        "wide": ("v8.b32", "v8.u32", "v8.s32", "v8.f32", "v4.b64", "v4.u64", "v4.s64", "v4.f64"),
         "scope": ("cta", "cluster", "gpu", "sys"), "lduvec": ("v2", "v4"),
         "space": ("const", "global", "local", "shared", "shared::cta", "shared::cluster", "param", "param::entry"),
         "size": ("u32", "u64"), "pfspace": ("global", "local"), "pflevel": ("L1", "L2"),
@@ -273,21 +275,23 @@ FORMS = register(SETS, [
     # form                                                                               PTX ISA     builder
     ("mov.movtype",                                                                     "9.7.9.3", build_mov),
     ("ld{.weak}{.ldss}{.ldcop}{.L2::cache_hint}{.prefetch_size}{.vec}.ldtype",          "9.7.9.8", build_ld),
-    ("ld{.weak}{.ldss}{.L1evict}{.L2evict}{.L2::cache_hint}{.prefetch_size}{.vec}.ldtype", "9.7.9.8", build_ld),
-    ("ld.volatile{.ldss}{.prefetch_size}{.vec}.ldtype",                                 "9.7.9.8", build_ld),
-    ("ld.relaxed.scope{.ldss}{.L1evict}{.L2evict}{.L2::cache_hint}{.prefetch_size}{.vec}.ldtype",
+    ("ld{.weak}{.global}.L1evict{.L2evict}{.L2::cache_hint}{.prefetch_size}{.vec}.ldtype", "9.7.9.8", build_ld),
+    ("ld{.weak}{.global}.L2evict{.L2::cache_hint}{.prefetch_size}.wide",                "9.7.9.8", build_ld),
+    ("ld.volatile{.vss}{.L2evict}{.prefetch_size}{.vec}.ldtype",                        "9.7.9.8", build_ld),
+    ("ld.relaxed.scope{.vss}{.L1evict}{.L2evict}{.L2::cache_hint}{.prefetch_size}{.vec}.ldtype",
      "9.7.9.8", build_ld),
-    ("ld.acquire.scope{.ldss}{.L1evict}{.L2evict}{.L2::cache_hint}{.prefetch_size}{.vec}.ldtype",
+    ("ld.acquire.scope{.vss}{.L1evict}{.L2evict}{.L2::cache_hint}{.prefetch_size}{.vec}.ldtype",
      "9.7.9.8", build_ld),
     ("ld.mmio.relaxed.sys{.global}.ldtype",                                             "9.7.9.8", build_ld),
     ("ld.global{.nccop}.nc{.L2::cache_hint}{.prefetch_size}{.vec}.ldtype",              "9.7.9.9", build_ld),
     ("ld.global.nc{.L1evict}{.L2evict}{.L2::cache_hint}{.prefetch_size}{.vec}.ldtype",  "9.7.9.9", build_ld),
     ("ldu{.global}{.lduvec}.ldtype",                                                    "9.7.9.10", build_ld),
     ("st{.weak}{.stss}{.stcop}{.L2::cache_hint}{.vec}.ldtype",                          "9.7.9.11", build_st),
-    ("st{.weak}{.stss}{.L1evict}{.L2evict}{.L2::cache_hint}{.vec}.ldtype",              "9.7.9.11", build_st),
-    ("st.volatile{.stss}{.vec}.ldtype",                                                 "9.7.9.11", build_st),
-    ("st.relaxed.scope{.stss}{.L1evict}{.L2evict}{.L2::cache_hint}{.vec}.ldtype",       "9.7.9.11", build_st),
-    ("st.release.scope{.stss}{.L1evict}{.L2evict}{.L2::cache_hint}{.vec}.ldtype",       "9.7.9.11", build_st),
+    ("st{.weak}{.global}.L1evict{.L2evict}{.L2::cache_hint}{.vec}.ldtype",              "9.7.9.11", build_st),
+    ("st{.weak}{.global}.L2evict{.L2::cache_hint}.wide",                                "9.7.9.11", build_st),
+    ("st.volatile{.vss}{.vec}.ldtype",                                                  "9.7.9.11", build_st),
+    ("st.relaxed.scope{.vss}{.L1evict}{.L2evict}{.L2::cache_hint}{.vec}.ldtype",        "9.7.9.11", build_st),
+    ("st.release.scope{.vss}{.L1evict}{.L2evict}{.L2::cache_hint}{.vec}.ldtype",        "9.7.9.11", build_st),
     ("st.mmio.relaxed.sys{.global}.ldtype",                                             "9.7.9.11", build_st),
     ("prefetch{.pfspace}.pflevel",                                                      "9.7.9.15", build_hint),
     ("prefetch.global.pfevict",                                                         "9.7.9.15", build_hint),

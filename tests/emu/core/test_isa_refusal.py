@@ -35,7 +35,7 @@ def _sample(form, n, rng):
     if total <= n:
         return list(form.expand())
     vals = form.values()
-    return [tuple(c for c in (rng.choice(alts) for _, alts in vals) if c) for _ in range(n)]
+    return [tuple(x for c in (rng.choice(alts) for _, alts in vals) if c for x in c.split(".")) for _ in range(n)]
 
 
 @pytest.mark.parametrize("name", [
