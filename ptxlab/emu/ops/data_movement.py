@@ -267,7 +267,8 @@ SETS = {"movtype": ("pred", "b16", "b32", "b64", "b128", "u16", "u32", "u64", "s
         "wide": ("v8.b32", "v8.u32", "v8.s32", "v8.f32", "v4.b64", "v4.u64", "v4.s64", "v4.f64"),
         "scope": ("cta", "cluster", "gpu", "sys"), "lduvec": ("v2", "v4"),
         "space": ("const", "global", "local", "shared", "shared::cta", "shared::cluster", "param", "param::entry"),
-        "size": ("u32", "u64"), "pfspace": ("global", "local"), "pflevel": ("L1", "L2"),
+        "pfspace": ("global", "local"), "pflevel": ("L1", "L2"),
+        "size": ("u64",),     # cvta .u32 needs .address_size 32 (ptxas), which the emulator does not run
         "pfevict": ("L2::evict_last", "L2::evict_normal"), "tmspace": ("const", "param"),
         "primary": ("L2::evict_last", "L2::evict_normal", "L2::evict_first", "L2::evict_unchanged"),
         "secondary": ("L2::evict_first", "L2::evict_unchanged")}
