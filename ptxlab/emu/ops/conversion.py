@@ -704,10 +704,13 @@ SETS = {"ityp": ("u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64"), "irnd": 
         "frnd": ("rn", "rz", "rm", "rp"), "frnd2": ("rn", "rz"), "frnd3": ("rz", "rp"), "hf": ("f16", "bf16"),
         "nf32": ("f16", "bf16", "f64"), "f8x2type": ("e4m3x2", "e5m2x2"),
         "f6f4x2type": ("e2m1x2", "e2m3x2", "e3m2x2"), "narrow2": tuple(NARROW), "half2": ("f16x2", "bf16x2"),
-        "hfx2": ("f16x2", "bf16x2"), "x4type": ("e4m3x4", "e5m2x4", "e2m3x4", "e3m2x4", "e2m1x4")}
+        "hfx2": ("f16x2", "bf16x2"),
+        # integer -> integer .sat: the pairs whose destination cannot hold every source value (ptxas refuses others)
+        "satii": ("u8.u16", "u8.u32", "u8.u64", "u8.s8", "u8.s16", "u8.s32", "u8.s64", "u16.u32", "u16.u64", "u16.s8", "u16.s16", "u16.s32", "u16.s64", "u32.u64", "u32.s8", "u32.s16", "u32.s32", "u32.s64", "u64.s8", "u64.s16", "u64.s32", "u64.s64", "s8.u8", "s8.u16", "s8.u32", "s8.u64", "s8.s16", "s8.s32", "s8.s64", "s16.u16", "s16.u32", "s16.u64", "s16.s32", "s16.s64", "s32.u32", "s32.u64", "s32.s64", "s64.u64"), "x4type": ("e4m3x4", "e5m2x4", "e2m3x4", "e3m2x4", "e2m1x4")}
 FORMS = register(SETS, [
     # form                                              PTX ISA     builder
-    ("cvt{.sat}.ityp.ityp",                             "9.7.9.21", build_cvt),   # integer -> integer
+    ("cvt.ityp.ityp",                                   "9.7.9.21", build_cvt),   # integer -> integer
+    ("cvt.sat.satii",                                   "9.7.9.21", build_cvt),
     ("cvt.irnd{.ftz}{.sat}.ityp.f32",                   "9.7.9.21", build_cvt),   # float -> integer
     ("cvt.irnd{.sat}.ityp.nf32",                        "9.7.9.21", build_cvt),
     ("cvt.frnd{.ftz}{.sat}.f32.ityp",                   "9.7.9.21", build_cvt),   # integer -> float
@@ -717,9 +720,9 @@ FORMS = register(SETS, [
     ("cvt.frnd{.sat}.hf.f64",                           "9.7.9.21", build_cvt),
     ("cvt.frnd{.sat}.f16.bf16",                         "9.7.9.21", build_cvt),
     ("cvt.frnd{.sat}.bf16.f16",                         "9.7.9.21", build_cvt),
-    ("cvt{.frnd}{.ftz}{.sat}.f32.hf",                   "9.7.9.21", build_cvt),   # widening (exact)
-    ("cvt{.frnd}{.ftz}{.sat}.f64.f32",                  "9.7.9.21", build_cvt),
-    ("cvt{.frnd}{.sat}.f64.hf",                         "9.7.9.21", build_cvt),
+    ("cvt{.ftz}{.sat}.f32.hf",                          "9.7.9.21", build_cvt),   # widening (exact)
+    ("cvt{.ftz}{.sat}.f64.f32",                         "9.7.9.21", build_cvt),
+    ("cvt{.sat}.f64.hf",                                "9.7.9.21", build_cvt),
     ("cvt{.frnd}{.ftz}{.sat}.f32.f32",                  "9.7.9.21", build_cvt),   # same type
     ("cvt.irnd{.ftz}{.sat}.f32.f32",                    "9.7.9.21", build_cvt),   # round to integral
     ("cvt{.frnd}{.sat}.f16.f16",                        "9.7.9.21", build_cvt),
