@@ -154,16 +154,16 @@ def _keys(slots) -> list:
     return keys
 
 
-_TOKEN = re.compile(r"\{\.([^{}]+)\}|\.([^.{}]+)")
+_TOKEN = re.compile(r"\{\.([^{}]+)\}|\(\.([^()]+)\)|\.([^.{}()]+)")
 
 
 def parse(text: str, sets: Optional[Mapping[str, tuple]] = None, section: str = "") -> Form:
     """Parse a form in PTX ISA notation.  ``sets`` maps a set name to its values (without dots); a ``{.a|.b}``
-    group lists inline alternatives."""
+    group lists optional inline alternatives, a ``(.a|.b)`` group mandatory ones (one of them must be present)."""
     text = text.strip()
     sets = sets or {}
     i = 0
-    while i < len(text) and text[i] not in ".{":
+    while i < len(text) and text[i] not in ".{(":
         i += 1
     opcode = text[:i]
     if not opcode:
@@ -175,8 +175,8 @@ def parse(text: str, sets: Optional[Mapping[str, tuple]] = None, section: str = 
         if m is None:
             raise ValueError(f"form {text!r}: cannot parse at {text[pos:]!r}")
         optional = m.group(1) is not None
-        body = m.group(1) if optional else m.group(2)
-        if "|" in body:                               # {.a|.b} inline alternatives
+        body = m.group(1) if optional else (m.group(2) or m.group(3))
+        if "|" in body or m.group(2) is not None:     # {.a|.b} / (.a|.b) inline alternatives
             alts = tuple(a.strip().lstrip(".") for a in body.split("|"))
             name = "|".join(alts)
         else:

@@ -256,3 +256,31 @@ def test_every_integer_form_runs_right() -> None:
                 if wv is not None and int(got[r, t]) != wv:
                     bad.append(f"{label} lane {t}: got {int(got[r, t]):#x} want {wv:#x}")
     assert not bad, f"{len(bad)} mismatches (seed {SEED}):\n" + "\n".join(bad[:12])
+
+
+def test_mov_of_every_type_copies_the_bits() -> None:
+    """mov.type d, a (PTX ISA 9.7.9.3) for every register type but .pred: d has a's bits."""
+    types = [v for v in form_sweep.forms_of("mov")[0].values()[-1][1] if v != "pred"]
+    wid = {"b16": 16, "u16": 16, "s16": 16, "b32": 32, "u32": 32, "s32": 32, "f32": 32, "b64": 64, "u64": 64,
+           "s64": 64, "f64": 64, "b128": 128}
+    lines = []
+    for k, t in enumerate(types):
+        w = wid[t]
+        r = {16: "%h", 32: "%r", 64: "%x", 128: "%q"}[w]
+        lines += [f"  ld.global.b{w} {r}1, [%rd2+{16 * k}];", f"  mov.{t} {r}2, {r}1;",
+                  f"  st.global.b{w} [%rd3+{16 * k}], {r}2;"]
+    ptx = "\n".join([".version 8.8", ".target sm_90a", ".address_size 64",
+                     ".visible .entry k(.param .u64 pin, .param .u64 pout)", "{",
+                     "  .reg .b16 %h<3>; .reg .b32 %r<3>; .reg .b64 %rd<4>; .reg .b64 %x<3>; .reg .b128 %q<3>;",
+                     "  ld.param.u64 %rd2, [pin]; ld.param.u64 %rd3, [pout];"] + lines + ["  ret;", "}"]) + "\n"
+    rng = np.random.default_rng(SEED)
+    src = rng.integers(0, 256, 16 * len(types), dtype=np.uint8)
+    dev = ptxlab.open_device("emu")
+    out = dev.empty(src.size)
+    dev.memset(out, 0xFF)
+    dev.launch(ptxlab.compile(ptx, arch="sm_90a"), "k", grid=(1, 1, 1), block=(1, 1, 1),
+               args=[dev.to_device(src), out])
+    got = dev.to_host(out, np.uint8).reshape(len(types), 16)
+    for k, t in enumerate(types):
+        n = wid[t] // 8
+        assert np.array_equal(got[k, :n], src[16 * k:16 * k + n]), t

@@ -28,7 +28,7 @@ SEED = int.from_bytes(os.urandom(4), "little")
 print(f"test_emu_sync_hint_forms: seed {SEED}")
 T = 64
 OPS = ["fence", "membar", "prefetch", "prefetchu", "applypriority", "discard", "createpolicy", "bar", "barrier",
-       "nanosleep", "griddepcontrol", "cvta", "isspacep"]
+       "nanosleep", "griddepcontrol", "cvta", "isspacep", "mapa", "getctarank", "ret"]
 SYMBOL = {"const": "cm", "global": "gv", "local": "lm", "shared": "sm", "shared::cta": "sm", "shared::cluster": "sm",
           "param": "pin", "param::entry": "pin"}
 
@@ -36,6 +36,7 @@ SYMBOL = {"const": "cm", "global": "gv", "local": "lm", "shared": "sm", "shared:
 class Kernel:
     def __init__(self):
         self.lines, self.checks = [], []       # checks: (row, kind, info)
+        self.funcs = []                        # ret forms: one callee each
         self.rows = 0
 
     def row(self, kind, info=None):
@@ -105,6 +106,29 @@ class Kernel:
             L(f"  {name} 200;")
         elif op == "griddepcontrol":
             L(f"  {name};")
+        elif op == "ret":                                 # a call whose callee returns with this form
+            self.funcs.append(name)
+            L(f"  call.uni r{len(self.funcs) - 1};")
+        elif op in ("mapa", "getctarank"):
+            # this CTA's own rank (an implicit 1-CTA cluster): mapa gives an address of this CTA's shared memory
+            # (each thread stores its id through it and loads it back through sm); getctarank gives 0
+            r = self.row("mapa" if op == "mapa" else "rank")
+            size, cl = mods[-1], "shared::cluster" in mods
+            L("  mov.u32 %r28, sm; mul.wide.u32 %rd31, %r1, 4; cvt.u64.u32 %rd28, %r28; mov.u32 %r29, %cluster_ctarank;")
+            if not cl:
+                L("  cvta.shared.u64 %rd28, %rd28;")
+            src = "%rd28" if size == "u64" else "%r28"
+            if op == "mapa":
+                dst = "%rd29" if size == "u64" else "%r30"
+                L(f"  {name} {dst}, {src}, %r29;")
+                if size == "u32":
+                    L("  cvt.u64.u32 %rd29, %r30;")
+                L("  add.s64 %rd29, %rd29, %rd31;")
+                L(f"  st{'.shared::cluster' if cl else ''}.u32 [%rd29], %r1; bar.sync 0;")
+                L("  cvt.u32.u64 %r32, %rd31; add.u32 %r32, %r32, %r28; ld.shared.u32 %r31, [%r32]; bar.sync 0;")
+            else:
+                L(f"  {name} %r31, {src};")
+            L(f"  cvt.u64.u32 %rd30, %r31; st.global.b64 [%rd3+{r * T * 8}], %rd30;")
         elif op in ("cvta", "isspacep"):
             sp = next(m for m in mods if m in SYMBOL)
             size = mods[-1] if op == "cvta" else "u64"
@@ -121,8 +145,9 @@ class Kernel:
         return True
 
     def ptx(self):
+        funcs = [f".func r{i}()\n{{\n  {name};\n}}" for i, name in enumerate(self.funcs)]
         head = [".version 8.8", ".target sm_90a", ".address_size 64",
-                ".const .align 16 .b8 cm[256];", ".global .align 16 .b8 gv[256];",
+                ".const .align 16 .b8 cm[256];", ".global .align 16 .b8 gv[256];"] + funcs + [
                 ".visible .entry k(.param .u64 pin, .param .u64 pout, .param .u64 pscr)", "{",
                 "  .reg .b32 %r<40>; .reg .b64 %rd<40>; .reg .pred %p<10>;",
                 "  .shared .align 16 .b8 sm[256]; .local .align 16 .b8 lm[256];",
@@ -166,6 +191,10 @@ def test_every_sync_and_hint_form_runs_right() -> None:
     for r, kind, info in KERNEL.checks:
         if kind == "copy":
             want = inp[r]
+        elif kind == "mapa":
+            want = np.arange(T, dtype=np.uint64)
+        elif kind == "rank":
+            want = np.zeros(T, np.uint64)
         elif kind == "red":
             v = int(pred.sum()) if "popc" in info else int(pred.all() if "and" in info else pred.any())
             want = np.full(T, v, np.uint64)
