@@ -198,6 +198,8 @@ class Program:
                 self._inline_call(ins, item, reg_base, depth, suffix + f"@c{len(self.body)}")
                 continue
             if ins.opcode == "ret" and ret_label is not None:
+                if evidence.enabled():        # the ret of an inlined call runs as a branch: record the ret
+                    evidence._record(ins)
                 ins = replace(ins, opcode="bra", mods=("uni",), args=[ir.Sym(ret_label)])
             elif ins.opcode == "ret" and self._owner is not None:
                 ins = replace(ins)      # a fresh object: its id keys the ret of a really-called function

@@ -110,10 +110,10 @@ def build_setmaxnreg(ins: ir.Instr, ctx: Ctx):
 SETS = {"vec": ("v2", "v4"), "sttype": tuple(_NP), "incdec": ("inc", "dec"), "mm": ("min", "max"),
         "mmtype": ("u32", "s32"), "bitop": ("and", "or", "xor"), "addtype": ("u32", "s32", "u64"),
         "action": ("inc", "dec")}
-_R = "red.async.relaxed.cluster{.shared::cluster}.mbarrier::complete_tx::bytes"
+_R = "red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes"
 FORMS = register(SETS, [
     # form                                                                         PTX ISA      builder
-    ("st.async{.weak}{.shared::cluster}.mbarrier::complete_tx::bytes{.vec}.sttype", "9.7.9.12", build_st_async),
+    ("st.async.shared::cluster.mbarrier::complete_tx::bytes{.vec}.sttype", "9.7.9.12", build_st_async),
     (f"{_R}.incdec.u32",                                                          "9.7.13.7", build_red_async),
     (f"{_R}.mm.mmtype",                                                           "9.7.13.7", build_red_async),
     (f"{_R}.bitop.b32",                                                           "9.7.13.7", build_red_async),

@@ -559,15 +559,13 @@ SETS = {"dim": ("1d", "2d", "3d", "4d", "5d"), "scope": ("cta", "cluster", "gpu"
         "asyncsp": ("global", "shared::cta", "shared::cluster")}
 FORMS = register(SETS, [
     # form                                                                                        PTX ISA
-    ("cp.async.bulk.dst.global.mbarrier::complete_tx::bytes{.multicast::cluster}{.L2::cache_hint}",
+    ("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes{.multicast::cluster}",
      "9.7.9.25.4.1", build_bulk),
     ("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes",   "9.7.9.25.4.1", build_bulk),
-    ("cp.async.bulk.global.shared::cta.bulk_group{.L2::cache_hint}{.cp_mask}",   "9.7.9.25.4.1", build_bulk),
-    ("cp.async.bulk.prefetch.L2.global{.L2::cache_hint}",                        "9.7.9.25.4.3", build_noop),
-    ("cp.async.bulk.tensor.dim.dst.global{.tile}.mbarrier::complete_tx::bytes{.multicast::cluster}{.cta_group}"
-     "{.L2::cache_hint}",                                                         "9.7.9.27.1.2", build_tensor),
-    ("cp.async.bulk.tensor.dim.global.shared::cta{.tile}.bulk_group{.L2::cache_hint}", "9.7.9.27.1.2", build_tensor),
-    ("cp.async.bulk.prefetch.tensor.dim.L2.global{.tile}{.L2::cache_hint}",      "9.7.9.27.1.4", build_noop),
+    ("cp.async.bulk.global.shared::cta.bulk_group{.cp_mask}",   "9.7.9.25.4.1", build_bulk),
+    ("cp.async.bulk.tensor(.2d|.3d|.4d).shared::cluster.global{.tile}.mbarrier::complete_tx::bytes"
+     "{.multicast::cluster}{.cta_group::2}{.L2::cache_hint}",                     "9.7.9.27.1.2", build_tensor),
+    ("cp.async.bulk.tensor(.2d|.3d).global.shared::cta{.tile}.bulk_group", "9.7.9.27.1.2", build_tensor),
     ("cp.async.bulk.commit_group",                                               "9.7.9.27.2.1", build_commit),
     ("cp.async.bulk.wait_group{.read}",                                          "9.7.9.27.2.2", build_wait_group),
     ("fence.proxy.async{.asyncsp}",                                              "9.7.13.4", build_fence_proxy_async),

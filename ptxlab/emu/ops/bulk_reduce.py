@@ -206,7 +206,7 @@ SETS = {"dim": ("1d", "2d", "3d", "4d", "5d"), "redop": ("add", "min", "max", "i
         "cadd": ("u32", "s32", "u64"), "cmm": ("u32", "s32"), "gadd": ("u32", "s32", "u64", "f32", "f64"),
         "gmm": ("u32", "s32", "u64", "s64", "f16", "bf16"), "gbit": ("b32", "b64"), "half": ("f16", "bf16")}
 _C = "cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes"
-_G = "cp.reduce.async.bulk.global.shared::cta.bulk_group{.L2::cache_hint}"
+_G = "cp.reduce.async.bulk.global.shared::cta.bulk_group"
 FORMS = register(SETS, [
     # form                                                       PTX ISA          builder
     (f"{_C}.add.cadd",                                          "9.7.9.25.4.2", build_reduce),
@@ -218,6 +218,6 @@ FORMS = register(SETS, [
     (f"{_G}.mm.gmm",                                            "9.7.9.25.4.2", build_reduce),
     (f"{_G}.incdec.u32",                                        "9.7.9.25.4.2", build_reduce),
     (f"{_G}.bitop.gbit",                                        "9.7.9.25.4.2", build_reduce),
-    ("cp.reduce.async.bulk.tensor.dim.global.shared::cta.redop{.tile}.bulk_group{.L2::cache_hint}",
+    ("cp.reduce.async.bulk.tensor.2d.global.shared::cta.redop.tile.bulk_group",
      "9.7.9.27.1.3", build_tensor_reduce),
 ])

@@ -180,9 +180,9 @@ __all__ = ["build_try_cancel", "build_query_cancel"]
 SETS = {"dim": ("get_first_ctaid::x", "get_first_ctaid::y", "get_first_ctaid::z")}
 FORMS = register(SETS, [
     # form                                                                                     PTX ISA
-    ("clusterlaunchcontrol.try_cancel.async{.shared::cta}.mbarrier::complete_tx::bytes{.multicast::cluster::all}"
+    ("clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes{.multicast::cluster::all}"
      ".b128",                                                                                 "9.7.13.17", build_try_cancel),
     ("clusterlaunchcontrol.query_cancel.is_canceled.pred.b128",                              "9.7.13.18", build_query_cancel),
     ("clusterlaunchcontrol.query_cancel.get_first_ctaid.v4.b32.b128",                        "9.7.13.18", build_query_cancel),
-    ("clusterlaunchcontrol.query_cancel.dim.b32.b128",                                       "9.7.13.18", build_query_cancel),
+    ("clusterlaunchcontrol.query_cancel.get_first_ctaid::x.b32.b128",                                       "9.7.13.18", build_query_cancel),
 ])

@@ -715,33 +715,32 @@ FORMS = register(SETS, [
     ("cvt.irnd{.sat}.ityp.nf32",                        "9.7.9.21", build_cvt),
     ("cvt.frnd{.ftz}{.sat}.f32.ityp",                   "9.7.9.21", build_cvt),   # integer -> float
     ("cvt.frnd{.sat}.nf32.ityp",                        "9.7.9.21", build_cvt),
-    ("cvt.frnd{.ftz}{.sat}.hf.f32",                     "9.7.9.21", build_cvt),   # narrowing float -> float
-    ("cvt.frnd{.ftz}{.sat}.f32.f64",                    "9.7.9.21", build_cvt),
-    ("cvt.frnd{.sat}.hf.f64",                           "9.7.9.21", build_cvt),
-    ("cvt.frnd{.sat}.f16.bf16",                         "9.7.9.21", build_cvt),
-    ("cvt.frnd{.sat}.bf16.f16",                         "9.7.9.21", build_cvt),
+    ("cvt.frnd{.sat}.hf.f32",                     "9.7.9.21", build_cvt),   # narrowing float -> float
+    ("cvt.frnd{.ftz}.f32.f64",                    "9.7.9.21", build_cvt),
+    ("cvt(.rn|.rp).hf.f64",                           "9.7.9.21", build_cvt),
+    ("cvt.rz.f16.bf16",                         "9.7.9.21", build_cvt),
+    ("cvt.rn.bf16.f16",                         "9.7.9.21", build_cvt),
     ("cvt{.ftz}{.sat}.f32.hf",                          "9.7.9.21", build_cvt),   # widening (exact)
     ("cvt{.ftz}{.sat}.f64.f32",                         "9.7.9.21", build_cvt),
     ("cvt{.sat}.f64.hf",                                "9.7.9.21", build_cvt),
-    ("cvt{.frnd}{.ftz}{.sat}.f32.f32",                  "9.7.9.21", build_cvt),   # same type
-    ("cvt.irnd{.ftz}{.sat}.f32.f32",                    "9.7.9.21", build_cvt),   # round to integral
+    ("cvt{.ftz}{.sat}.f32.f32",                  "9.7.9.21", build_cvt),   # same type
+    ("cvt.irnd{.ftz}.f32.f32",                    "9.7.9.21", build_cvt),   # round to integral
     ("cvt{.frnd}{.sat}.f16.f16",                        "9.7.9.21", build_cvt),
     ("cvt{.frnd}{.sat}.bf16.bf16",                      "9.7.9.21", build_cvt),
     ("cvt{.frnd}{.sat}.f64.f64",                        "9.7.9.21", build_cvt),
-    ("cvt.irnd{.sat}.f16.f16",                          "9.7.9.21", build_cvt),
-    ("cvt.irnd{.sat}.bf16.bf16",                        "9.7.9.21", build_cvt),
-    ("cvt.irnd{.sat}.f64.f64",                          "9.7.9.21", build_cvt),
+    ("cvt.rni.f16.f16",                          "9.7.9.21", build_cvt),
+    ("cvt.rpi.bf16.bf16",                        "9.7.9.21", build_cvt),
+    ("cvt.rmi.f64.f64",                          "9.7.9.21", build_cvt),
     ("cvt.frnd2{.relu}{.satfinite}.hf.f32",             "9.7.9.21", build_cvt),
     ("cvt.frnd2{.relu}{.satfinite}.hfx2.f32",           "9.7.9.21", build_cvt),
     ("cvt.rna{.satfinite}.tf32.f32",                    "9.7.9.21", build_cvt),
-    ("cvt.frnd2{.satfinite}{.relu}.tf32.f32",           "9.7.9.21", build_cvt),
+    ("cvt.frnd2.satfinite.tf32.f32",           "9.7.9.21", build_cvt),
     ("cvt.rn.satfinite{.relu}.f8x2type.f32",            "9.7.9.21", build_cvt),
     ("cvt.rn.satfinite{.relu}.f6f4x2type.f32",          "9.7.9.21", build_cvt),
-    ("cvt.rn.satfinite{.relu}.narrow2.half2",           "9.7.9.21", build_cvt),
+    ("cvt.rn.satfinite{.relu}(.e4m3x2|.e5m2x2).f16x2",           "9.7.9.21", build_cvt),
     ("cvt.rn{.relu}.f16x2.narrow2",                     "9.7.9.21", build_cvt),
     ("cvt.rs{.relu}{.satfinite}.hfx2.f32",              "9.7.9.21", build_cvt),   # stochastic rounding
     ("cvt.rs{.relu}.satfinite.x4type.f32",              "9.7.9.21", build_cvt),
-    ("cvt.frnd3{.satfinite}.ue8m0x2.f32",               "9.7.9.21", build_cvt),
-    ("cvt.frnd3{.satfinite}.ue8m0x2.bf16x2",            "9.7.9.21", build_cvt),
+    ("cvt.frnd3.satfinite.ue8m0x2.f32",               "9.7.9.21", build_cvt),
     ("cvt.rn.bf16x2.ue8m0x2",                           "9.7.9.21", build_cvt),
 ])

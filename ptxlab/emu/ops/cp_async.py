@@ -256,9 +256,9 @@ SETS = {"cacg": ("ca", "cg"), "state": ("shared", "shared::cta"),
         "prefetch_size": ("L2::64B", "L2::128B", "L2::256B")}
 FORMS = register(SETS, [
     # form                                                                 PTX ISA          builder
-    ("cp.async.cacg.state.global{.L2::cache_hint}{.prefetch_size}",       "9.7.9.25.3.1", build_cp_async),
+    ("cp.async.cacg.shared.global",       "9.7.9.25.3.1", build_cp_async),
     ("cp.async.commit_group",                                             "9.7.9.25.3.2", build_commit),
     ("cp.async.wait_group",                                               "9.7.9.25.3.3", build_wait_group),
     ("cp.async.wait_all",                                                 "9.7.9.25.3.3", build_wait_all),
-    ("cp.async.mbarrier.arrive{.noinc}{.state}.b64",                      "9.7.13.15.15", build_mbar_arrive),
+    ("cp.async.mbarrier.arrive{.noinc}.shared.b64",                      "9.7.13.15.15", build_mbar_arrive),
 ])

@@ -261,8 +261,9 @@ SETS = {"movtype": ("pred", "b16", "b32", "b64", "b128", "u16", "u32", "u64", "s
                     "L1::no_allocate"),
         "L2evict": ("L2::evict_normal", "L2::evict_first", "L2::evict_last"),
         "prefetch_size": ("L2::64B", "L2::128B", "L2::256B"), "vec": ("v2", "v4", "v8"), "ldtype": _LDT,
-        # .volatile / .relaxed / .acquire / .release spaces (.local.volatile needs PTX ISA 9.1: not emulated)
+        # .relaxed / .acquire / .release spaces; .volatile also .local (PTX ISA 9.1; NVRTC emits it)
         "vss": ("global", "shared", "shared::cta", "shared::cluster"),
+        "volss": ("global", "shared", "shared::cta", "shared::cluster", "local"),
         # the 256-bit accesses (sm_100), which the level-2 eviction priorities require
         "wide": ("v8.b32", "v8.u32", "v8.s32", "v8.f32", "v4.b64", "v4.u64", "v4.s64", "v4.f64"),
         "scope": ("cta", "cluster", "gpu", "sys"), "lduvec": ("v2", "v4"),
@@ -278,7 +279,7 @@ FORMS = register(SETS, [
     ("ld{.weak}{.ldss}{.ldcop}{.L2::cache_hint}{.prefetch_size}{.vec}.ldtype",          "9.7.9.8", build_ld),
     ("ld{.weak}{.global}.L1evict{.L2evict}{.L2::cache_hint}{.prefetch_size}{.vec}.ldtype", "9.7.9.8", build_ld),
     ("ld{.weak}{.global}.L2evict{.L2::cache_hint}{.prefetch_size}.wide",                "9.7.9.8", build_ld),
-    ("ld.volatile{.vss}{.L2evict}{.prefetch_size}{.vec}.ldtype",                        "9.7.9.8", build_ld),
+    ("ld.volatile{.volss}{.L2evict}{.prefetch_size}{.vec}.ldtype",                      "9.7.9.8", build_ld),
     ("ld.relaxed.scope{.vss}{.L1evict}{.L2evict}{.L2::cache_hint}{.prefetch_size}{.vec}.ldtype",
      "9.7.9.8", build_ld),
     ("ld.acquire.scope{.vss}{.L1evict}{.L2evict}{.L2::cache_hint}{.prefetch_size}{.vec}.ldtype",
@@ -290,7 +291,7 @@ FORMS = register(SETS, [
     ("st{.weak}{.stss}{.stcop}{.L2::cache_hint}{.vec}.ldtype",                          "9.7.9.11", build_st),
     ("st{.weak}{.global}.L1evict{.L2evict}{.L2::cache_hint}{.vec}.ldtype",              "9.7.9.11", build_st),
     ("st{.weak}{.global}.L2evict{.L2::cache_hint}.wide",                                "9.7.9.11", build_st),
-    ("st.volatile{.vss}{.vec}.ldtype",                                                  "9.7.9.11", build_st),
+    ("st.volatile{.volss}{.vec}.ldtype",                                                "9.7.9.11", build_st),
     ("st.relaxed.scope{.vss}{.L1evict}{.L2evict}{.L2::cache_hint}{.vec}.ldtype",        "9.7.9.11", build_st),
     ("st.release.scope{.vss}{.L1evict}{.L2evict}{.L2::cache_hint}{.vec}.ldtype",        "9.7.9.11", build_st),
     ("st.mmio.relaxed.sys{.global}.ldtype",                                             "9.7.9.11", build_st),

@@ -403,16 +403,16 @@ SETS = {"state": ("shared", "shared::cta"), "space": ("shared", "shared::cta", "
         "ad": ("arrive", "arrive_drop"), "wait": ("test_wait", "try_wait")}
 FORMS = register(SETS, [
     # form                                                             PTX ISA        builder
-    ("mbarrier.init{.state}.b64",                                     "9.7.13.15.9", build_mbarrier),
-    ("mbarrier.inval{.state}.b64",                                    "9.7.13.15.10", build_mbarrier),
-    ("mbarrier.expect_tx{.relaxed}{.scope}{.space}.b64",              "9.7.13.15.11", build_mbarrier),
-    ("mbarrier.complete_tx{.relaxed}{.scope}{.space}.b64",            "9.7.13.15.12", build_mbarrier),
-    ("mbarrier.ad{.asem}{.scope}{.state}.b64",                        "9.7.13.15.13", build_mbarrier),
-    ("mbarrier.ad{.asem}{.scope}.shared::cluster.b64",                "9.7.13.15.13", build_mbarrier),
-    ("mbarrier.ad.expect_tx{.asem}{.scope}{.state}.b64",              "9.7.13.15.13", build_mbarrier),
-    ("mbarrier.ad.expect_tx{.asem}{.scope}.shared::cluster.b64",      "9.7.13.15.13", build_mbarrier),
-    ("mbarrier.ad.noComplete{.release}{.cta}{.state}.b64",            "9.7.13.15.13", build_mbarrier),
-    ("mbarrier.wait{.parity}{.wsem}{.scope}{.state}.b64",             "9.7.13.15.16", build_mbarrier),
+    ("mbarrier.init(.shared|.shared::cta).b64",                                     "9.7.13.15.9", build_mbarrier),
+    ("mbarrier.inval.shared::cta.b64",                                    "9.7.13.15.10", build_mbarrier),
+    ("mbarrier.expect_tx{.relaxed}{.cluster}(.shared::cta|.shared::cluster).b64",              "9.7.13.15.11", build_mbarrier),
+    ("mbarrier.complete_tx{.relaxed}{.cluster}(.shared::cta|.shared::cluster).b64",            "9.7.13.15.12", build_mbarrier),
+    ("mbarrier.ad(.shared|.shared::cta).b64",                        "9.7.13.15.13", build_mbarrier),
+    ("mbarrier.arrive{.asem}{.cluster}.shared::cluster.b64",                "9.7.13.15.13", build_mbarrier),
+    ("mbarrier.arrive.expect_tx.shared::cta.b64",              "9.7.13.15.13", build_mbarrier),
+    ("mbarrier.arrive.expect_tx.shared::cluster.b64",      "9.7.13.15.13", build_mbarrier),
+    ("mbarrier.arrive.noComplete.shared::cta.b64",            "9.7.13.15.13", build_mbarrier),
+    ("mbarrier.wait{.parity}{.acquire}{.cluster}(.shared|.shared::cta).b64",             "9.7.13.15.16", build_mbarrier),
     ("mbarrier.pending_count.b64",                                    "9.7.13.15.17", build_mbarrier),
     ("fence.mbarrier_init.release.cluster",                           "9.7.13.4", build_fence_mbarrier_init),
 ])

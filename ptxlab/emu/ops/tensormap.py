@@ -127,10 +127,10 @@ SETS = {"field1": ("global_address", "rank"), "field2": ("box_dim", "global_dim"
         "type": ("b32", "b64"), "scope": ("cta", "cluster", "gpu", "sys")}
 FORMS = register(SETS, [
     # form                                                                           PTX ISA     builder
-    ("tensormap.replace.tile.field1{.ss}.b1024.type",                               "9.7.9.28", build_replace),
-    ("tensormap.replace.tile.field2{.ss}.b1024.type",                               "9.7.9.28", build_replace),
-    ("tensormap.replace.tile.field3{.ss}.b1024.type",                               "9.7.9.28", build_replace),
-    ("tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.scope.sync.aligned",
+    ("tensormap.replace.tile.field1(.global|.shared::cta).b1024.type",                               "9.7.9.28", build_replace),
+    ("tensormap.replace.tile.field2(.global|.shared::cta).b1024.type",                               "9.7.9.28", build_replace),
+    ("tensormap.replace.tile.field3(.global|.shared::cta).b1024.b32",                               "9.7.9.28", build_replace),
+    ("tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned",
      "9.7.13.16", build_cp_fenceproxy),
 ])
 

@@ -298,7 +298,7 @@ FORMS = register(SETS, [
     ("vote.sync.vmode.pred",                  "9.7.13.9",  build_vote),
     ("vote.sync.ballot.b32",                  "9.7.13.9",  build_vote),
     ("match.any.sync.ms",                     "9.7.13.10", build_match),
-    ("match.all.sync.ms",                     "9.7.13.10", build_match),
+    ("match.all.sync.b32",                     "9.7.13.10", build_match),
     ("activemask.b32",                        "9.7.13.11", build_activemask),
     ("redux.sync.rop.rty",                    "9.7.13.12", build_redux),
     ("redux.sync.bop.b32",                    "9.7.13.12", build_redux),

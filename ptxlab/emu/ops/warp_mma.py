@@ -226,7 +226,7 @@ FORMS = register(SETS, [
     ("mma.sync.aligned.i8shape.row.col{.satfinite}.s32.i8.i8.s32",                        "9.7.14.5.14", build_mma),
     ("mma.sync.aligned.i4shape.row.col{.satfinite}.s32.i4.i4.s32",                        "9.7.14.5.14", build_mma),
     ("mma.sync.aligned.b1shape.row.col.s32.b1.b1.s32.bitop.popc",                         "9.7.14.5.14", build_mma),
-    ("ldmatrix.sync.aligned.m8n8.num{.trans}{.ss}.b16",                                   "9.7.14.5.15", build_ldmatrix),
-    ("stmatrix.sync.aligned.m8n8.num{.trans}{.ss}.b16",                                   "9.7.14.5.16", build_stmatrix),
+    ("ldmatrix.sync.aligned.m8n8.num{.trans}.shared.b16",                                   "9.7.14.5.15", build_ldmatrix),
+    ("stmatrix.sync.aligned.m8n8.num{.trans}.shared.b16",                                   "9.7.14.5.16", build_stmatrix),
     ("movmatrix.sync.aligned.m8n8.trans.b16",                                             "9.7.14.5.17", build_movmatrix),
 ])

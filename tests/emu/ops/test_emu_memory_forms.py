@@ -187,7 +187,7 @@ class Kernel:
 
     # ------------------------------------------------------------------------------------------ text
     def ptx(self, const: np.ndarray) -> str:
-        head = [".version 8.8", f".target {self.target}", ".address_size 64",
+        head = [".version 9.1", f".target {self.target}", ".address_size 64",
                 ".const .align 16 .b8 cm[{}] = {{{}}};".format(R, ", ".join(str(int(x)) for x in const))]
         for k, n, o in self.funcs:
             head += [f".func f{k}(.param .b64 fo, .param .align {max(n, 4)} .b8 fa[{n}])", "{",
