@@ -36,7 +36,8 @@ def _sregs(ins: ir.Instr) -> str:
 
 def _record(ins: ir.Instr) -> None:
     test = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" ", 1)[0]
-    key = (ins.name, test)
+    regs = _sregs(ins)
+    key = (ins.name, regs, test)
     if key in _SEEN:
         return
     _SEEN.add(key)
@@ -45,7 +46,7 @@ def _record(ins: ir.Instr) -> None:
         return
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, f"ev.{os.getpid()}.tsv"), "a") as f:
-        f.write(f"{ins.name}\t{_sregs(ins)}\t{test}\n")
+        f.write(f"{ins.name}\t{regs}\t{test}\n")
 
 
 def wrap(fn: Callable, ins: ir.Instr) -> Callable:

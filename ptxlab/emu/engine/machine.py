@@ -180,8 +180,10 @@ class Wave:
             v = {"eq": eq, "lt": eq - one, "le": (eq << one) - one, "gt": ~((eq << one) - one),
                  "ge": ~(eq - one)}[kind]
             return (v & np.uint64(0xFFFFFFFF)).astype(np.uint32)
-        if name in ("clock", "clock_hi"):
+        if name == "clock":
             return full(self.steps & 0xFFFFFFFF).astype(np.uint32)
+        if name == "clock_hi":                      # the upper 32 bits of %clock64 (PTX ISA 10.17)
+            return full(self.steps >> 32).astype(np.uint32)
         if name == "clock64":
             return full(self.steps)
         if name.startswith("globaltimer"):
@@ -193,8 +195,6 @@ class Wave:
             return full(self.dyn_smem).astype(np.uint32)
         if name in ("total_smem_size", "aggr_smem_size"):
             return full(self.smem_size).astype(np.uint32)
-        if name.startswith("reserved_smem_offset"):
-            return np.zeros(T, dtype=np.uint32)
         raise EmuError(f"special register %{name} is not supported by the emulator (kernel {self.kernel})")
 
     # --- diagnostics -------------------------------------------------------------------------------------------
