@@ -4,8 +4,9 @@ tools/isa_coverage.py) in one generated raw-PTX kernel, against the references o
 (exact Fractions for float -> integer, correctly rounded integer -> float, H100-measured NaN results) plus the ISA's
 integer rules written here: narrowing integer conversions chop, .sat clamps to the destination range; float ->
 integer always saturates; .sat on a float destination clamps to [0.0, 1.0] (NaN -> +0); .ftz flushes .f32 subnormal
-inputs (an f16 / bf16 subnormal is a normal f32, not flushed).  NaN -> 8/16-bit integers follows the 32-bit rule
-(0), and NaN inputs of bf16 -> f64 are not checked (no hardware evidence; ptx_docs/isa_coverage_notes.md).
+inputs (an f16 / bf16 subnormal is a normal f32, not flushed).  NaN -> 8/16-bit integers follows the H100's rule for
+32-bit destinations, and NaN inputs of bf16 -> f64 are not checked (no hardware evidence;
+ptx_docs/isa_coverage_notes.md).
 Fresh random operands each run (seed printed)."""
 from __future__ import annotations
 
