@@ -134,7 +134,7 @@ def build_ldmatrix(ins: ir.Instr, ctx: Ctx):
     """ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}{.shared{::cta}}.b16 r, [p]: lanes 8j..8j+7 give the row addresses
     of matrix j (16 bytes each); register j of lane l receives matrix j's elements (l/4, 2(l%4)), (.., +1)."""
     num, trans = _ldst_plan(ins)
-    space = "shared" if ins.fields.get("ss") else "generic"
+    space = "shared" if any(m.startswith("shared") for m in ins.mods) else "generic"
     addr = ctx.address(ins.args[1])
     wrs = ctx.write_vec(ins.args[0], "b32")
     if len(wrs) != num:
@@ -163,7 +163,7 @@ def build_stmatrix(ins: ir.Instr, ctx: Ctx):
     """stmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}{.shared{::cta}}.b16 [p], r: the inverse of ldmatrix (lanes
     8j..8j+7 give the row addresses of matrix j; register j of each lane holds that matrix's fragment)."""
     num, trans = _ldst_plan(ins)
-    space = "shared" if ins.fields.get("ss") else "generic"
+    space = "shared" if any(m.startswith("shared") for m in ins.mods) else "generic"
     addr = ctx.address(ins.args[0])
     rds = ctx.read_vec(ins.args[1], "b32")
     if len(rds) != num:
