@@ -116,9 +116,13 @@ def build_mma(ins: ir.Instr, ctx: Ctx):
 
 
 # ------------------------------------------------------------------------------------------------ ldmatrix / stmatrix
-def _ldst_plan(ins):
+def _ldst_plan(ins, regs: list, what: str):
+    """(.xN count, state space, lane -> fragment index pairs) of an ldmatrix / stmatrix with ``regs`` vector registers."""
     num = int(ins.fields["num"][1:])
-    return num, ins.fields["trans"] == "trans"
+    if len(regs) != num:
+        raise Unsupported(f"{ins.name}: .x{num} needs {num} {what} registers ({ins.where()})")
+    space = "shared" if any(m.startswith("shared") for m in ins.mods) else "generic"
+    return num, space, _frag_index(ins.fields["trans"] == "trans")
 
 
 def _frag_index(trans: bool):
@@ -133,13 +137,9 @@ def _frag_index(trans: bool):
 def build_ldmatrix(ins: ir.Instr, ctx: Ctx):
     """ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}{.shared{::cta}}.b16 r, [p]: lanes 8j..8j+7 give the row addresses
     of matrix j (16 bytes each); register j of lane l receives matrix j's elements (l/4, 2(l%4)), (.., +1)."""
-    num, trans = _ldst_plan(ins)
-    space = "shared" if any(m.startswith("shared") for m in ins.mods) else "generic"
     addr = ctx.address(ins.args[1])
     wrs = ctx.write_vec(ins.args[0], "b32")
-    if len(wrs) != num:
-        raise Unsupported(f"{ins.name}: .x{num} needs {num} destination registers ({ins.where()})")
-    (r0, c0), (r1, c1) = _frag_index(trans)
+    num, space, ((r0, c0), (r1, c1)) = _ldst_plan(ins, wrs, "destination")
 
     def run(st, m):
         ws = _warps(st, ins, m)
@@ -162,13 +162,9 @@ def build_ldmatrix(ins: ir.Instr, ctx: Ctx):
 def build_stmatrix(ins: ir.Instr, ctx: Ctx):
     """stmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}{.shared{::cta}}.b16 [p], r: the inverse of ldmatrix (lanes
     8j..8j+7 give the row addresses of matrix j; register j of each lane holds that matrix's fragment)."""
-    num, trans = _ldst_plan(ins)
-    space = "shared" if any(m.startswith("shared") for m in ins.mods) else "generic"
     addr = ctx.address(ins.args[0])
     rds = ctx.read_vec(ins.args[1], "b32")
-    if len(rds) != num:
-        raise Unsupported(f"{ins.name}: .x{num} needs {num} source registers ({ins.where()})")
-    (r0, c0), (r1, c1) = _frag_index(trans)
+    num, space, ((r0, c0), (r1, c1)) = _ldst_plan(ins, rds, "source")
 
     def run(st, m):
         ws = _warps(st, ins, m)

@@ -176,17 +176,21 @@ def build_fence(ins: ir.Instr, ctx: Ctx):
     return run
 
 
+def _threads(st, ins, m):
+    """The threads of the complete warpgroups executing ``ins`` (None: some warp has not arrived, retry)."""
+    groups = _groups(st, ins, m)
+    return None if groups is None else [int(t) for _c, _g, th in groups for t in th]
+
+
 def build_commit(ins: ir.Instr, ctx: Ctx):
     """Close each thread's open wgmma-group (9.7.15.7.2)."""
     def run(st, m):
-        groups = _groups(st, ins, m)
-        if groups is None:
+        ts = _threads(st, ins, m)
+        if ts is None:
             return RETRY
         s = _state(st)
-        for _c, _g, th in groups:
-            for t in th:
-                t = int(t)
-                s["committed"].setdefault(t, []).append(s["open"].pop(t, []))
+        for t in ts:
+            s["committed"].setdefault(t, []).append(s["open"].pop(t, []))
     return run
 
 
@@ -198,28 +202,25 @@ def build_wait(ins: ir.Instr, ctx: Ctx):
     keep = int(ins.args[0].value)
 
     def run(st, m):
-        groups = _groups(st, ins, m)
-        if groups is None:
+        ts = _threads(st, ins, m)
+        if ts is None:
             return RETRY
         s = _state(st)
-        for _c, _g, th in groups:
-            for t in th:
-                t = int(t)
-                com = s["committed"].get(t, [])
-                done, left = (com[:len(com) - keep], com[len(com) - keep:]) if keep else (com, [])
-                s["committed"][t] = left
-                still = {x for grp in left for op in grp for x in op} | \
-                    {x for op in s["open"].get(t, []) for x in op}
-                for slot in {x for grp in done for op in grp for x in op} - still:
-                    ent = st.pending.get(slot)
-                    if ent is None:
-                        continue
-                    pm = ent[0].copy()
-                    pm[t] = False
-                    if pm.any():
-                        st.pending[slot] = (pm, ent[1])
-                    else:
-                        del st.pending[slot]
+        for t in ts:
+            com = s["committed"].get(t, [])
+            done, left = (com[:len(com) - keep], com[len(com) - keep:]) if keep else (com, [])
+            s["committed"][t] = left
+            still = {x for grp in left for op in grp for x in op} | {x for op in s["open"].get(t, []) for x in op}
+            for slot in {x for grp in done for op in grp for x in op} - still:
+                ent = st.pending.get(slot)
+                if ent is None:
+                    continue
+                pm = ent[0].copy()
+                pm[t] = False
+                if pm.any():
+                    st.pending[slot] = (pm, ent[1])
+                else:
+                    del st.pending[slot]
     return run
 
 
