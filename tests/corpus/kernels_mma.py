@@ -92,7 +92,8 @@ def _float_in(specs, tf32=False):
     return make
 
 
-def _float_run(specs):
+def _run_each(specs):
+    """A run function launching every kernel of a spec table on its A, B, C inputs."""
     def run(dev, mod, ins):
         return {name: _launch(dev, mod, name, ins[f"{name}_a"], ins[f"{name}_b"], ins[f"{name}_c"], WARPS)
                 for name, *_ in specs}
@@ -171,11 +172,6 @@ def _int_in(rng):
     return ins
 
 
-def _int_run(dev, mod, ins):
-    return {name: _launch(dev, mod, name, ins[f"{name}_a"], ins[f"{name}_b"], ins[f"{name}_c"], WARPS)
-            for name, *_ in INT}
-
-
 def _int_ref(ins):
     out = {}
     for name, (M, N, K), at, bt, sat in INT:
@@ -197,11 +193,6 @@ def _b1_in(rng):
         ins[f"{name}_b"] = rng.integers(0, 2, (WARPS, N, K)).astype(np.uint32)
         ins[f"{name}_c"] = rng.integers(0, 1 << 32, (WARPS, M, N), dtype=np.uint64).astype(np.uint32)
     return ins
-
-
-def _b1_run(dev, mod, ins):
-    return {name: _launch(dev, mod, name, ins[f"{name}_a"], ins[f"{name}_b"], ins[f"{name}_c"], WARPS)
-            for name, *_ in B1}
 
 
 def _b1_ref(ins):
@@ -339,11 +330,11 @@ def _ld_ref(ins):
 NOTE = ("problem 0 exact regime (layouts, bit for bit vs numpy); problem 1 full range: emulator side vs the "
         "tensor-core model (hw/warp_mma_arith.py), the H100 decides the arithmetic")
 ENTRIES = [
-    Entry("mma_sync_f16", SRC, _float_in(F16), _float_run(F16), _float_ref(F16), note="f16/bf16 m16n8k8/k16; " + NOTE),
-    Entry("mma_sync_fp8", SRC, _float_in(FP8), _float_run(FP8), _float_ref(FP8), note="e4m3/e5m2 m16n8k32; " + NOTE),
+    Entry("mma_sync_f16", SRC, _float_in(F16), _run_each(F16), _float_ref(F16), note="f16/bf16 m16n8k8/k16; " + NOTE),
+    Entry("mma_sync_fp8", SRC, _float_in(FP8), _run_each(FP8), _float_ref(FP8), note="e4m3/e5m2 m16n8k32; " + NOTE),
     Entry("mma_sync_tf32", SRC, _tf32_in, _tf32_run, _tf32_ref, note="tf32 m16n8k4/k8 (low 13 bits set); " + NOTE),
-    Entry("mma_sync_int", SRC, _int_in, _int_run, _int_ref, note="u8/s8/u4/s4, every shape, .satfinite: exact"),
-    Entry("mma_sync_b1", SRC, _b1_in, _b1_run, _b1_ref, note="b1 .xor/.and.popc, every shape: exact"),
+    Entry("mma_sync_int", SRC, _int_in, _run_each(INT), _int_ref, note="u8/s8/u4/s4, every shape, .satfinite: exact"),
+    Entry("mma_sync_b1", SRC, _b1_in, _run_each(B1), _b1_ref, note="b1 .xor/.and.popc, every shape: exact"),
     Entry("mma_sync_f64", SRC, _f64_in, _f64_run, _f64_ref,
           note="f64 m8n8k4, m16n8k4/k8/k16; full range vs sequential IEEE fma (UNCONFIRMED order)"),
     Entry("mma_sync_m8n8k4", SRC, _m884_in, _m884_run, _m884_ref, note="m8n8k4 .f16, 4 problems/warp; " + NOTE),
