@@ -25,7 +25,8 @@ REDA = {"inc_u32": np.uint32, "dec_u32": np.uint32, "min_u32": np.uint32, "max_u
 
 
 def _raw(rng, dt, n):
-    return rng.integers(0, 256, n * np.dtype(dt).itemsize, dtype=np.uint8).view(dt)
+    """n random values of dt's size as unsigned integers (float bit patterns include NaNs: kept as bits)."""
+    return rng.integers(0, 256, n * np.dtype(dt).itemsize, dtype=np.uint8).view(f"u{np.dtype(dt).itemsize}")
 
 
 # ------------------------------------------------------------------------------------------ st.async / red.async
