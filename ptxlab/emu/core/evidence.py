@@ -1,7 +1,7 @@
 """Which instruction forms the test suite executes (the evidence column of ptx_docs/isa_coverage.md).
 
-Off unless ``PTXLAB_ISA_EVIDENCE`` names a directory: then every instruction the emulator executes for the first time
-in a test appends ``name <TAB> special registers <TAB> pytest node id`` to ``<dir>/ev.<pid>.tsv`` (the node id comes
+Off unless ``PTXLAB_ISA_EVIDENCE`` names a directory: then every instruction the emulator executes (without error) for
+the first time in a test appends ``name <TAB> special registers <TAB> pytest node id`` to ``<dir>/ev.<pid>.tsv`` (the node id comes
 from ``PYTEST_CURRENT_TEST``).  ``tools/isa_coverage.py --collect <dir>`` folds the files into
 ``tools/isa_evidence.json``.  With the variable unset, ``wrap`` returns the run function unchanged (no cost).
 """
@@ -55,6 +55,7 @@ def wrap(fn: Callable, ins: ir.Instr) -> Callable:
         return fn
 
     def run(st, m):
+        r = fn(st, m)             # recorded once it has run: an instruction refused when it executes is not
         _record(ins)
-        return fn(st, m)
+        return r
     return run
