@@ -42,7 +42,7 @@ class Form:
     opcode: str                 # "add"
     slots: tuple                # Slot, in order
     section: str = ""           # PTX ISA section, e.g. "9.7.3.3"
-    regex: object = None        # compiled matcher over "." + ".".join(mods)
+    regex: object = None        # unused (kept for compatibility; matching walks the slots: _walk)
 
     def match(self, mods: tuple) -> Optional[dict]:
         """Slot name -> value ('' for an absent optional slot) if ``mods`` is an instance of this form (or a
@@ -50,15 +50,16 @@ class Form:
         keyed name, name#2, name#3 ..."""
         if not _vocab(self).issuperset(mods):
             return None
-        m = self.regex.fullmatch("".join("." + x for x in mods))
-        if m is None:
+        mods = tuple(mods)
+        vals = _walk(_alts_of(self), mods, 0, 0)
+        if vals is None:
             canon = self._canonical(mods)
-            if canon is None or canon == tuple(mods):
+            if canon is None or canon == mods:
                 return None
-            m = self.regex.fullmatch("".join("." + x for x in canon))
-            if m is None:
+            vals = _walk(_alts_of(self), canon, 0, 0)
+            if vals is None:
                 return None
-        return {key: g[1:] if g else "" for key, g in zip(_keys_of(self), m.groups())}
+        return dict(zip(_keys_of(self), vals))
 
     def _canonical(self, mods: tuple) -> Optional[tuple]:
         """``mods`` reordered into this form's slot order: each non-type modifier goes to the first slot that can
@@ -108,6 +109,38 @@ TYPE_NAMES = frozenset(
     + [f"{t}{x}" for t in ("e4m3", "e5m2", "e2m1", "e2m3", "e3m2", "ue8m0") for x in ("", "x2", "x4")])
 
 _POS: dict = {}
+
+
+_ALTS: dict = {}
+
+
+def _alts_of(form: "Form") -> tuple:
+    """Per slot: (optional, ((value, its components), ...)), longest value first."""
+    a = _ALTS.get(id(form))
+    if a is None:
+        a = _ALTS[id(form)] = tuple(
+            (s.optional, tuple((v, tuple(v.split("."))) for v in sorted(s.alts, key=len, reverse=True)))
+            for s in form.slots)
+    return a
+
+
+def _walk(alts: tuple, mods: tuple, i: int, k: int):
+    """The slot values (in slot order) that consume mods[i:] with slots k.., or None: each slot takes one of its
+    values (several components for a value like ``v8.b32``), an optional slot may also be absent ('')."""
+    if k == len(alts):
+        return [] if i == len(mods) else None
+    optional, choices = alts[k]
+    for v, comps in choices:
+        n = len(comps)
+        if mods[i:i + n] == comps:
+            rest = _walk(alts, mods, i + n, k + 1)
+            if rest is not None:
+                return [v] + rest
+    if optional:
+        rest = _walk(alts, mods, i, k + 1)
+        if rest is not None:
+            return [""] + rest
+    return None
 
 
 def _positions(form: "Form") -> dict:
@@ -184,15 +217,4 @@ def parse(text: str, sets: Optional[Mapping[str, tuple]] = None, section: str = 
             alts = tuple(sets[name]) if name in sets else (name,)
         slots.append(Slot(name, alts, optional))
         pos = m.end()
-    return Form(text, opcode, tuple(slots), section, _compile(slots))
-
-
-def _compile(slots) -> object:
-    parts = []
-    for s in slots:
-        alts = sorted(s.alts, key=len, reverse=True)
-        g = "(" + "|".join(re.escape("." + a) for a in alts) + ")"
-        parts.append(g + ("?" if s.optional else ""))
-    return re.compile("".join(parts))
-
-
+    return Form(text, opcode, tuple(slots), section)
