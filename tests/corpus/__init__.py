@@ -231,9 +231,11 @@ def all_entries() -> list:
     here = str(Path(__file__).resolve().parent.parent)
     if here not in sys.path:
         sys.path.insert(0, here)
-    from corpus import kernels_cluster, kernels_new, kernels_wrapped  # noqa: E402
+    from corpus import (kernels_async_store, kernels_bulk_reduce, kernels_cluster, kernels_mma,  # noqa: E402
+                        kernels_new, kernels_wgmma, kernels_wrapped)
 
-    ents = kernels_wrapped.ENTRIES + kernels_new.ENTRIES + kernels_cluster.ENTRIES
+    ents = kernels_wrapped.ENTRIES + kernels_new.ENTRIES + kernels_cluster.ENTRIES + kernels_mma.ENTRIES + \
+        kernels_wgmma.ENTRIES + kernels_bulk_reduce.ENTRIES + kernels_async_store.ENTRIES
     names = [e.name for e in ents]
     assert len(names) == len(set(names)), names
     return ents

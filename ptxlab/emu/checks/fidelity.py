@@ -9,6 +9,9 @@ Rules (name: default, evidence):
                           ptxas gives every LDTM a write scoreboard and makes the first reader of each destination
                           register wait on it, with or without tcgen05.wait::ld (tools/probes/ldtm_scoreboard.py);
                           the value read is the loaded value, which the emulator wrote at issue.
+  wgmma_wait       warn   a wgmma.mma_async accumulator register is read before the wgmma.wait_group covering it
+                          (PTX ISA 9.7.15.7.3). ptxas guards the first use with WARPGROUP.DEPBAR with or without
+                          the wait (sm_90a SASS, tests/emu/ops/test_emu_wgmma.py); the emulator wrote D at issue.
   proxy_fence      warn   SMEM written by generic stores is read by the async proxy without fence.proxy.async
                           (PTX ISA 8.6 proxies, 9.7.13.4). H100: no stale data in 86.5 M 16-byte chunks read by
                           cp.async.bulk (NOTES.md, 2026-11-22 seventh lead run); CuTe tutorial 01 omits it before
@@ -36,12 +39,16 @@ from ...errors import EmuError
 
 RULES = {
     "tcgen05_wait_ld": "tcgen05.ld destination read before tcgen05.wait::ld",
+    "wgmma_wait": "wgmma.mma_async accumulator read before the wgmma.wait_group that covers it",
     "proxy_fence": "generic SMEM stores read by the async proxy without fence.proxy.async",
     "barrier_exit": "a CTA barrier completed without threads that exited before reaching it (synccheck.py)",
     "barrier_divergence": "whole warps of a CTA completed one barrier at different .aligned bar.sync instructions",
     "barrier_count": "a barrier with a thread count completed with more arrivals than its count",
 }
 HARDWARE = {
+    "wgmma_wait": "sm_90a SASS: ptxas puts WARPGROUP.DEPBAR.LE before the first use of every wgmma accumulator "
+                  "register, with or without wgmma.wait_group, so the value read is the MMA result "
+                  "(tests/emu/ops/test_emu_wgmma.py)",
     "tcgen05_wait_ld": "sm_100a SASS: ptxas guards every LDTM destination register with a scoreboard wait before "
                        "its first use, with or without tcgen05.wait::ld, so the loaded value is read (ptx_docs/"
                        "tcgen05.md)",
@@ -58,11 +65,21 @@ HARDWARE = {
 }
 # what the emulator does by default (not strict) after the warning
 DEFAULT_ACTION = {
+    "wgmma_wait": "continues with the MMA result",
     "tcgen05_wait_ld": "continues with the loaded value",
     "proxy_fence": "continues with the data the generic stores wrote",
     "barrier_exit": "completes the barrier with the non-exited threads",
     "barrier_divergence": "completes the barrier",
     "barrier_count": "releases every arrival",
+}
+
+# asynchronous register writers and the rule that guards reading their registers early (engine/machine.py)
+PENDING_RULES = {
+    "tcgen05.ld": ("tcgen05_wait_ld", "rule: registers written by tcgen05.ld are valid only after tcgen05.wait::ld "
+                                      "(PTX ISA 9.7.16.8.5); add 'tcgen05.wait::ld.sync.aligned;' before using them"),
+    "wgmma": ("wgmma_wait", "rule: the accumulator registers of wgmma.mma_async are undefined until a "
+                            "wgmma.wait_group covers its commit group (PTX ISA 9.7.15.5.2, 9.7.15.7.3); add "
+                            "'wgmma.commit_group.sync.aligned; wgmma.wait_group.sync.aligned 0;' before using them"),
 }
 
 __all__ = ["RULES", "EmuFidelityWarning", "parse_strict", "is_strict", "violation", "strict_rules"]

@@ -77,6 +77,8 @@ class Instr:
     text: str                   # the statement as written
     loc: Optional[tuple] = None  # (file, line) from .loc
     func: str = ""              # enclosing function name
+    form: object = None         # the matched handler form (core/forms.Form), set by isa.lookup
+    fields: dict = None         # its slot values (slot -> modifier, '' when an optional slot is absent)
 
     @property
     def name(self) -> str:

@@ -1,15 +1,19 @@
 """Instruction-handler registry and the decode-time context (see API.md).
 
-A handler family registers a *builder* for a dotted opcode prefix::
+Every instruction family (``ops/<family>.py``) registers a table of the *forms* it implements, written in PTX ISA
+syntax notation (``core/forms.py``), each with its PTX ISA section and the *builder* that decodes it::
 
-    @handler("add")
-    def build_add(ins: Instr, ctx: Ctx) -> Exec:
-        ...
-        def run(st, m):  # st: machine.Wave, m: bool mask (T,) or None = every thread of the wave
-            ...
-        return run
+    FORMS = register(SETS, [
+        # form                          PTX ISA      builder
+        ("add{.rnd}{.ftz}{.sat}.f32",   "9.7.3.3",   build_addsubmul),
+    ])
 
-The builder runs once per instruction when a kernel is loaded; ``run`` runs each time the instruction executes.
+An instruction runs only if its modifiers are an instance of one registered form (in the ISA's order); the first
+matching form of its opcode selects the builder.  Anything else is "not implemented" (an error naming the full
+instruction and its PTX line when the instruction executes): no instruction can run as another one.
+
+The builder runs once per instruction when a kernel is loaded (``ins.form`` / ``ins.fields`` hold the matched form
+and its slot values); the ``run`` function it returns runs each time the instruction executes.
 """
 from __future__ import annotations
 
@@ -18,11 +22,14 @@ from typing import Callable, Optional
 import numpy as np
 
 from ...errors import EmuError
+from . import forms as _forms
 from . import ir
 from .types import BITS, DTYPE, STORAGE, from_storage, to_storage
 
 Exec = Callable[..., Optional[int]]
-_BUILDERS: dict[str, Callable] = {}
+_FORMS: dict[str, list] = {}        # opcode -> [(Form, builder)] in registration order
+_MATCH: dict[str, Optional[tuple]] = {}   # instruction name -> (Form, builder, fields) or None
+CORE = "core"   # builder marker of the forms program.py decodes itself (bra, call, ret, exit, trap)
 FAMILY_ERRORS: dict[str, str] = {}  # instruction-family module -> why it failed to import (ops/__init__.py)
 
 # control codes a run function may return (None = fall through to the next instruction)
@@ -35,22 +42,63 @@ class Unsupported(EmuError):
     pass
 
 
-def handler(*prefixes: str):
-    """Register a builder for each dotted opcode prefix (longest registered prefix wins)."""
-    def deco(fn):
-        for p in prefixes:
-            _BUILDERS[p] = fn
-        return fn
-    return deco
+def register(sets: Optional[dict], rows) -> list:
+    """Register a family's form table: rows of (form in PTX ISA notation, PTX ISA section, builder).  ``sets``
+    defines the named modifier sets the forms use (``{"rnd": ("rn", "rz", "rm", "rp")}``).  Returns the Forms."""
+    out = []
+    for text, section, builder in rows:
+        f = _forms.parse(text, sets, section)
+        _FORMS.setdefault(f.opcode, []).append((f, builder))
+        out.append(f)
+    _MATCH.clear()
+    return out
+
+
+def match(opcode: str, mods: tuple) -> Optional[tuple]:
+    """(Form, builder, fields) of the first registered form of ``opcode`` that ``mods`` is an instance of."""
+    name = ".".join((opcode,) + tuple(mods))
+    if name in _MATCH:
+        return _MATCH[name]
+    hit = None
+    for f, b in _FORMS.get(opcode, ()):
+        got = f.match(tuple(mods))
+        if got is not None:
+            hit = (f, b, got)
+            break
+    _MATCH[name] = hit
+    return hit
 
 
 def lookup(ins: ir.Instr) -> Optional[Callable]:
-    comps = (ins.opcode,) + ins.mods
-    for n in range(len(comps), 0, -1):
-        b = _BUILDERS.get(".".join(comps[:n]))
-        if b is not None:
-            return b
-    return None
+    """The builder of ``ins`` (None: no registered form matches: not implemented).  Sets ``ins.form`` and
+    ``ins.fields`` (slot -> value, '' for an absent optional slot)."""
+    hit = match(ins.opcode, ins.mods)
+    if hit is None:
+        return None
+    ins.form, b, ins.fields = hit
+    return b
+
+
+def registered() -> list:
+    """Every registered (Form, builder), opcode by opcode in registration order."""
+    return [fb for lst in _FORMS.values() for fb in lst]
+
+
+def forms_of(opcode: str) -> list:
+    return [f for f, _ in _FORMS.get(opcode, ())]
+
+
+def not_implemented(ins: ir.Instr) -> str:
+    """The error text for an instruction no registered form accepts."""
+    known = forms_of(ins.opcode)
+    msg = f"not implemented: {ins.name}"
+    if known:
+        shown = ", ".join(f.text for f in known[:12]) + (f", ... ({len(known)} forms)" if len(known) > 12 else "")
+        msg += f"\n  the emulator implements these forms of '{ins.opcode}' only: {shown}"
+    else:
+        msg += f"\n  the emulator implements no form of '{ins.opcode}'"
+    msg += "\n  (ptx_docs/isa_coverage.md lists every form of the PTX ISA and whether the emulator runs it)"
+    return msg
 
 
 def inst_type(ins: ir.Instr, default: Optional[str] = None) -> str:

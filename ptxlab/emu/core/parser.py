@@ -483,6 +483,8 @@ class Parser:
         imm = parse_imm(a)
         if imm is not None:
             return imm
+        if a == "WARP_SZ":      # the predefined integer constant (PTX ISA 4.5.1): 32 on every target
+            return ir.Imm(32, "int", "WARP_SZ")
         if self.scopes.lookup(a) is not None:
             return self._reg(a, line)
         if _SPECIAL.match(a):

@@ -15,7 +15,7 @@ from typing import Callable, Optional
 
 
 from ...errors import EmuError
-from . import callstack, ir, isa
+from . import callstack, evidence, ir, isa
 from .memory import GlobalHeap
 
 DYN_SMEM_ALIGN = 1024
@@ -193,9 +193,13 @@ class Program:
             ins = self._remap_ins(item, reg_base, symmap, suffix)
             if ins.opcode == "call":
                 ncalls += 1
+                if evidence.enabled():
+                    evidence._record(ins)
                 self._inline_call(ins, item, reg_base, depth, suffix + f"@c{len(self.body)}")
                 continue
             if ins.opcode == "ret" and ret_label is not None:
+                if evidence.enabled():        # the ret of an inlined call runs as a branch: record the ret
+                    evidence._record(ins)
                 ins = replace(ins, opcode="bra", mods=("uni",), args=[ir.Sym(ret_label)])
             elif ins.opcode == "ret" and self._owner is not None:
                 ins = replace(ins)      # a fresh object: its id keys the ret of a really-called function
@@ -342,9 +346,9 @@ class Program:
                 leaders.add(pc + 1)
             else:
                 b = isa.lookup(ins)
-                if b is None:
+                if b is None or b is isa.CORE:
                     note = "".join(f"\n  (instruction family {k} failed to load: {v})" for k, v in isa.FAMILY_ERRORS.items())
-                    fn = _raiser(ins, f"instruction '{ins.name}' is not implemented by the emulator{note}")
+                    fn = _raiser(ins, isa.not_implemented(ins) + note)
                 else:
                     try:
                         fn = b(ins, ctx)
@@ -352,6 +356,11 @@ class Program:
                         fn = _raiser(ins, getattr(e, "message", str(e)))
                     except (KeyError, ValueError, IndexError, TypeError, NotImplementedError) as e:
                         fn = _raiser(ins, f"cannot emulate '{ins.name}': {type(e).__name__}: {e}")
+            if evidence.enabled():        # which forms the tests execute (ptx_docs/isa_coverage.md)
+                if kind == K_NORMAL:
+                    fn = evidence.wrap(fn, ins)
+                else:
+                    evidence._record(ins)
             g = ins.guard
             reads = tuple(sorted({a.idx for a in _regs(ins.args[1:] if _dest_first(ins) else ins.args)} |
                                  ({g.idx} if g is not None else set())))

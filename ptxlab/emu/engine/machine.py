@@ -180,8 +180,10 @@ class Wave:
             v = {"eq": eq, "lt": eq - one, "le": (eq << one) - one, "gt": ~((eq << one) - one),
                  "ge": ~(eq - one)}[kind]
             return (v & np.uint64(0xFFFFFFFF)).astype(np.uint32)
-        if name in ("clock", "clock_hi"):
+        if name == "clock":
             return full(self.steps & 0xFFFFFFFF).astype(np.uint32)
+        if name == "clock_hi":                      # the upper 32 bits of %clock64 (PTX ISA 10.17)
+            return full(self.steps >> 32).astype(np.uint32)
         if name == "clock64":
             return full(self.steps)
         if name.startswith("globaltimer"):
@@ -193,8 +195,6 @@ class Wave:
             return full(self.dyn_smem).astype(np.uint32)
         if name in ("total_smem_size", "aggr_smem_size"):
             return full(self.smem_size).astype(np.uint32)
-        if name.startswith("reserved_smem_offset"):
-            return np.zeros(T, dtype=np.uint32)
         raise EmuError(f"special register %{name} is not supported by the emulator (kernel {self.kernel})")
 
     # --- diagnostics -------------------------------------------------------------------------------------------
@@ -611,12 +611,12 @@ class Scheduler:
             pm, what = pend
             hit = pm if gm is None else (pm & gm)
             if hit.any():
-                # default: warn, the value is the loaded one (ptxas scoreboards LDTM results); strict: error
-                _fidelity.violation(st, e.ins, hit, "tcgen05_wait_ld",
+                # default: warn, the value is the computed one (ptxas scoreboards LDTM results and guards wgmma
+                # accumulators with WARPGROUP.DEPBAR); strict: error.  The rule comes from the writer (fidelity.py).
+                rule, fix = _fidelity.PENDING_RULES["wgmma" if what.startswith("wgmma") else "tcgen05.ld"]
+                _fidelity.violation(st, e.ins, hit, rule,
                                     f"register {st.prog.reg_names[s]} is read before the asynchronous {what} "
-                                    f"that writes it has completed",
-                                    "rule: registers written by tcgen05.ld are valid only after tcgen05.wait::ld "
-                                    "(PTX ISA 9.7.16.8.5); add 'tcgen05.wait::ld.sync.aligned;' before using them")
+                                    f"that writes it has completed", fix)
                 st.clear_pending(hit, what)
 
     def _where_summary(self, mask) -> str:

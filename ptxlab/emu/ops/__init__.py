@@ -1,5 +1,5 @@
-"""The instruction families: one module per family, named by its PTX ISA chapter (9.7.x), each registering its
-handlers with ``core.isa.handler`` when imported (see ../API.md)."""
+"""The instruction families: one module per family, named by its PTX ISA chapter (9.7.x), each registering the table
+of forms it implements with ``core.isa.register`` when imported (see ../API.md)."""
 from __future__ import annotations
 
 import importlib

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import ir
-from ..core.isa import Ctx, Unsupported, handler, inst_type
+from ..core.isa import Ctx, Unsupported, inst_type, register
 from .floating_point import f32_add, f64_add, round_half, two_sum, _half_vals, _pack2, _unpack2
 
 _SPACES = ("global", "shared", "shared::cta", "shared::cluster")
@@ -222,15 +222,44 @@ def _build(ins: ir.Instr, ctx: Ctx, is_red: bool):
     return run
 
 
-@handler("atom")
 def build_atom(ins: ir.Instr, ctx: Ctx):
     """atom (PTX ISA 9.7.12.3)."""
     return _build(ins, ctx, False)
 
 
-@handler("red")
 def build_red(ins: ir.Instr, ctx: Ctx):
     """red (PTX ISA 9.7.12.4): atom without a result."""
     if ins.mod_startswith("async") or ins.has("async"):
         raise Unsupported(f"{ins.name}: red.async is not supported by the emulator")
     return _build(ins, ctx, True)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the forms this family implements (PTX ISA notation, core/forms.py); anything else is refused as not implemented
+# ---------------------------------------------------------------------------------------------------------------
+SETS = {"asem": ("relaxed", "acquire", "release", "acq_rel"), "rsem": ("relaxed", "release"), "scope": _SCOPE,
+        "space": _SPACES, "bitop": ("and", "or", "xor"), "b3264": ("b32", "b64"), "castype": ("b16", "b32", "b64"),
+        "addtype": ("u32", "s32", "u64", "f32", "f64"), "half": ("f16", "f16x2", "bf16", "bf16x2"),
+        "incdec": ("inc", "dec"), "minmax": ("min", "max"), "mmtype": ("u32", "s32", "u64", "s64"),
+        "v24": ("v2", "v4"), "v248": ("v2", "v4", "v8"), "h16": ("f16", "bf16"), "h32": ("f16x2", "bf16x2")}
+FORMS = register(SETS, [
+    # form                                                                   PTX ISA     builder
+    ("atom{.asem}{.scope}{.space}.bitop{.L2::cache_hint}.b3264",            "9.7.13.5", build_atom),
+    ("atom{.asem}{.scope}{.space}.exch{.L2::cache_hint}.b3264",             "9.7.13.5", build_atom),
+    ("atom{.asem}{.scope}{.space}.cas.castype",                             "9.7.13.5", build_atom),
+    ("atom{.asem}{.scope}{.space}.add{.L2::cache_hint}.addtype",            "9.7.13.5", build_atom),
+    ("atom{.asem}{.scope}{.space}.add.noftz{.L2::cache_hint}.half",         "9.7.13.5", build_atom),
+    ("atom{.asem}{.scope}{.space}.incdec{.L2::cache_hint}.u32",             "9.7.13.5", build_atom),
+    ("atom{.asem}{.scope}{.space}.minmax{.L2::cache_hint}.mmtype",          "9.7.13.5", build_atom),
+    ("atom{.asem}{.scope}{.global}.add{.L2::cache_hint}.v24.f32",           "9.7.13.5", build_atom),
+    ("atom{.asem}{.scope}{.global}.add.noftz{.L2::cache_hint}.v248.h16",    "9.7.13.5", build_atom),
+    ("atom{.asem}{.scope}{.global}.add.noftz{.L2::cache_hint}.v24.h32",     "9.7.13.5", build_atom),
+    ("red{.rsem}{.scope}{.space}.bitop{.L2::cache_hint}.b3264",             "9.7.13.6", build_red),
+    ("red{.rsem}{.scope}{.space}.add{.L2::cache_hint}.addtype",             "9.7.13.6", build_red),
+    ("red{.rsem}{.scope}{.space}.add.noftz{.L2::cache_hint}.half",          "9.7.13.6", build_red),
+    ("red{.rsem}{.scope}{.space}.incdec{.L2::cache_hint}.u32",              "9.7.13.6", build_red),
+    ("red{.rsem}{.scope}{.space}.minmax{.L2::cache_hint}.mmtype",           "9.7.13.6", build_red),
+    ("red{.rsem}{.scope}{.global}.add{.L2::cache_hint}.v24.f32",            "9.7.13.6", build_red),
+    ("red{.rsem}{.scope}{.global}.add.noftz{.L2::cache_hint}.v248.h16",     "9.7.13.6", build_red),
+    ("red{.rsem}{.scope}{.global}.add.noftz{.L2::cache_hint}.v24.h32",      "9.7.13.6", build_red),
+])

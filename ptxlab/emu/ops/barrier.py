@@ -13,7 +13,7 @@ import numpy as np
 from ..core import hooks, ir
 from ..engine import machine
 from ..checks import synccheck
-from ..core.isa import BLOCK_END, Ctx, Unsupported, handler
+from ..core.isa import BLOCK_END, Ctx, Unsupported, register
 from ..engine.machine import BAR, EXITED, RUN
 
 NBARRIERS = 16
@@ -87,7 +87,6 @@ hooks.PROGRESS_HOOKS.append(_progress)
 hooks.DEADLOCK_EXPLAINERS.append(synccheck.explain)
 
 
-@handler("bar", "barrier")
 def build_bar(ins: ir.Instr, ctx: Ctx):
     mods = [m for m in ins.mods if m not in ("cta", "aligned")]
     if not mods:
@@ -159,7 +158,6 @@ def _build_bar_warp(ins, ctx):
     return run
 
 
-@handler("membar", "fence")
 def build_fence(ins: ir.Instr, ctx: Ctx):
     """Memory fences: no effect, since the emulator performs every generic-proxy access in program order
     (fence.proxy.async::generic.release... orders generic SMEM writes for the async proxy: see proxy.py)."""
@@ -175,8 +173,35 @@ def build_fence(ins: ir.Instr, ctx: Ctx):
     return run
 
 
-@handler("nanosleep")
 def build_nanosleep(ins: ir.Instr, ctx: Ctx):
     def run(st, m):
         return None
     return run
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the forms this family implements (PTX ISA notation, core/forms.py); anything else is refused as not implemented
+# ---------------------------------------------------------------------------------------------------------------
+SETS = {"fsem": ("sc", "acq_rel", "acquire", "release"), "scope": ("cta", "cluster", "gpu", "sys"),
+        "level": ("cta", "gl", "sys"), "redop": ("and", "or")}
+FORMS = register(SETS, [
+    # form                                                                   PTX ISA     builder
+    ("barrier{.cta}.sync{.aligned}",                                        "9.7.13.1", build_bar),
+    ("barrier{.cta}.arrive{.aligned}",                                      "9.7.13.1", build_bar),
+    ("barrier{.cta}.red.popc{.aligned}.u32",                                "9.7.13.1", build_bar),
+    ("barrier{.cta}.red.redop{.aligned}.pred",                              "9.7.13.1", build_bar),
+    ("bar{.cta}.sync",                                                      "9.7.13.1", build_bar),
+    ("bar{.cta}.arrive",                                                    "9.7.13.1", build_bar),
+    ("bar{.cta}.red.popc.u32",                                              "9.7.13.1", build_bar),
+    ("bar{.cta}.red.redop.pred",                                            "9.7.13.1", build_bar),
+    ("bar.warp.sync",                                                       "9.7.13.2", build_bar),
+    ("fence{.fsem}.scope",                                                  "9.7.13.4", build_fence),
+    ("fence.acquire.sync_restrict::shared::cluster.cluster",               "9.7.13.4", build_fence),
+    ("fence.release.sync_restrict::shared::cta.cluster",                   "9.7.13.4", build_fence),
+    ("fence.proxy.alias",                                                   "9.7.13.4", build_fence),
+    ("fence.proxy.async::generic.acquire.sync_restrict::shared::cluster.cluster", "9.7.13.4", build_fence),
+    ("fence.proxy.async::generic.release.sync_restrict::shared::cta.cluster", "9.7.13.4", build_fence),
+    ("membar.level",                                                        "9.7.13.4", build_fence),
+    ("membar.proxy.alias",                                                  "9.7.13.4", build_fence),
+    ("nanosleep.u32",                                                       "9.7.19.2", build_nanosleep),
+])

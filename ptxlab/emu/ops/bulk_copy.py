@@ -27,7 +27,7 @@ from ...tensormap import decode_emu
 from ..core import ir
 from ..engine import machine
 from ..checks import exitcheck  # noqa: F401  (registers the copies-in-flight-at-exit check)
-from ..core.isa import Ctx, Unsupported, handler
+from ..core.isa import Ctx, Unsupported, register
 from ..core.memory import GLOBAL_BASE, WIN_SHIFT, WINDOWS
 from ..hw import cluster as cl
 from .mbarrier import complete_tx_on, shared_addresses, shared_targets, table_of
@@ -284,7 +284,6 @@ def _multicast_targets(st, ins, t: int, mask_val: int, bar_rank: int, pair: bool
     return out
 
 
-@handler("cp.async.bulk.tensor")
 def build_tensor(ins: ir.Instr, ctx: Ctx):
     """cp.async.bulk.tensor.{1..5}d loads (.shared::{cluster,cta}.global ... mbarrier) and stores (.global.shared::cta)."""
     dim = next((m for m in ins.mods if m in ("1d", "2d", "3d", "4d", "5d")), None)
@@ -381,7 +380,6 @@ def _check_rank(st, ins, t, spec, rank: int) -> None:
                  "the .dim qualifier must equal the tensor map rank (PTX ISA 9.7.9.25.5.2)")
 
 
-@handler("cp.async.bulk")
 def build_bulk(ins: ir.Instr, ctx: Ctx):
     """Non-tensor cp.async.bulk: global -> shared::{cta,cluster} (mbarrier), shared::cta -> global (bulk_group)."""
     dst_space, src_space = _spaces(ins)
@@ -499,7 +497,6 @@ def _build_s2cluster(ins, ctx, rd_dst, rd_src, rd_size):
     return run_s2c
 
 
-@handler("cp.async.bulk.commit_group")
 def build_commit(ins: ir.Instr, ctx: Ctx):
     """Close this thread's open bulk async-group (9.7.9.25.1.1)."""
     def run(st, m):
@@ -511,7 +508,6 @@ def build_commit(ins: ir.Instr, ctx: Ctx):
     return run
 
 
-@handler("cp.async.bulk.wait_group")
 def build_wait_group(ins: ir.Instr, ctx: Ctx):
     """Wait until at most N of this thread's committed bulk groups are pending (.read: treated as full completion)."""
     n_op = ins.args[0]
@@ -534,7 +530,6 @@ def build_wait_group(ins: ir.Instr, ctx: Ctx):
     return run
 
 
-@handler("fence.proxy.async")
 def build_fence_proxy_async(ins: ir.Instr, ctx: Ctx):
     """fence.proxy.async{.shared::cta,.shared::cluster,.global} (PTX ISA 9.7.13.4): orders the executing thread's
     generic-proxy SMEM writes (and, cumulatively, those published to it by a CTA barrier) before later async-proxy
@@ -549,9 +544,31 @@ def build_fence_proxy_async(ins: ir.Instr, ctx: Ctx):
     return run
 
 
-@handler("cp.async.bulk.prefetch", "fence.proxy.tensormap::generic")
 def build_noop(ins: ir.Instr, ctx: Ctx):
     """L2 prefetches and the tensormap proxy fence: accepted, no effect (one coherent memory image)."""
     def run(st, m):
         return None
     return run
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the forms this family implements (PTX ISA notation, core/forms.py); anything else is refused as not implemented
+# ---------------------------------------------------------------------------------------------------------------
+SETS = {"dim": ("1d", "2d", "3d", "4d", "5d"), "scope": ("cta", "cluster", "gpu", "sys"),
+        "cta_group": ("cta_group::1", "cta_group::2"), "dst": ("shared::cta", "shared::cluster"),
+        "asyncsp": ("global", "shared::cta", "shared::cluster")}
+FORMS = register(SETS, [
+    # form                                                                                        PTX ISA
+    ("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes{.multicast::cluster}",
+     "9.7.9.25.4.1", build_bulk),
+    ("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes",   "9.7.9.25.4.1", build_bulk),
+    ("cp.async.bulk.global.shared::cta.bulk_group{.cp_mask}",   "9.7.9.25.4.1", build_bulk),
+    ("cp.async.bulk.tensor(.2d|.3d|.4d).shared::cluster.global{.tile}.mbarrier::complete_tx::bytes"
+     "{.multicast::cluster}{.cta_group::2}{.L2::cache_hint}",                     "9.7.9.27.1.2", build_tensor),
+    ("cp.async.bulk.tensor(.2d|.3d).global.shared::cta{.tile}.bulk_group", "9.7.9.27.1.2", build_tensor),
+    ("cp.async.bulk.commit_group",                                               "9.7.9.27.2.1", build_commit),
+    ("cp.async.bulk.wait_group{.read}",                                          "9.7.9.27.2.2", build_wait_group),
+    ("fence.proxy.async{.asyncsp}",                                              "9.7.13.4", build_fence_proxy_async),
+    ("fence.proxy.tensormap::generic.release.scope",                            "9.7.13.4", build_noop),
+    ("fence.proxy.tensormap::generic.acquire.scope",                            "9.7.13.4", build_noop),
+])

@@ -28,7 +28,7 @@ from ..hw import cluster as cl
 from ..core import ir
 from ..engine import machine
 from ..hw.clc import RESPONSE_BYTES, LaunchQueue, decode_response, encode_response
-from ..core.isa import Ctx, Unsupported, handler, inst_type
+from ..core.isa import Ctx, Unsupported, inst_type, register
 from .mbarrier import complete_tx_on, shared_addresses, table_of
 from ..core.types import b128_words
 
@@ -78,7 +78,6 @@ class _Response:
             complete_tx_on(st, self.ins, self.thread, cta, self.mbar, RESPONSE_BYTES)
 
 
-@handler("clusterlaunchcontrol.try_cancel")
 def build_try_cancel(ins: ir.Instr, ctx: Ctx):
     if not ins.has("async") or not ins.has("mbarrier::complete_tx::bytes") or not ins.has("b128"):
         raise Unsupported("clusterlaunchcontrol.try_cancel needs .async.mbarrier::complete_tx::bytes ... .b128 "
@@ -128,7 +127,6 @@ def _decode(st, ins, rd, m):
     return sel, canceled, (x, y, z)
 
 
-@handler("clusterlaunchcontrol.query_cancel")
 def build_query_cancel(ins: ir.Instr, ctx: Ctx):
     if inst_type(ins) != "b128" and "b128" not in ins.mods:
         raise Unsupported(f"clusterlaunchcontrol.query_cancel needs a .b128 response operand ({ins.where()})")
@@ -174,3 +172,17 @@ def build_query_cancel(ins: ir.Instr, ctx: Ctx):
 
 
 __all__ = ["build_try_cancel", "build_query_cancel"]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the forms this family implements (PTX ISA notation, core/forms.py); anything else is refused as not implemented
+# ---------------------------------------------------------------------------------------------------------------
+SETS = {"dim": ("get_first_ctaid::x", "get_first_ctaid::y", "get_first_ctaid::z")}
+FORMS = register(SETS, [
+    # form                                                                                     PTX ISA
+    ("clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes{.multicast::cluster::all}"
+     ".b128",                                                                                 "9.7.13.17", build_try_cancel),
+    ("clusterlaunchcontrol.query_cancel.is_canceled.pred.b128",                              "9.7.13.18", build_query_cancel),
+    ("clusterlaunchcontrol.query_cancel.get_first_ctaid.v4.b32.b128",                        "9.7.13.18", build_query_cancel),
+    ("clusterlaunchcontrol.query_cancel.get_first_ctaid::x.b32.b128",                                       "9.7.13.18", build_query_cancel),
+])

@@ -18,7 +18,7 @@ import numpy as np
 from ..hw import cluster as cl
 from ..core import hooks, ir
 from ..engine import machine
-from ..core.isa import BLOCK_END, Ctx, Unsupported, handler, inst_type
+from ..core.isa import BLOCK_END, Ctx, Unsupported, inst_type, register
 from ..engine.machine import EXITED, PARK, RUN
 from ..core.memory import SHARED_WIN, WIN_SHIFT
 
@@ -41,7 +41,6 @@ def _shared_operand(ins, ctx, op, ty):
     return ctx.read(op, ty)
 
 
-@handler("mapa")
 def build_mapa(ins: ir.Instr, ctx: Ctx):
     """mapa{.shared::cluster}.type d, a, b: the address in CTA rank b corresponding to a (9.7.9.23)."""
     ty = inst_type(ins)
@@ -89,7 +88,6 @@ def build_mapa(ins: ir.Instr, ctx: Ctx):
     return run
 
 
-@handler("getctarank")
 def build_getctarank(ins: ir.Instr, ctx: Ctx):
     """getctarank{.shared::cluster}.type d, a: rank of the CTA whose shared memory holds a (9.7.9.24)."""
     ty = inst_type(ins)
@@ -202,7 +200,6 @@ def _check_aligned(st, ins, sel: np.ndarray) -> None:
                  "(PTX ISA 9.7.13.3); drop .aligned or make the call warp-uniform")
 
 
-@handler("barrier.cluster")
 def build_barrier_cluster(ins: ir.Instr, ctx: Ctx):
     """barrier.cluster.arrive{.release|.relaxed}{.aligned} / barrier.cluster.wait{.acquire}{.aligned} (9.7.13.3)."""
     mods = [m for m in ins.mods if m != "cluster"]
@@ -259,3 +256,18 @@ def build_barrier_cluster(ins: ir.Instr, ctx: Ctx):
         return BLOCK_END
 
     return run_arrive if op == "arrive" else run_wait
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the forms this family implements (PTX ISA notation, core/forms.py); anything else is refused as not implemented
+# ---------------------------------------------------------------------------------------------------------------
+SETS = {"size": ("u32", "u64"), "csem": ("release", "relaxed")}
+FORMS = register(SETS, [
+    # form                                            PTX ISA     builder
+    ("mapa.shared::cluster.size",                    "9.7.9.23", build_mapa),
+    ("mapa.u64",                                     "9.7.9.23", build_mapa),
+    ("getctarank.shared::cluster.size",              "9.7.9.24", build_getctarank),
+    ("getctarank.u64",                               "9.7.9.24", build_getctarank),
+    ("barrier.cluster.arrive{.csem}{.aligned}",      "9.7.13.3", build_barrier_cluster),
+    ("barrier.cluster.wait{.acquire}{.aligned}",     "9.7.13.3", build_barrier_cluster),
+])

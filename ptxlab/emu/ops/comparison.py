@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import ir
-from ..core.isa import Ctx, Unsupported, handler
+from ..core.isa import Ctx, Unsupported, register
 from ..core.types import BITS, is_float
 
 _CMPOPS = ("eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs",
@@ -128,7 +128,6 @@ def _tests(ins, ctx, cmp, ty, floating, ftz):
     return [lambda st: f(ra(st), rb(st))]
 
 
-@handler("setp")
 def build_setp(ins: ir.Instr, ctx: Ctx):
     """p = BoolOp(t, c), q = BoolOp(!t, c); for .f16x2/.bf16x2 p/q take the low/high half results (9.7.7.2)."""
     cmp, boolop, ftz, tys, floating = _decode(ins, 1)
@@ -179,7 +178,6 @@ _SET_TRUE = {"u32": (0xFFFFFFFF, 32), "s32": (0xFFFFFFFF, 32), "f32": (0x3F80000
 _SET_TRUE_X2 = {"u32": 0xFFFF, "s32": 0xFFFF, "f16x2": 0x3C00, "bf16x2": 0x3F80}
 
 
-@handler("set")
 def build_set(ins: ir.Instr, ctx: Ctx):
     cmp, boolop, ftz, tys, floating = _decode(ins, 2)
     dty, sty = tys
@@ -216,7 +214,6 @@ def build_set(ins: ir.Instr, ctx: Ctx):
     return run
 
 
-@handler("selp")
 def build_selp(ins: ir.Instr, ctx: Ctx):
     """d = c ? a : b (PTX ISA 9.7.6.3); a bit copy, so float operands are moved untouched (NaN payloads kept)."""
     tys = _types(ins)
@@ -231,7 +228,6 @@ def build_selp(ins: ir.Instr, ctx: Ctx):
     return lambda st, m: w(st, np.where(c(st), a(st), b(st)), m)
 
 
-@handler("slct")
 def build_slct(ins: ir.Instr, ctx: Ctx):
     """d = (c >= 0) ? a : b (PTX ISA 9.7.6.4); f32 c: -0 selects a, NaN selects b, .ftz subnormal c selects a."""
     tys = _types(ins)
@@ -254,3 +250,37 @@ def build_slct(ins: ir.Instr, ctx: Ctx):
             cv = np.where(np.abs(cv) < tiny, np.float32(0), cv)
         w(st, np.where(cv >= 0, a(st), b(st)), m)
     return run
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the forms this family implements (PTX ISA notation, core/forms.py); anything else is refused as not implemented
+# ---------------------------------------------------------------------------------------------------------------
+_ICMP = ("eq", "ne", "lt", "le", "gt", "ge")
+SETS = {"icmp": _ICMP, "ucmp": _ICMP + _UNSIGNED_ONLY, "bcmp": ("eq", "ne"), "fcmp": _ICMP + _FLOAT_ONLY,
+        "boolop": tuple(_BOOLOPS), "sint": ("s16", "s32", "s64"), "uint": ("u16", "u32", "u64"),
+        "bint": ("b16", "b32", "b64"), "dtype": ("u32", "s32", "f32"), "hdtype": ("u16", "s16", "u32", "s32"),
+        "half": ("f16", "f16x2"), "bhalf": ("bf16", "bf16x2"), "x2dtype": ("f16x2", "u32", "s32"),
+        "bx2dtype": ("bf16x2", "u32", "s32"),
+        "seltype": ("b16", "b32", "b64", "u16", "u32", "u64", "s16", "s32", "s64", "f32", "f64")}
+FORMS = register(SETS, [
+    # form                                       PTX ISA    builder
+    ("set.icmp{.boolop}.dtype.sint",             "9.7.6.1", build_set),
+    ("set.ucmp{.boolop}.dtype.uint",             "9.7.6.1", build_set),
+    ("set.bcmp{.boolop}.dtype.bint",             "9.7.6.1", build_set),
+    ("set.fcmp{.boolop}{.ftz}.dtype.f32",        "9.7.6.1", build_set),
+    ("set.fcmp{.boolop}.dtype.f64",              "9.7.6.1", build_set),
+    ("setp.icmp{.boolop}.sint",                  "9.7.6.2", build_setp),
+    ("setp.ucmp{.boolop}.uint",                  "9.7.6.2", build_setp),
+    ("setp.bcmp{.boolop}.bint",                  "9.7.6.2", build_setp),
+    ("setp.fcmp{.boolop}{.ftz}.f32",             "9.7.6.2", build_setp),
+    ("setp.fcmp{.boolop}.f64",                   "9.7.6.2", build_setp),
+    ("selp.seltype",                             "9.7.6.3", build_selp),
+    ("slct.seltype.s32",                         "9.7.6.4", build_slct),
+    ("slct{.ftz}.seltype.f32",                   "9.7.6.4", build_slct),
+    ("set.fcmp{.boolop}{.ftz}.hdtype.f16",       "9.7.7.1", build_set),
+    ("set.fcmp{.boolop}.hdtype.bf16",            "9.7.7.1", build_set),
+    ("set.fcmp{.boolop}{.ftz}.x2dtype.f16x2",    "9.7.7.1", build_set),
+    ("set.fcmp{.boolop}.bx2dtype.bf16x2",        "9.7.7.1", build_set),
+    ("setp.fcmp{.boolop}{.ftz}.half",            "9.7.7.2", build_setp),
+    ("setp.fcmp{.boolop}.bhalf",                 "9.7.7.2", build_setp),
+])

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core import ir
-from ..core.isa import Ctx, Unsupported, handler
+from ..core.isa import Ctx, Unsupported, register
 from ..core.types import BITS, DTYPE
 
 _INTS = ("u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64", "b8", "b16", "b32", "b64")
@@ -81,6 +81,7 @@ E3M2 = Fmt("e3m2", 3, 2, 3, "fin")
 FLOATS = {"f16": F16, "bf16": BF16, "f32": F32, "f64": F64}
 NARROW = {"e4m3x2": E4M3, "e5m2x2": E5M2, "e2m1x2": E2M1, "e2m3x2": E2M3, "e3m2x2": E3M2}
 _ALLTYPES = set(BITS) | set(NARROW) | {"ue8m0x2"}
+_RS_DEST = ("f16x2", "bf16x2", "e4m3x4", "e5m2x4", "e2m3x4", "e3m2x4", "e2m1x4")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -179,9 +180,16 @@ def _decode_int(x, ty):
 # ---------------------------------------------------------------------------------------------------------------
 # the rounding core
 # ---------------------------------------------------------------------------------------------------------------
-def _round_at(neg, m, e, q, mode):
-    """Round m·2^e to a multiple of 2^q: returns the integer n (uint64) with result n·2^q, and inexact flags."""
+def _round_at(neg, m, e, q, mode, rand=None):
+    """Round m·2^e to a multiple of 2^q: returns the integer n (uint64) with result n·2^q, and inexact flags.
+    mode "rs" (stochastic, PTX ISA 9.7.9.21 .rs): ``rand = (R, nr)``, R an nr-bit random integer per element: the
+    magnitude truncated to nr bits below the result's last place, plus R, truncated to the last place."""
     s = q - e                                       # bits to drop (<= 0: exact, shift left)
+    if mode == "rs":
+        R, nr = rand
+        sh = s - nr                                 # keep nr bits below the last place
+        t = np.where(sh >= 0, _shr(m, np.clip(sh, 0, 64)), m << np.clip(-sh, 0, 63).astype(np.uint64))
+        return (t + np.asarray(R, dtype=np.uint64)) >> _U64(nr), np.zeros(np.shape(t), bool)
     n_exact = m << np.clip(-s, 0, 63).astype(np.uint64)
     far = s > 64                                    # every bit is below the round position
     sr = np.clip(s, 0, 64)
@@ -204,8 +212,8 @@ def _round_at(neg, m, e, q, mode):
     return n + up.astype(np.uint64), inexact
 
 
-def _encode(neg, m, e, nan, inf, F: Fmt, mode: str, satfinite=False, relu=False, ftz=False, sat=False):
-    """Round (-1)^neg·m·2^e into format F; returns uint64 codes (sign included)."""
+def _encode(neg, m, e, nan, inf, F: Fmt, mode: str, satfinite=False, relu=False, ftz=False, sat=False, rand=None):
+    """Round (-1)^neg·m·2^e into format F; returns uint64 codes (sign included).  ``rand``: see _round_at."""
     zero = m == 0
     mm = np.where(zero, _U64(1), m)
     E = _msb64(mm) + e
@@ -213,7 +221,7 @@ def _encode(neg, m, e, nan, inf, F: Fmt, mode: str, satfinite=False, relu=False,
     Ec = np.minimum(E, F.bias + 1)
     ec = e - (E - Ec)
     q = np.maximum(Ec, F.emin) - F.mbits
-    n, _ = _round_at(neg, mm, ec, q, mode)
+    n, _ = _round_at(neg, mm, ec, q, mode, rand)
     code = ((q - (F.emin - F.mbits)).astype(np.uint64) << _U64(F.mbits)) + n
     maxc, infc = _U64(F.maxcode), _U64(F.infcode)
     code = np.where(zero, _U64(0), np.where(huge, maxc + _U64(1), code))
@@ -614,6 +622,49 @@ def _build_tf32(ins, ctx):
     return run
 
 
+# .rs (stochastic rounding, sm_100a): the random bits of each source operand inside rbits (PTX ISA 9.7.9.21 text:
+# f16x2 13 LSBs of each 16-bit half, a <- upper half; bf16x2 the halves; e4m3x4/e5m2x4/e2m3x4/e3m2x4 upper half for
+# a, b and lower half for e, f, one byte each in operand order; e2m1x4 the upper bytes of both halves for a, b and
+# the lower bytes for e, f).  The byte order inside a half is the ISA's figures', which are images: the order used
+# here (a in the higher byte) is UNCONFIRMED (ptx_docs/isa_coverage_notes.md).
+_RS_BITS = {"f16x2": (13, ((16, 0x1FFF), (0, 0x1FFF))), "bf16x2": (16, ((16, 0xFFFF), (0, 0xFFFF))),
+            "x4": (8, ((24, 0xFF), (16, 0xFF), (8, 0xFF), (0, 0xFF))),
+            "e2m1x4": (8, ((24, 0xFF), (8, 0xFF), (16, 0xFF), (0, 0xFF)))}
+_X4 = {"e4m3x4": (E4M3, 8), "e5m2x4": (E5M2, 8), "e2m3x4": (E2M3, 8), "e3m2x4": (E3M2, 8), "e2m1x4": (E2M1, 4)}
+
+
+def _build_rs(ins, ctx, dty):
+    """cvt.rs{.relu}{.satfinite}.{f16x2,bf16x2}.f32 d, a, b, rbits and cvt.rs{.relu}.satfinite.<f8/f6/f4>x4.f32
+    d, {a, b, e, f}, rbits (PTX ISA 9.7.9.21, sm_100a): stochastic rounding with the operands' random bits."""
+    relu = ins.fields["relu"] == "relu"
+    satfinite = ins.fields["satfinite"] == "satfinite"
+    if dty in ("f16x2", "bf16x2"):
+        F, fw, wty, srcs = (F16 if dty == "f16x2" else BF16), 16, "b32", ins.args[1:3]
+        nr, lay = _RS_BITS[dty]
+    else:
+        F, fw = _X4[dty]
+        wty = "b16" if dty == "e2m1x4" else "b32"
+        srcs = ins.args[1].items if isinstance(ins.args[1], ir.Vec) else ()
+        if len(srcs) != 4:
+            raise Unsupported(f"{ins.name}: expected a {{a, b, e, f}} source vector ({ins.where()})")
+        nr, lay = _RS_BITS["e2m1x4" if dty == "e2m1x4" else "x4"]
+    rds = [ctx.read(x, "b32") for x in srcs]
+    rr = ctx.read(ins.args[-1], "b32")
+    w = ctx.write(ins.args[0], wty)
+    ot = np.dtype(f"u{BITS[wty] // 8}")
+    k = len(rds)
+
+    def run(st, m):
+        rb = np.asarray(rr(st)).astype(np.uint64)
+        code = _U64(0)
+        for i, (rd, (sh, mk)) in enumerate(zip(rds, lay)):
+            R = (rb >> _U64(sh)) & _U64(mk)
+            c = _encode(*_decode_float(rd(st), F32), F, "rs", satfinite, relu, rand=(R, nr))
+            code = code | (c << _U64(fw * (k - 1 - i)))
+        w(st, np.asarray(code).astype(ot), m)
+    return run
+
+
 def _cvt_types(ins):
     tys = [m for m in ins.mods if m in _ALLTYPES]
     if len(tys) != 2:
@@ -621,11 +672,10 @@ def _cvt_types(ins):
     return tys
 
 
-@handler("cvt")
 def build_cvt(ins: ir.Instr, ctx: Ctx):
-    dty, aty = _cvt_types(ins)
     if "rs" in ins.mods:
-        raise Unsupported(f"{ins.name}: stochastic rounding (.rs) is not emulated")
+        return _build_rs(ins, ctx, next(t for t in ins.mods if t in _RS_DEST))
+    dty, aty = _cvt_types(ins)
     if dty in _INTS and aty in _INTS:
         if any(r in ins.mods for r in _FRND + tuple(_IRND)):
             raise Unsupported(f"{ins.name}: rounding modifiers are illegal for int-to-int cvt (PTX ISA 9.7.9.21)")
@@ -645,3 +695,52 @@ def build_cvt(ins: ir.Instr, ctx: Ctx):
     if dty == "tf32" and aty == "f32":
         return _build_tf32(ins, ctx)
     raise Unsupported(f"{ins.name}: cvt .{dty}.{aty} is not a supported conversion (PTX ISA 9.7.9.21)")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the forms this family implements (PTX ISA 9.7.9.21 notation, core/forms.py); anything else is refused
+# ---------------------------------------------------------------------------------------------------------------
+SETS = {"ityp": ("u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64"), "irnd": tuple(_IRND),
+        "frnd": ("rn", "rz", "rm", "rp"), "frnd2": ("rn", "rz"), "frnd3": ("rz", "rp"), "hf": ("f16", "bf16"),
+        "nf32": ("f16", "bf16", "f64"), "f8x2type": ("e4m3x2", "e5m2x2"),
+        "f6f4x2type": ("e2m1x2", "e2m3x2", "e3m2x2"), "narrow2": tuple(NARROW), "half2": ("f16x2", "bf16x2"),
+        "hfx2": ("f16x2", "bf16x2"),
+        # integer -> integer .sat: the pairs whose destination cannot hold every source value (ptxas refuses others)
+        "satii": ("u8.u16", "u8.u32", "u8.u64", "u8.s8", "u8.s16", "u8.s32", "u8.s64", "u16.u32", "u16.u64", "u16.s8", "u16.s16", "u16.s32", "u16.s64", "u32.u64", "u32.s8", "u32.s16", "u32.s32", "u32.s64", "u64.s8", "u64.s16", "u64.s32", "u64.s64", "s8.u8", "s8.u16", "s8.u32", "s8.u64", "s8.s16", "s8.s32", "s8.s64", "s16.u16", "s16.u32", "s16.u64", "s16.s32", "s16.s64", "s32.u32", "s32.u64", "s32.s64", "s64.u64"), "x4type": ("e4m3x4", "e5m2x4", "e2m3x4", "e3m2x4", "e2m1x4")}
+FORMS = register(SETS, [
+    # form                                              PTX ISA     builder
+    ("cvt.ityp.ityp",                                   "9.7.9.21", build_cvt),   # integer -> integer
+    ("cvt.sat.satii",                                   "9.7.9.21", build_cvt),
+    ("cvt.irnd{.ftz}{.sat}.ityp.f32",                   "9.7.9.21", build_cvt),   # float -> integer
+    ("cvt.irnd{.sat}.ityp.nf32",                        "9.7.9.21", build_cvt),
+    ("cvt.frnd{.ftz}{.sat}.f32.ityp",                   "9.7.9.21", build_cvt),   # integer -> float
+    ("cvt.frnd{.sat}.nf32.ityp",                        "9.7.9.21", build_cvt),
+    ("cvt.frnd{.sat}.hf.f32",                     "9.7.9.21", build_cvt),   # narrowing float -> float
+    ("cvt.frnd{.ftz}.f32.f64",                    "9.7.9.21", build_cvt),
+    ("cvt(.rn|.rp).hf.f64",                           "9.7.9.21", build_cvt),
+    ("cvt.rz.f16.bf16",                         "9.7.9.21", build_cvt),
+    ("cvt.rn.bf16.f16",                         "9.7.9.21", build_cvt),
+    ("cvt{.ftz}{.sat}.f32.hf",                          "9.7.9.21", build_cvt),   # widening (exact)
+    ("cvt{.ftz}{.sat}.f64.f32",                         "9.7.9.21", build_cvt),
+    ("cvt{.sat}.f64.hf",                                "9.7.9.21", build_cvt),
+    ("cvt{.ftz}{.sat}.f32.f32",                  "9.7.9.21", build_cvt),   # same type
+    ("cvt.irnd{.ftz}.f32.f32",                    "9.7.9.21", build_cvt),   # round to integral
+    ("cvt{.frnd}{.sat}.f16.f16",                        "9.7.9.21", build_cvt),
+    ("cvt{.frnd}{.sat}.bf16.bf16",                      "9.7.9.21", build_cvt),
+    ("cvt{.frnd}{.sat}.f64.f64",                        "9.7.9.21", build_cvt),
+    ("cvt.rni.f16.f16",                          "9.7.9.21", build_cvt),
+    ("cvt.rpi.bf16.bf16",                        "9.7.9.21", build_cvt),
+    ("cvt.rmi.f64.f64",                          "9.7.9.21", build_cvt),
+    ("cvt.frnd2{.relu}{.satfinite}.hf.f32",             "9.7.9.21", build_cvt),
+    ("cvt.frnd2{.relu}{.satfinite}.hfx2.f32",           "9.7.9.21", build_cvt),
+    ("cvt.rna{.satfinite}.tf32.f32",                    "9.7.9.21", build_cvt),
+    ("cvt.frnd2.satfinite.tf32.f32",           "9.7.9.21", build_cvt),
+    ("cvt.rn.satfinite{.relu}.f8x2type.f32",            "9.7.9.21", build_cvt),
+    ("cvt.rn.satfinite{.relu}.f6f4x2type.f32",          "9.7.9.21", build_cvt),
+    ("cvt.rn.satfinite{.relu}(.e4m3x2|.e5m2x2).f16x2",           "9.7.9.21", build_cvt),
+    ("cvt.rn{.relu}.f16x2.narrow2",                     "9.7.9.21", build_cvt),
+    ("cvt.rs{.relu}{.satfinite}.hfx2.f32",              "9.7.9.21", build_cvt),   # stochastic rounding
+    ("cvt.rs{.relu}.satfinite.x4type.f32",              "9.7.9.21", build_cvt),
+    ("cvt.frnd3.satfinite.ue8m0x2.f32",               "9.7.9.21", build_cvt),
+    ("cvt.rn.bf16x2.ue8m0x2",                           "9.7.9.21", build_cvt),
+])

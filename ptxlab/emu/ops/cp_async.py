@@ -23,7 +23,7 @@ import numpy as np
 
 from ..core import ir
 from ..checks import exitcheck  # noqa: F401  (registers the copies-in-flight-at-exit check)
-from ..core.isa import Ctx, Unsupported, handler
+from ..core.isa import Ctx, Unsupported, register
 
 _SIZES = (4, 8, 16)
 
@@ -84,7 +84,6 @@ class _Copy:
             s.pending.remove(self)
 
 
-@handler("cp.async.ca", "cp.async.cg")
 def build_cp_async(ins: ir.Instr, ctx: Ctx):
     """cp.async.ca/cg.shared{::cta}.global (9.7.9.25.3.1)."""
     mods = ins.mods[2:]                     # opcode 'cp', mods ('async', 'ca'|'cg', ...)
@@ -157,7 +156,6 @@ def build_cp_async(ins: ir.Instr, ctx: Ctx):
     return run
 
 
-@handler("cp.async.commit_group")
 def build_commit(ins: ir.Instr, ctx: Ctx):
     """cp.async.commit_group (9.7.9.25.3.2): close each executing thread's open group (an empty group is fine)."""
     def run(st, m):
@@ -184,7 +182,6 @@ def _wait(st, m, keep: int):
         st.engine.drain(st, until=lambda _op: not any(needed(op) for op in s.pending))
 
 
-@handler("cp.async.wait_group")
 def build_wait_group(ins: ir.Instr, ctx: Ctx):
     """cp.async.wait_group N (9.7.9.25.3.3): all but the N most recent committed groups of the thread are done."""
     n_op = ins.args[0] if ins.args else None
@@ -198,7 +195,6 @@ def build_wait_group(ins: ir.Instr, ctx: Ctx):
     return run
 
 
-@handler("cp.async.wait_all")
 def build_wait_all(ins: ir.Instr, ctx: Ctx):
     """cp.async.wait_all (9.7.9.25.3.3) = commit_group; wait_group 0."""
     def run(st, m):
@@ -225,7 +221,6 @@ class _Arrive:
             st.wake(bar_key(int(c), int(a)))
 
 
-@handler("cp.async.mbarrier")
 def build_mbar_arrive(ins: ir.Instr, ctx: Ctx):
     """cp.async.mbarrier.arrive{.noinc}{.shared{::cta}}.b64 [addr] (9.7.9.25.3.4)."""
     if len(ins.mods) < 3 or ins.mods[2] != "arrive":
@@ -252,3 +247,18 @@ def build_mbar_arrive(ins: ir.Instr, ctx: Ctx):
         st.engine.submit(_Arrive(ins, sel, ctas, addrs))
         return None
     return run
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the forms this family implements (PTX ISA notation, core/forms.py); anything else is refused as not implemented
+# ---------------------------------------------------------------------------------------------------------------
+SETS = {"cacg": ("ca", "cg"), "state": ("shared", "shared::cta"),
+        "prefetch_size": ("L2::64B", "L2::128B", "L2::256B")}
+FORMS = register(SETS, [
+    # form                                                                 PTX ISA          builder
+    ("cp.async.cacg.shared.global",       "9.7.9.25.3.1", build_cp_async),
+    ("cp.async.commit_group",                                             "9.7.9.25.3.2", build_commit),
+    ("cp.async.wait_group",                                               "9.7.9.25.3.3", build_wait_group),
+    ("cp.async.wait_all",                                                 "9.7.9.25.3.3", build_wait_all),
+    ("cp.async.mbarrier.arrive{.noinc}.shared.b64",                      "9.7.13.15.15", build_mbar_arrive),
+])

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import ir
-from ..core.isa import Ctx, Unsupported, handler, inst_type
+from ..core.isa import Ctx, Unsupported, inst_type, register
 from ..core import memory
 from ..core.memory import WIN_BASE, WIN_SHIFT
 from ..core.types import BITS, DTYPE, UINT, b128_from_words, b128_words
@@ -30,13 +30,10 @@ def _space(ins: ir.Instr, ctx: Ctx) -> str:
 
 
 def _vec(ins: ir.Instr) -> int:
-    v = ins.mod_startswith("v")
-    if v and v[1:].isdigit():
-        return int(v[1:])
-    return 1
+    """The vector width (.v2 / .v4 / .v8; 1 for a scalar access; not fooled by .volatile)."""
+    return next((int(m[1:]) for m in ins.mods if m[:1] == "v" and m[1:].isdigit()), 1)
 
 
-@handler("mov")
 def build_mov(ins: ir.Instr, ctx: Ctx):
     ty = inst_type(ins)
     d, a = ins.args
@@ -148,7 +145,6 @@ def _build_st_b128(ins, rds, space, n, addr):
     return run
 
 
-@handler("ld", "ldu")
 def build_ld(ins: ir.Instr, ctx: Ctx):
     wrs = ctx.write_vec(ins.args[0], inst_type(ins))
     space, n, dt, addr = _access(ins, ctx, ins.args[1], wrs, "destination")
@@ -168,7 +164,6 @@ def build_ld(ins: ir.Instr, ctx: Ctx):
     return runv
 
 
-@handler("st")
 def build_st(ins: ir.Instr, ctx: Ctx):
     rds = ctx.read_vec(ins.args[1], inst_type(ins))
     space, n, dt, addr = _access(ins, ctx, ins.args[0], rds, "source")
@@ -187,7 +182,6 @@ def build_st(ins: ir.Instr, ctx: Ctx):
     return runv
 
 
-@handler("cvta")
 def build_cvta(ins: ir.Instr, ctx: Ctx):
     """cvta{.to}.space.size d, a  (PTX ISA 9.7.9.19): convert between generic and state-space addresses."""
     to = "to" in ins.mods
@@ -212,7 +206,6 @@ def build_cvta(ins: ir.Instr, ctx: Ctx):
     return run_from
 
 
-@handler("isspacep")
 def build_isspacep(ins: ir.Instr, ctx: Ctx):
     """isspacep.space p, a (PTX ISA 9.7.9.18).  .shared (= .shared::cta) is true only for the executing CTA's
     shared memory; .shared::cluster for the shared memory of any CTA of the cluster (rank encoding: cluster.py)."""
@@ -241,7 +234,6 @@ def build_isspacep(ins: ir.Instr, ctx: Ctx):
     return run
 
 
-@handler("prefetch", "prefetchu", "applypriority", "discard", "createpolicy")
 def build_hint(ins: ir.Instr, ctx: Ctx):
     """Cache hints have no architectural effect (PTX ISA 9.7.9.15-17); createpolicy yields an opaque policy."""
     if ins.opcode == "createpolicy":
@@ -254,3 +246,65 @@ def build_hint(ins: ir.Instr, ctx: Ctx):
     def run(st, m):
         return None
     return run
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the forms this family implements (PTX ISA notation, core/forms.py); anything else is refused as not implemented
+# ---------------------------------------------------------------------------------------------------------------
+_LDT = ("b8", "b16", "b32", "b64", "b128", "u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64", "f32", "f64")
+SETS = {"movtype": ("pred", "b16", "b32", "b64", "b128", "u16", "u32", "u64", "s16", "s32", "s64", "f32", "f64"),
+        "ldss": ("const", "global", "local", "param::entry", "param::func", "param", "shared", "shared::cta",
+                 "shared::cluster"),
+        "stss": ("global", "local", "param", "param::func", "shared", "shared::cta", "shared::cluster"),
+        "ldcop": ("ca", "cg", "cs", "lu", "cv"), "stcop": ("wb", "cg", "cs", "wt"), "nccop": ("ca", "cg", "cs"),
+        "L1evict": ("L1::evict_normal", "L1::evict_unchanged", "L1::evict_first", "L1::evict_last",
+                    "L1::no_allocate"),
+        "L2evict": ("L2::evict_normal", "L2::evict_first", "L2::evict_last"),
+        "prefetch_size": ("L2::64B", "L2::128B", "L2::256B"), "vec": ("v2", "v4", "v8"), "ldtype": _LDT,
+        # .relaxed / .acquire / .release spaces; .volatile also .local (PTX ISA 9.1; NVRTC emits it)
+        "vss": ("global", "shared", "shared::cta", "shared::cluster"),
+        "volss": ("global", "shared", "shared::cta", "shared::cluster", "local"),
+        # the 256-bit accesses (sm_100), which the level-2 eviction priorities require
+        "wide": ("v8.b32", "v8.u32", "v8.s32", "v8.f32", "v4.b64", "v4.u64", "v4.s64", "v4.f64"),
+        "scope": ("cta", "cluster", "gpu", "sys"), "lduvec": ("v2", "v4"),
+        "space": ("const", "global", "local", "shared", "shared::cta", "shared::cluster", "param", "param::entry"),
+        "pfspace": ("global", "local"), "pflevel": ("L1", "L2"),
+        "size": ("u64",),     # cvta .u32 needs .address_size 32 (ptxas), which the emulator does not run
+        "pfevict": ("L2::evict_last", "L2::evict_normal"), "tmspace": ("const", "param"),
+        "primary": ("L2::evict_last", "L2::evict_normal", "L2::evict_first", "L2::evict_unchanged"),
+        "secondary": ("L2::evict_first", "L2::evict_unchanged")}
+FORMS = register(SETS, [
+    # form                                                                               PTX ISA     builder
+    ("mov.movtype",                                                                     "9.7.9.3", build_mov),
+    ("ld{.weak}{.ldss}{.ldcop}{.L2::cache_hint}{.prefetch_size}{.vec}.ldtype",          "9.7.9.8", build_ld),
+    ("ld{.weak}{.global}.L1evict{.L2evict}{.L2::cache_hint}{.prefetch_size}{.vec}.ldtype", "9.7.9.8", build_ld),
+    ("ld{.weak}{.global}.L2evict{.L2::cache_hint}{.prefetch_size}.wide",                "9.7.9.8", build_ld),
+    ("ld.volatile{.volss}{.L2evict}{.prefetch_size}{.vec}.ldtype",                      "9.7.9.8", build_ld),
+    ("ld.relaxed.scope{.vss}{.L1evict}{.L2evict}{.L2::cache_hint}{.prefetch_size}{.vec}.ldtype",
+     "9.7.9.8", build_ld),
+    ("ld.acquire.scope{.vss}{.L1evict}{.L2evict}{.L2::cache_hint}{.prefetch_size}{.vec}.ldtype",
+     "9.7.9.8", build_ld),
+    ("ld.mmio.relaxed.sys{.global}.ldtype",                                             "9.7.9.8", build_ld),
+    ("ld.global{.nccop}.nc{.L2::cache_hint}{.prefetch_size}{.vec}.ldtype",              "9.7.9.9", build_ld),
+    ("ld.global.nc{.L1evict}{.L2evict}{.L2::cache_hint}{.prefetch_size}{.vec}.ldtype",  "9.7.9.9", build_ld),
+    ("ldu{.global}{.lduvec}.ldtype",                                                    "9.7.9.10", build_ld),
+    ("st{.weak}{.stss}{.stcop}{.L2::cache_hint}{.vec}.ldtype",                          "9.7.9.11", build_st),
+    ("st{.weak}{.global}.L1evict{.L2evict}{.L2::cache_hint}{.vec}.ldtype",              "9.7.9.11", build_st),
+    ("st{.weak}{.global}.L2evict{.L2::cache_hint}.wide",                                "9.7.9.11", build_st),
+    ("st.volatile{.volss}{.vec}.ldtype",                                                "9.7.9.11", build_st),
+    ("st.relaxed.scope{.vss}{.L1evict}{.L2evict}{.L2::cache_hint}{.vec}.ldtype",        "9.7.9.11", build_st),
+    ("st.release.scope{.vss}{.L1evict}{.L2evict}{.L2::cache_hint}{.vec}.ldtype",        "9.7.9.11", build_st),
+    ("st.mmio.relaxed.sys{.global}.ldtype",                                             "9.7.9.11", build_st),
+    ("prefetch{.pfspace}.pflevel",                                                      "9.7.9.15", build_hint),
+    ("prefetch.global.pfevict",                                                         "9.7.9.15", build_hint),
+    ("prefetchu.L1",                                                                    "9.7.9.15", build_hint),
+    ("prefetch{.tmspace}.tensormap",                                                    "9.7.9.15", build_hint),
+    ("applypriority{.global}.L2::evict_normal",                                         "9.7.9.16", build_hint),
+    ("discard{.global}.L2",                                                             "9.7.9.17", build_hint),
+    ("createpolicy.range{.global}.primary{.secondary}.b64",                             "9.7.9.18", build_hint),
+    ("createpolicy.fractional.primary{.secondary}.b64",                                 "9.7.9.18", build_hint),
+    ("createpolicy.cvt.L2.b64",                                                         "9.7.9.18", build_hint),
+    ("isspacep.space",                                                                  "9.7.9.19", build_isspacep),
+    ("cvta.space.size",                                                                 "9.7.9.20", build_cvta),
+    ("cvta.to.space.size",                                                              "9.7.9.20", build_cvta),
+])

@@ -29,7 +29,7 @@ import ml_dtypes
 import numpy as np
 
 from ..core import ir
-from ..core.isa import Ctx, Unsupported, handler, imm_value
+from ..core.isa import Ctx, Unsupported, imm_value, register
 
 F32_NAN = np.uint32(0x7FFFFFFF)
 F64_NAN = np.uint64(0x7FFFFFFFFFFFFFFF)
@@ -568,8 +568,6 @@ def _relu_half(h, fmt):
     return np.where(nan, H_NAN, np.where(neg, np.uint16(0), h))
 
 
-@handler(*[f"{op}.{m}" for op in ("add", "sub", "mul") for m in _ROUND + ("ftz",) + _ALL_T],
-         *[f"{op}.sat.{t}" for op in ("add", "sub", "mul") for t in ("f32", "f16", "f16x2")])
 def build_addsubmul(ins: ir.Instr, ctx: Ctx):
     """add/sub/mul .f32/.f64 (9.7.3.1-3) and .f16/.f16x2/.bf16/.bf16x2 (9.7.4.1-3)."""
     ty = _ftype(ins)
@@ -618,7 +616,6 @@ def build_addsubmul(ins: ir.Instr, ctx: Ctx):
     return _emit(ins, ctx, ty, 2, lambda a, b: _half_op(ty, hf, a, b))
 
 
-@handler("fma", "mad.rn", "mad.rz", "mad.rm", "mad.rp", "mad.ftz", "mad.f32", "mad.f64", "mad.sat.f32")
 def build_fma(ins: ir.Instr, ctx: Ctx):
     """fma (9.7.3.5, 9.7.4.4) and mad.f32/.f64 (9.7.3.6: mad.rnd.f32 is fused, identical to fma)."""
     ty = _ftype(ins)
@@ -652,7 +649,6 @@ def build_fma(ins: ir.Instr, ctx: Ctx):
     return _emit(ins, ctx, ty, 3, lambda a, b, c: _half_op(ty, hf, a, b, c))
 
 
-@handler("div.rn", "div.rz", "div.rm", "div.rp", "div.approx", "div.full", "div.ftz", "div.f32", "div.f64")
 def build_div(ins: ir.Instr, ctx: Ctx):
     """div .approx/.full/.rnd (PTX ISA 9.7.3.8)."""
     ty = _ftype(ins)
@@ -686,7 +682,6 @@ def build_div(ins: ir.Instr, ctx: Ctx):
     return _emit(ins, ctx, ty, 2, lambda a, b: f32_div(a, b, mode, ftz))
 
 
-@handler("rcp")
 def build_rcp(ins: ir.Instr, ctx: Ctx):
     """rcp .approx/.rnd .f32/.f64 (PTX ISA 9.7.3.12, 9.7.3.13 rcp.approx.ftz.f64)."""
     ty = _ftype(ins)
@@ -705,7 +700,6 @@ def build_rcp(ins: ir.Instr, ctx: Ctx):
     raise Unsupported(f"{ins.name}: rcp is defined for .f32/.f64")
 
 
-@handler("sqrt")
 def build_sqrt(ins: ir.Instr, ctx: Ctx):
     """sqrt .approx/.rnd (PTX ISA 9.7.3.14)."""
     ty = _ftype(ins)
@@ -736,7 +730,6 @@ def _approx_unary(ins, ctx, fn):
     return _emit(ins, ctx, ty, 1, f)
 
 
-@handler("rsqrt")
 def build_rsqrt(ins, ctx):
     """rsqrt.approx.f32 (PTX ISA 9.7.3.15); rsqrt(±0) = ±inf."""
     def f(x):
@@ -745,37 +738,31 @@ def build_rsqrt(ins, ctx):
     return _approx_unary(ins, ctx, f)
 
 
-@handler("ex2")
 def build_ex2(ins, ctx):
     """ex2.approx.f32 (PTX ISA 9.7.3.21)."""
     return _approx_unary(ins, ctx, np.exp2)
 
 
-@handler("lg2")
 def build_lg2(ins, ctx):
     """lg2.approx.f32 (PTX ISA 9.7.3.20): lg2(±0) = -inf, lg2(x<0) = NaN."""
     return _approx_unary(ins, ctx, lambda x: np.where(x == 0, -np.inf, np.log2(x)))
 
 
-@handler("sin")
 def build_sin(ins, ctx):
     """sin.approx.f32 (PTX ISA 9.7.3.18)."""
     return _approx_unary(ins, ctx, np.sin)
 
 
-@handler("cos")
 def build_cos(ins, ctx):
     """cos.approx.f32 (PTX ISA 9.7.3.19)."""
     return _approx_unary(ins, ctx, np.cos)
 
 
-@handler("tanh")
 def build_tanh(ins, ctx):
     """tanh.approx.f32 (PTX ISA 9.7.3.22; sm_75+)."""
     return _approx_unary(ins, ctx, np.tanh)
 
 
-@handler(*[f"{op}.{m}" for op in ("neg", "abs") for m in ("ftz",) + _ALL_T])
 def build_negabs(ins: ir.Instr, ctx: Ctx):
     """neg/abs .f32/.f64/.f16/.f16x2/.bf16/.bf16x2 (9.7.3.9/10, 9.7.4.5/6): sign-bit operations on numbers.
 
@@ -818,7 +805,6 @@ def build_negabs(ins: ir.Instr, ctx: Ctx):
     return _emit(ins, ctx, ty, 1, f)
 
 
-@handler(*[f"{op}.{m}" for op in ("min", "max") for m in ("ftz", "NaN", "xorsign") + _ALL_T])
 def build_minmax(ins: ir.Instr, ctx: Ctx):
     """min/max floating point (PTX ISA 9.7.3.11/12, 9.7.4.8/9): one NaN operand → the other; both NaN → canonical
     NaN; .NaN → canonical NaN if any input is NaN; -0 < +0."""
@@ -850,7 +836,6 @@ def build_minmax(ins: ir.Instr, ctx: Ctx):
     return _emit(ins, ctx, ty, 2, lambda a, b: _half_op(ty, hf, a, b))
 
 
-@handler("testp")
 def build_testp(ins: ir.Instr, ctx: Ctx):
     """testp.op.{f32,f64} p, a (PTX ISA 9.7.3.16)."""
     ty = _ftype(ins)
@@ -889,7 +874,6 @@ def build_testp(ins: ir.Instr, ctx: Ctx):
     return run
 
 
-@handler("copysign")
 def build_copysign(ins: ir.Instr, ctx: Ctx):
     """copysign.{f32,f64} d, a, b: d = b with the sign of a (PTX ISA 9.7.3.4)."""
     ty = _ftype(ins)
@@ -901,3 +885,151 @@ def build_copysign(ins: ir.Instr, ctx: Ctx):
     def f(a, b):
         return (np.asarray(b, ud) & ~sign) | (np.asarray(a, ud) & sign)
     return _emit(ins, ctx, ty, 2, f)
+
+
+def _lanes64(bits):
+    """(lo, hi) f32 bit patterns of a packed .f32x2 (.b64) operand: lo = bits 0..31 = element 0 (PTX ISA 9.7.3.3)."""
+    b = np.asarray(bits, dtype=np.uint64)
+    return (b & np.uint64(0xFFFFFFFF)).astype(np.uint32), (b >> np.uint64(32)).astype(np.uint32)
+
+
+def _pack64(lo, hi):
+    return np.asarray(lo, dtype=np.uint32).astype(np.uint64) | (np.asarray(hi, dtype=np.uint32).astype(np.uint64)
+                                                               << np.uint64(32))
+
+
+def build_f32x2(ins: ir.Instr, ctx: Ctx):
+    """add/sub/mul/fma{.rnd}{.ftz}.f32x2 (PTX ISA 9.7.3.3-6, sm_100+): two independent .f32 operations on the
+    halves of .b64 operands, element i in bits [32i, 32i+31]; each element exactly as the scalar .f32 form
+    (same rounding, .ftz, NaN and signed-zero rules)."""
+    op = ins.opcode
+    mode = ins.fields["rnd"] or "rn"
+    ftz = ins.fields["ftz"] == "ftz"
+    if op == "mul":
+        f = lambda a, b: f32_mul(a, b, mode, ftz)  # noqa: E731
+    elif op == "sub":
+        f = lambda a, b: f32_add(a, b ^ np.uint32(0x80000000), mode, ftz)  # noqa: E731
+    elif op == "add":
+        f = lambda a, b: f32_add(a, b, mode, ftz)  # noqa: E731
+    else:
+        g = lambda a, b, c: f32_fma(a, b, c, mode, ftz)  # noqa: E731
+    rds = [ctx.read(x, "b64") for x in ins.args[1:]]
+    w = ctx.write(ins.args[0], "b64")
+    if op == "fma":
+        ra, rb, rc = rds
+
+        def run3(st, m):
+            (al, ah), (bl, bh), (cl, ch) = _lanes64(ra(st)), _lanes64(rb(st)), _lanes64(rc(st))
+            w(st, _pack64(g(al, bl, cl), g(ah, bh, ch)), m)
+        return run3
+    ra, rb = rds
+
+    def run2(st, m):
+        (al, ah), (bl, bh) = _lanes64(ra(st)), _lanes64(rb(st))
+        w(st, _pack64(f(al, bl), f(ah, bh)), m)
+    return run2
+
+
+def _widen_half(bits, fmt):
+    """f16 / bf16 bits -> the equal f32 bits (exact: every f16 and bf16 value is an f32 value)."""
+    v = _half_vals(np.asarray(bits, dtype=np.uint16), fmt)
+    with np.errstate(invalid="ignore"):
+        return v.astype(np.float32).view(np.uint32)
+
+
+def build_mixed(ins: ir.Instr, ctx: Ctx):
+    """Mixed precision add/sub/fma{.rnd}{.sat}.f32.{f16,bf16} (PTX ISA 9.7.5.1-3, sm_100+): a (and b for fma) are
+    converted exactly to .f32, then d = a + c / a - c / a * b + c with one rounding to .f32 (.rnd; add/sub default
+    .rn), .sat clamps to [0, 1] with NaN -> +0.  No .ftz: subnormal inputs and results are kept."""
+    op = ins.opcode
+    fmt = ins.fields.get("atype") or ins.fields.get("abtype")
+    mode = ins.fields["rnd"] or "rn"
+    sat = ins.fields["sat"] == "sat"
+    ra = ctx.read(ins.args[1], "b16")
+    w = ctx.write(ins.args[0], "b32")
+    post = _sat01 if sat else (lambda r: r)
+    if op == "fma":
+        rb = ctx.read(ins.args[2], "b16")
+        rc = _reader(ctx, ins.args[3], "f32")
+
+        def run_fma(st, m):
+            w(st, post(f32_fma(_widen_half(ra(st), fmt), _widen_half(rb(st), fmt), rc(st), mode, False)), m)
+        return run_fma
+    rc = _reader(ctx, ins.args[2], "f32")
+    neg = op == "sub"
+
+    def run_add(st, m):
+        c = np.asarray(rc(st), dtype=np.uint32)
+        if neg:
+            c = c ^ np.uint32(0x80000000)
+        w(st, post(f32_add(_widen_half(ra(st), fmt), c, mode, False)), m)
+    return run_add
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# the forms this family implements (PTX ISA notation, core/forms.py); anything else is refused as not implemented
+# ----------------------------------------------------------------------------------------------------------------
+SETS = {"rnd": _ROUND, "half": ("f16", "f16x2"), "bhalf": ("bf16", "bf16x2"), "f3264": ("f32", "f64"),
+        "atype": ("f16", "bf16"), "abtype": ("f16", "bf16"),
+        "testop": ("finite", "infinite", "number", "notanumber", "normal", "subnormal")}
+FORMS = register(SETS, [
+    # form                                  PTX ISA    builder
+    ("testp.testop.f32",                  "9.7.3.1", build_testp),
+    ("copysign.f3264",                      "9.7.3.2", build_copysign),
+    ("add{.rnd}{.ftz}{.sat}.f32",           "9.7.3.3", build_addsubmul),
+    ("add{.rnd}.f64",                       "9.7.3.3", build_addsubmul),
+    ("add{.rnd}{.ftz}.f32x2",               "9.7.3.3", build_f32x2),
+    ("sub{.rnd}{.ftz}{.sat}.f32",           "9.7.3.4", build_addsubmul),
+    ("sub{.rnd}.f64",                       "9.7.3.4", build_addsubmul),
+    ("sub{.rnd}{.ftz}.f32x2",               "9.7.3.4", build_f32x2),
+    ("mul{.rnd}{.ftz}{.sat}.f32",           "9.7.3.5", build_addsubmul),
+    ("mul{.rnd}.f64",                       "9.7.3.5", build_addsubmul),
+    ("mul{.rnd}{.ftz}.f32x2",               "9.7.3.5", build_f32x2),
+    ("fma.rnd{.ftz}{.sat}.f32",             "9.7.3.6", build_fma),
+    ("fma.rnd.f64",                         "9.7.3.6", build_fma),
+    ("fma.rnd{.ftz}.f32x2",                 "9.7.3.6", build_f32x2),
+    ("mad.rnd{.ftz}{.sat}.f32",             "9.7.3.7", build_fma),
+    ("mad.rnd.f64",                         "9.7.3.7", build_fma),
+    ("div.rnd{.ftz}.f32",                   "9.7.3.8", build_div),
+    ("div.rnd.f64",                         "9.7.3.8", build_div),
+    ("abs{.ftz}.f32",                       "9.7.3.9", build_negabs),
+    ("abs.f64",                             "9.7.3.9", build_negabs),
+    ("neg{.ftz}.f32",                       "9.7.3.10", build_negabs),
+    ("neg.f64",                             "9.7.3.10", build_negabs),
+    ("min{.ftz}{.NaN}.f32",                 "9.7.3.11", build_minmax),
+    ("min.f64",                             "9.7.3.11", build_minmax),
+    ("max{.ftz}{.NaN}.f32",                 "9.7.3.12", build_minmax),
+    ("max.f64",                             "9.7.3.12", build_minmax),
+    ("rcp.approx{.ftz}.f32",                "9.7.3.13", build_rcp),
+    ("rcp.rnd{.ftz}.f32",                   "9.7.3.13", build_rcp),
+    ("rcp.rnd.f64",                         "9.7.3.13", build_rcp),
+    ("sqrt.approx.f32",               "9.7.3.15", build_sqrt),
+    ("sqrt.rnd{.ftz}.f32",                  "9.7.3.15", build_sqrt),
+    ("sqrt.rnd.f64",                        "9.7.3.15", build_sqrt),
+    ("rsqrt.approx.f32",              "9.7.3.16", build_rsqrt),
+    ("sin.approx.f32",                "9.7.3.18", build_sin),
+    ("cos.approx.f32",                "9.7.3.19", build_cos),
+    ("lg2.approx.f32",                "9.7.3.20", build_lg2),
+    ("ex2.approx{.ftz}.f32",                "9.7.3.21", build_ex2),
+    ("tanh.approx.f32",                     "9.7.3.22", build_tanh),
+    ("add{.rn}{.ftz}{.sat}.half",           "9.7.4.1", build_addsubmul),
+    ("add{.rn}.bhalf",                      "9.7.4.1", build_addsubmul),
+    ("sub{.rn}{.ftz}{.sat}.half",           "9.7.4.2", build_addsubmul),
+    ("sub{.rn}.bhalf",                      "9.7.4.2", build_addsubmul),
+    ("mul{.rn}{.ftz}{.sat}.half",           "9.7.4.3", build_addsubmul),
+    ("mul{.rn}.bhalf",                      "9.7.4.3", build_addsubmul),
+    ("fma.rn{.ftz}{.sat}.half",             "9.7.4.4", build_fma),
+    ("fma.rn{.ftz}.relu.half",              "9.7.4.4", build_fma),
+    ("fma.rn{.relu}.bhalf",                 "9.7.4.4", build_fma),
+    ("neg{.ftz}.half",                      "9.7.4.5", build_negabs),
+    ("neg.bhalf",                           "9.7.4.5", build_negabs),
+    ("abs{.ftz}.half",                      "9.7.4.6", build_negabs),
+    ("abs.bhalf",                           "9.7.4.6", build_negabs),
+    ("min{.ftz}{.NaN}.half",                "9.7.4.7", build_minmax),
+    ("min{.NaN}.bhalf",                     "9.7.4.7", build_minmax),
+    ("max{.ftz}{.NaN}.half",                "9.7.4.8", build_minmax),
+    ("max{.NaN}.bhalf",                     "9.7.4.8", build_minmax),
+    ("add{.rnd}{.sat}.f32.atype",           "9.7.5.1", build_mixed),
+    ("sub{.rnd}{.sat}.f32.atype",           "9.7.5.2", build_mixed),
+    ("fma.rnd{.sat}.f32.abtype",            "9.7.5.3", build_mixed),
+])

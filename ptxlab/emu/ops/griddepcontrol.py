@@ -18,10 +18,9 @@ launch" has the cuda backend's attribute (dev.launch(..., pdl=True)).
 from __future__ import annotations
 
 from ..core import ir
-from ..core.isa import Ctx, Unsupported, handler
+from ..core.isa import Ctx, Unsupported, register
 
 
-@handler("griddepcontrol")
 def build_griddepcontrol(ins: ir.Instr, ctx: Ctx):
     if ins.mods not in (("wait",), ("launch_dependents",)) or ins.args:
         raise Unsupported(f"griddepcontrol.{'.'.join(ins.mods)}: the PTX ISA forms are griddepcontrol.wait and "
@@ -30,3 +29,11 @@ def build_griddepcontrol(ins: ir.Instr, ctx: Ctx):
     def run(st, m):
         return None     # see the module docstring: sequential launches satisfy both at once
     return run
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the forms this family implements (PTX ISA notation, core/forms.py); anything else is refused as not implemented
+# ---------------------------------------------------------------------------------------------------------------
+FORMS = register({"action": ("launch_dependents", "wait")}, [
+    ("griddepcontrol.action",       "9.7.13.13", build_griddepcontrol),
+])

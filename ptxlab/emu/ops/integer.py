@@ -5,21 +5,19 @@ min max popc clz bfind fns brev bfe bfi szext bmsk dp4a dp2a), 9.7.2 extended pr
 madc), 9.7.8 logic and shift (and or xor not cnot lop3 shf shl shr), 9.7.9.7 prmt.  Comparison/selection lives in
 ops/comparison.py, cvt in ops/conversion.py.
 
-Registration: opcodes that also have floating-point forms (add sub mul mad min max abs neg div) are registered under
-their *integer* dotted names only (``add.s32``, ``mad.lo.cc.u32`` ...), so the longest-prefix lookup sends float forms
-to the floating-point family.  Pure integer opcodes are registered by opcode.
+Registration: the ``FORMS`` table at the end lists every integer form implemented, in PTX ISA notation; opcodes that
+also have floating-point forms (add sub mul mad min max abs neg div) share the opcode with ops/floating_point.py and
+the type slot tells them apart.
 
 All ``run`` functions are a handful of whole-array numpy operations; every decision that depends only on the
 instruction text (type, width, mode, immediate LUTs) is taken in the builder.
 """
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
 from ..core import ir
-from ..core.isa import Ctx, Unsupported, handler, imm_value
+from ..core.isa import Ctx, Unsupported, imm_value, register
 from ..core.types import BITS, DTYPE, SINT, UINT, is_float
 
 # packed SIMD integer types (PTX ISA 9.7.1.1 add.u16x2 ...): element dtype and lane count inside a .b32
@@ -50,14 +48,6 @@ def _signed(ty: str) -> bool:
 
 def _width(ty: str) -> int:
     return 32 if ty in _PACKED else BITS[ty]
-
-
-def _register(fn, opcode: str, mode_sets, types):
-    """Register ``fn`` under every ``opcode[.mode...].type`` combination (empty string = mode absent)."""
-    for combo in itertools.product(*mode_sets):
-        for t in types:
-            _handler_name = ".".join([opcode] + [c for c in combo if c] + [t])
-            handler(_handler_name)(fn)
 
 
 def _full(x, T, dt):
@@ -181,10 +171,6 @@ def build_addsub(ins: ir.Instr, ctx: Ctx):
     return run
 
 
-_register(build_addsub, "add", [("", "sat", "cc")], _SCALAR_INT + _B + tuple(_PACKED))
-_register(build_addsub, "sub", [("", "sat", "cc")], _SCALAR_INT + _B + tuple(_PACKED))
-handler("add.s8x4", "add.u8x4", "sub.s8x4", "sub.u8x4")(build_addsub)   # also 'add.s8x4.sat' spelling
-handler("addc", "subc")(build_addsub)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -247,7 +233,6 @@ def build_mul(ins: ir.Instr, ctx: Ctx):
     return lambda st, m: w(st, np.multiply(a(st), b(st), dtype=dt), m)
 
 
-_register(build_mul, "mul", [("lo", "hi", "wide")], _SCALAR_INT)
 
 
 def build_mad(ins: ir.Instr, ctx: Ctx):
@@ -306,14 +291,11 @@ def build_mad(ins: ir.Instr, ctx: Ctx):
     return run
 
 
-_register(build_mad, "mad", [("lo", "hi", "wide"), ("", "sat", "cc")], _SCALAR_INT)
-handler("madc")(build_mad)
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # mul24 / mad24 (9.7.1.5, 9.7.1.6), sad (9.7.1.7)
 # ---------------------------------------------------------------------------------------------------------------
-@handler("mul24", "mad24")
 def build_mul24(ins: ir.Instr, ctx: Ctx):
     ty = _ity(ins)
     if ty not in ("u32", "s32"):
@@ -351,7 +333,6 @@ def build_mul24(ins: ir.Instr, ctx: Ctx):
     return run
 
 
-@handler("sad")
 def build_sad(ins: ir.Instr, ctx: Ctx):
     """d = c + ((a<b) ? b-a : a-b)  (PTX ISA 9.7.1.7), wrapping in the instruction width."""
     ty = _ity(ins)
@@ -422,8 +403,6 @@ def build_divrem(ins: ir.Instr, ctx: Ctx):
     return run
 
 
-_register(build_divrem, "div", [("",)], _SCALAR_INT)
-handler("rem")(build_divrem)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -448,8 +427,6 @@ def build_absneg(ins: ir.Instr, ctx: Ctx):
     return lambda st, m: w(st, np.negative(a(st), dtype=dt), m)
 
 
-_register(build_absneg, "abs", [("",)], ("s16", "s32", "s64"))
-_register(build_absneg, "neg", [("",)], ("s16", "s32", "s64", "s8x4"))
 
 
 def build_minmax(ins: ir.Instr, ctx: Ctx):
@@ -480,9 +457,7 @@ def build_minmax(ins: ir.Instr, ctx: Ctx):
     return lambda st, m: w(st, f(a(st), b(st)), m)
 
 
-for _op in ("min", "max"):
-    _register(build_minmax, _op, [("", "relu")], _SCALAR_INT + tuple(_PACKED))
-handler("min.relu.s32", "max.relu.s32")(build_minmax)
+
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -504,7 +479,6 @@ def _msb(x, bits):
     return np.where(hi != 0, 32 + _msb32(hi), _msb32(lo))
 
 
-@handler("popc", "clz", "bfind")
 def build_bitcount(ins: ir.Instr, ctx: Ctx):
     ty = _ity(ins)
     op = ins.opcode
@@ -536,7 +510,6 @@ def build_bitcount(ins: ir.Instr, ctx: Ctx):
 _REV8 = np.array([int(f"{i:08b}"[::-1], 2) for i in range(256)], dtype=np.uint8)
 
 
-@handler("brev")
 def build_brev(ins: ir.Instr, ctx: Ctx):
     ty = _ity(ins)
     if ty not in ("b32", "b64"):
@@ -554,7 +527,6 @@ def build_brev(ins: ir.Instr, ctx: Ctx):
     return run
 
 
-@handler("fns")
 def build_fns(ins: ir.Instr, ctx: Ctx):
     """Find the n-th set bit (PTX ISA 9.7.1.17); base > 31 is undefined in PTX: we treat it as 'not found'.
     offset = INT_MIN gives 0 as on the H100 (see below), not the ISA's 0xffffffff."""
@@ -620,7 +592,6 @@ def _mask_k(k, ut, bits):
 _BF_FIELD_MASK = {32: 0xFF, 64: 0xFFFFFFFF}
 
 
-@handler("bfe")
 def build_bfe(ins: ir.Instr, ctx: Ctx):
     ty = _ity(ins)
     if ty not in ("u32", "u64", "s32", "s64"):
@@ -652,7 +623,6 @@ def build_bfe(ins: ir.Instr, ctx: Ctx):
     return run
 
 
-@handler("bfi")
 def build_bfi(ins: ir.Instr, ctx: Ctx):
     ty = _ity(ins)
     if ty not in ("b32", "b64"):
@@ -679,7 +649,6 @@ def build_bfi(ins: ir.Instr, ctx: Ctx):
     return run
 
 
-@handler("szext")
 def build_szext(ins: ir.Instr, ctx: Ctx):
     ty = _ity(ins)
     clamp = "clamp" in ins.mods
@@ -706,7 +675,6 @@ def build_szext(ins: ir.Instr, ctx: Ctx):
     return run
 
 
-@handler("bmsk")
 def build_bmsk(ins: ir.Instr, ctx: Ctx):
     clamp = "clamp" in ins.mods
     if not (clamp or "wrap" in ins.mods):
@@ -737,7 +705,6 @@ def build_bmsk(ins: ir.Instr, ctx: Ctx):
 # ---------------------------------------------------------------------------------------------------------------
 # dp4a / dp2a (9.7.1.23, 9.7.1.24)
 # ---------------------------------------------------------------------------------------------------------------
-@handler("dp4a", "dp2a")
 def build_dp(ins: ir.Instr, ctx: Ctx):
     tys = [x for x in ins.mods if x in ("u32", "s32")]
     if len(tys) != 2:
@@ -778,7 +745,6 @@ def _logic_type(ins):
     return ty
 
 
-@handler("and", "or", "xor")
 def build_logic(ins: ir.Instr, ctx: Ctx):
     ty = _logic_type(ins)
     f = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[ins.opcode]
@@ -788,7 +754,6 @@ def build_logic(ins: ir.Instr, ctx: Ctx):
     return lambda st, m: w(st, f(a(st), b(st)), m)
 
 
-@handler("not", "cnot")
 def build_not(ins: ir.Instr, ctx: Ctx):
     ty = _logic_type(ins)
     a = ctx.read(ins.args[1], ty)
@@ -840,7 +805,6 @@ def _lop3_fn(lut: int):
     return fn
 
 
-@handler("lop3")
 def build_lop3(ins: ir.Instr, ctx: Ctx):
     """lop3.b32 d, a, b, c, immLut  and  lop3.{or,and}.b32 d|p, a, b, c, immLut, q  (PTX ISA 9.7.8.6)."""
     if not isinstance(ins.args[4], ir.Imm):
@@ -874,7 +838,6 @@ def build_lop3(ins: ir.Instr, ctx: Ctx):
 # ---------------------------------------------------------------------------------------------------------------
 # shifts: shf shl shr (9.7.8.7 - 9.7.8.9)
 # ---------------------------------------------------------------------------------------------------------------
-@handler("shf")
 def build_shf(ins: ir.Instr, ctx: Ctx):
     left = "l" in ins.mods
     if not (left or "r" in ins.mods) or not ("clamp" in ins.mods or "wrap" in ins.mods):
@@ -894,7 +857,6 @@ def build_shf(ins: ir.Instr, ctx: Ctx):
     return run
 
 
-@handler("shl", "shr")
 def build_shift(ins: ir.Instr, ctx: Ctx):
     """Shift amounts greater than the register width clamp to the width (PTX ISA 9.7.8.8/9)."""
     ty = _ity(ins)
@@ -940,7 +902,6 @@ _PRMT_MODES = {
 _NIB = np.array([0, 4, 8, 12], dtype=np.uint32)
 
 
-@handler("prmt")
 def build_prmt(ins: ir.Instr, ctx: Ctx):
     mode = next((x for x in ins.mods if x in _PRMT_MODES), None)
     extra = [x for x in ins.mods if x not in _PRMT_MODES and x != "b32"]
@@ -973,3 +934,67 @@ def build_prmt(ins: ir.Instr, ctx: Ctx):
 
 # keep imm_value importable from here for tests that build immediates
 __all__ = ["imm_value", "SINT"]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the forms this family implements (PTX ISA notation, core/forms.py); anything else is refused as not implemented
+# ---------------------------------------------------------------------------------------------------------------
+SETS = {"itype": _SCALAR_INT, "atype": ("u16", "u32", "u64", "s16", "s32", "s64", "u16x2", "s16x2"),
+        "cctype": ("u32", "s32", "u64", "s64"), "hilo": ("hi", "lo"), "wtype": ("u16", "u32", "s16", "s32"),
+        "i32": ("u32", "s32"), "sint": ("s16", "s32", "s64"), "mmatype": ("u16", "u32", "u64", "u16x2", "s16", "s64"),
+        "relutype": ("s16x2", "s32"), "b3264": ("b32", "b64"), "bftype": ("u32", "u64", "s32", "s64"),
+        "clampwrap": ("clamp", "wrap"), "lgtype": ("pred", "b16", "b32", "b64"), "cntype": ("b16", "b32", "b64"),
+        "lr": ("l", "r"), "boolop": ("or", "and"), "shrtype": ("b16", "b32", "b64") + _SCALAR_INT,
+        "prmtmode": tuple(_PRMT_MODES)}
+FORMS = register(SETS, [
+    # form                                  PTX ISA    builder
+    ("add.atype",                           "9.7.1.1", build_addsub),
+    ("add.sat.s32",                         "9.7.1.1", build_addsub),
+    ("sub.itype",                           "9.7.1.2", build_addsub),
+    ("sub.sat.s32",                         "9.7.1.2", build_addsub),
+    ("mul.hilo.itype",                      "9.7.1.3", build_mul),
+    ("mul.wide.wtype",                      "9.7.1.3", build_mul),
+    ("mad.hilo.itype",                      "9.7.1.4", build_mad),
+    ("mad.wide.wtype",                      "9.7.1.4", build_mad),
+    ("mad.hi.sat.s32",                      "9.7.1.4", build_mad),
+    ("mul24.hilo.i32",                      "9.7.1.5", build_mul24),
+    ("mad24.hilo.i32",                      "9.7.1.6", build_mul24),
+    ("mad24.hi.sat.s32",                    "9.7.1.6", build_mul24),
+    ("sad.itype",                           "9.7.1.7", build_sad),
+    ("div.itype",                           "9.7.1.8", build_divrem),
+    ("rem.itype",                           "9.7.1.9", build_divrem),
+    ("abs.sint",                            "9.7.1.10", build_absneg),
+    ("neg.sint",                            "9.7.1.11", build_absneg),
+    ("min.mmatype",                         "9.7.1.12", build_minmax),
+    ("min{.relu}.relutype",                 "9.7.1.12", build_minmax),
+    ("max.mmatype",                         "9.7.1.13", build_minmax),
+    ("max{.relu}.relutype",                 "9.7.1.13", build_minmax),
+    ("popc.b3264",                          "9.7.1.14", build_bitcount),
+    ("clz.b3264",                           "9.7.1.15", build_bitcount),
+    ("bfind{.shiftamt}.bftype",             "9.7.1.16", build_bitcount),
+    ("fns.b32",                             "9.7.1.17", build_fns),
+    ("brev.b3264",                          "9.7.1.18", build_brev),
+    ("bfe.bftype",                          "9.7.1.19", build_bfe),
+    ("bfi.b3264",                           "9.7.1.20", build_bfi),
+    ("szext.clampwrap.i32",                 "9.7.1.21", build_szext),
+    ("bmsk.clampwrap.b32",                  "9.7.1.22", build_bmsk),
+    ("dp4a.i32.i32",                        "9.7.1.23", build_dp),
+    ("dp2a.hilo.i32.i32",                   "9.7.1.24", build_dp),
+    ("add.cc.cctype",                       "9.7.2.1", build_addsub),
+    ("addc{.cc}.cctype",                    "9.7.2.2", build_addsub),
+    ("sub.cc.cctype",                       "9.7.2.3", build_addsub),
+    ("subc{.cc}.cctype",                    "9.7.2.4", build_addsub),
+    ("mad.hilo.cc.cctype",                  "9.7.2.5", build_mad),
+    ("madc.hilo{.cc}.cctype",               "9.7.2.6", build_mad),
+    ("and.lgtype",                          "9.7.8.1", build_logic),
+    ("or.lgtype",                           "9.7.8.2", build_logic),
+    ("xor.lgtype",                          "9.7.8.3", build_logic),
+    ("not.lgtype",                          "9.7.8.4", build_not),
+    ("cnot.cntype",                         "9.7.8.5", build_not),
+    ("lop3.b32",                            "9.7.8.6", build_lop3),
+    ("lop3.boolop.b32",                     "9.7.8.6", build_lop3),
+    ("shf.lr.clampwrap.b32",                "9.7.8.7", build_shf),
+    ("shl.cntype",                          "9.7.8.8", build_shift),
+    ("shr.shrtype",                         "9.7.8.9", build_shift),
+    ("prmt.b32{.prmtmode}",                 "9.7.9.7", build_prmt),
+])

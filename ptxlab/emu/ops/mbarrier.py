@@ -26,7 +26,7 @@ import numpy as np
 from ...errors import EmuError
 from ..core import hooks, ir
 from ..engine import machine
-from ..core.isa import BLOCK_END, Ctx, Unsupported, handler
+from ..core.isa import BLOCK_END, Ctx, Unsupported, register
 from ..hw.mbarrier import Mbarrier, MbarrierTable, decode_state
 from ..hw import cluster as cl
 from ..core.memory import SHARED_WIN, WIN_SHIFT
@@ -164,7 +164,6 @@ def _sel(st, m) -> np.ndarray:
     return np.arange(st.T)[st.status == machine.RUN] if m is None else np.flatnonzero(m)
 
 
-@handler("mbarrier")
 def build_mbarrier(ins: ir.Instr, ctx: Ctx):
     """All mbarrier.* forms of PTX ISA 9.7.13.15.9-17."""
     op = ins.mods[0] if ins.mods else ""
@@ -315,7 +314,6 @@ def _one(T: int, t: int) -> np.ndarray:
     return m
 
 
-@handler("fence.mbarrier_init")
 def build_fence_mbarrier_init(ins: ir.Instr, ctx: Ctx):
     """fence.mbarrier_init.release.cluster (9.7.13.4): orders prior mbarrier.init; no effect in the emulator."""
     def run(st, m):
@@ -395,3 +393,26 @@ def _explain_expiries(st) -> Optional[str]:
 hooks.DEADLOCK_EXPLAINERS.append(describe_barriers)
 hooks.DEADLOCK_EXPLAINERS.append(_explain_expiries)
 hooks.EXPIRY_HOOKS.append(_expire)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the forms this family implements (PTX ISA notation, core/forms.py); anything else is refused as not implemented
+# ---------------------------------------------------------------------------------------------------------------
+SETS = {"state": ("shared", "shared::cta"), "space": ("shared", "shared::cta", "shared::cluster"),
+        "asem": ("release", "relaxed"), "wsem": ("acquire", "relaxed"), "scope": ("cta", "cluster"),
+        "ad": ("arrive", "arrive_drop"), "wait": ("test_wait", "try_wait")}
+FORMS = register(SETS, [
+    # form                                                             PTX ISA        builder
+    ("mbarrier.init(.shared|.shared::cta).b64",                                     "9.7.13.15.9", build_mbarrier),
+    ("mbarrier.inval.shared::cta.b64",                                    "9.7.13.15.10", build_mbarrier),
+    ("mbarrier.expect_tx{.relaxed}{.cluster}(.shared::cta|.shared::cluster).b64",              "9.7.13.15.11", build_mbarrier),
+    ("mbarrier.complete_tx{.relaxed}{.cluster}(.shared::cta|.shared::cluster).b64",            "9.7.13.15.12", build_mbarrier),
+    ("mbarrier.ad(.shared|.shared::cta).b64",                        "9.7.13.15.13", build_mbarrier),
+    ("mbarrier.arrive{.asem}{.cluster}.shared::cluster.b64",                "9.7.13.15.13", build_mbarrier),
+    ("mbarrier.arrive.expect_tx.shared::cta.b64",              "9.7.13.15.13", build_mbarrier),
+    ("mbarrier.arrive.expect_tx.shared::cluster.b64",      "9.7.13.15.13", build_mbarrier),
+    ("mbarrier.arrive.noComplete.shared::cta.b64",            "9.7.13.15.13", build_mbarrier),
+    ("mbarrier.wait{.parity}{.acquire}{.cluster}(.shared|.shared::cta).b64",             "9.7.13.15.16", build_mbarrier),
+    ("mbarrier.pending_count.b64",                                    "9.7.13.15.17", build_mbarrier),
+    ("fence.mbarrier_init.release.cluster",                           "9.7.13.4", build_fence_mbarrier_init),
+])

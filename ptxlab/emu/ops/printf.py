@@ -16,7 +16,7 @@ import sys
 import numpy as np
 
 from ..core import ir
-from ..core.isa import Ctx, handler
+from ..core.isa import Ctx, register
 from ..core.memory import GLOBAL_BASE, LOCAL_WIN, WIN_SHIFT
 
 PRINTF_LIMIT = 10000
@@ -84,7 +84,6 @@ def _local_bytes(st, t: int, ptr: int, n: int) -> bytes:
     return bytes(st.lmem[base + a0: base + a1])
 
 
-@handler("ptxlab.vprintf")
 def build_vprintf(ins: ir.Instr, ctx: Ctx):
     fmt_a = ctx.address(ins.args[0])
     arg_a = ctx.address(ins.args[1])
@@ -115,7 +114,6 @@ def build_vprintf(ins: ir.Instr, ctx: Ctx):
     return run
 
 
-@handler("ptxlab.assertfail")
 def build_assertfail(ins: ir.Instr, ctx: Ctx):
     addrs = [ctx.address(a) for a in ins.args[:4]]
 
@@ -127,3 +125,12 @@ def build_assertfail(ins: ir.Instr, ctx: Ctx):
         st.fault(ins, sel, f"device-side assert failed: {_cstring(st, int(msg_p[t]))}",
                  f"at {_cstring(st, int(file_p[t]))}:{line} in {_cstring(st, int(func_p[t]))}")
     return run
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the emulator's own pseudo-instructions (program.py rewrites the CUDA runtime's vprintf / __assertfail calls)
+# ---------------------------------------------------------------------------------------------------------------
+FORMS = register({}, [
+    ("ptxlab.vprintf",       "", build_vprintf),
+    ("ptxlab.assertfail",    "", build_assertfail),
+])

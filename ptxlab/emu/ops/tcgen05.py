@@ -17,7 +17,7 @@ import numpy as np
 from ...errors import EmuError
 from ..core import hooks, ir
 from ..engine import machine
-from ..core.isa import BLOCK_END, Ctx, Unsupported, handler
+from ..core.isa import BLOCK_END, Ctx, Unsupported, register
 from ..engine.machine import EXITED
 from .warp_sync import warp_sync_ready
 from ..hw.tcgen05_maps import MapError, cp_map, cp_row_words, ld_pack, ldst_map, shift_down_map, st_unpack
@@ -107,7 +107,6 @@ def _check_taddr(st: Any, ins: ir.Instr, t: int, taddr: int, what: str) -> tuple
 
 
 # ------------------------------------------------------------------------------------------------ dispatch
-@handler("tcgen05")
 def build(ins: ir.Instr, ctx: Ctx):
     if not ins.mods:
         raise Unsupported(f"bare 'tcgen05' ({ins.where()})")
@@ -826,3 +825,36 @@ _BUILDERS = {
     "mma": _build_mma,
     "commit": _build_commit,
 }
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the forms this family implements (PTX ISA notation, core/forms.py); anything else is refused as not implemented
+# ---------------------------------------------------------------------------------------------------------------
+SETS = {"cta_group": ("cta_group::1", "cta_group::2"),
+        "shape1": ("16x64b", "16x128b", "16x256b", "32x32b"),
+        "num": ("x1", "x2", "x4", "x8", "x16", "x32", "x64", "x128"),
+        "cpshape": ("128x256b", "4x256b", "128x128b"), "warpx2": ("warpx2::02_13", "warpx2::01_23"),
+        "decomp": ("b8x16.b6x16_p32", "b8x16.b4x16_p64"), "wait": ("wait::ld", "wait::st"),
+        "kind": ("kind::f16", "kind::tf32", "kind::f8f6f4", "kind::i8"),
+        "bskind": ("kind::mxf8f6f4", "kind::mxf4", "kind::mxf4nvf4"),
+        "scale_vec": ("scale_vec::1X", "scale_vec::2X", "scale_vec::4X", "block16", "block32"),
+        "fence": ("fence::before_thread_sync", "fence::after_thread_sync")}
+FORMS = register(SETS, [
+    # form                                                                         PTX ISA         builder
+    ("tcgen05.alloc.cta_group.sync.aligned.shared::cta.b32",                    "9.7.16.7.1",   build),
+    ("tcgen05.dealloc.cta_group.sync.aligned.b32",                                "9.7.16.7.1",   build),
+    ("tcgen05.relinquish_alloc_permit.cta_group.sync.aligned",                    "9.7.16.7.1",   build),
+    ("tcgen05.ld.sync.aligned.shape1.num{.pack::16b}.b32",                        "9.7.16.8.3",   build),
+    ("tcgen05.ld.sync.aligned.16x32bx2(.x2|.x4){.pack::16b}.b32",                      "9.7.16.8.3",   build),
+    ("tcgen05.st.sync.aligned.shape1(.x1|.x2|.x4|.x8|.x32){.unpack::16b}.b32",                      "9.7.16.8.4",   build),
+    ("tcgen05.st.sync.aligned.16x32bx2(.x2|.x4){.unpack::16b}.b32",                    "9.7.16.8.4",   build),
+    ("tcgen05.wait.sync.aligned",                                                 "9.7.16.8.5",   build),
+    ("tcgen05.cp.cta_group::2.128x256b",                                     "9.7.16.9.2",   build),
+    ("tcgen05.cp.cta_group.32x128b.warpx4",                              "9.7.16.9.2",   build),
+    ("tcgen05.shift.cta_group::2.down",                                              "9.7.16.9.3",   build),
+    ("tcgen05.mma.cta_group.kind::f16",                        "9.7.16.10.9.1", build),
+    ("tcgen05.mma.cta_group(.kind::mxf8f6f4|.kind::mxf4nvf4).block_scale{.block16}",                      "9.7.16.10.9.1", build),
+    ("tcgen05.fence",                                                             "9.7.16.11.1",  build),
+    ("tcgen05.commit.cta_group.mbarrier::arrive::one{.shared::cluster}{.multicast::cluster}.b64",
+     "9.7.16.12.1", build),
+])

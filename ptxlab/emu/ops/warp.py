@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import ir
-from ..core.isa import RETRY, Ctx, Unsupported, handler, inst_type
+from ..core.isa import RETRY, Ctx, Unsupported, inst_type, register
 from .warp_sync import warp_sync_ready
 
 _LANE_BITS = np.uint32(1) << np.arange(32, dtype=np.uint32)
@@ -37,7 +37,6 @@ def _bcast(v, T, dt):
     return np.broadcast_to(np.asarray(v).astype(dt, copy=False), (T,))
 
 
-@handler("shfl")
 def build_shfl(ins: ir.Instr, ctx: Ctx):
     """shfl.sync.mode.b32 d[|p], a, b, c, membermask (PTX ISA 9.7.8.6):
         lane = laneid; bval = b[4:0]; cval = c[4:0]; segmask = c[12:8]
@@ -96,7 +95,6 @@ def build_shfl(ins: ir.Instr, ctx: Ctx):
     return run
 
 
-@handler("vote")
 def build_vote(ins: ir.Instr, ctx: Ctx):
     """vote.sync.{all,any,uni}.pred d, {!}a, membermask; vote.sync.ballot.b32 d, {!}a, membermask (9.7.8.5)."""
     if "sync" not in ins.mods:
@@ -129,7 +127,6 @@ def build_vote(ins: ir.Instr, ctx: Ctx):
     return run
 
 
-@handler("activemask")
 def build_activemask(ins: ir.Instr, ctx: Ctx):
     """activemask.b32 d (9.7.8.9): lanes of the warp executing this instruction together."""
     w = ctx.write(ins.args[0], "b32")
@@ -164,7 +161,6 @@ def _sync_members(st, ins: ir.Instr, m, rmask):
     return _members(st, _act(st, m), _bcast(mv, st.T, np.uint32))
 
 
-@handler("match")
 def build_match(ins: ir.Instr, ctx: Ctx):
     """match.any.sync.b32/b64 d, a, membermask; match.all.sync.b32/b64 d[|p], a, membermask (9.7.8.8)."""
     mode = next((x for x in ins.mods if x in ("any", "all")), None)
@@ -196,7 +192,6 @@ def build_match(ins: ir.Instr, ctx: Ctx):
     return run
 
 
-@handler("redux")
 def build_redux(ins: ir.Instr, ctx: Ctx):
     """redux.sync.op.type d, a, membermask (9.7.8.10): add/min/max .u32/.s32, and/or/xor .b32; min/max{.abs}{.NaN}.f32
     (sm_100a).  The reduction covers the active lanes of the membermask; add wraps modulo 2^32."""
@@ -266,7 +261,6 @@ def build_redux(ins: ir.Instr, ctx: Ctx):
     return run
 
 
-@handler("elect")
 def build_elect(ins: ir.Instr, ctx: Ctx):
     """elect.sync d|p, membermask (9.7.8.12): the lowest active lane of membermask is the leader; d = its laneid for
     every executing thread, p = true on the leader only."""
@@ -291,3 +285,23 @@ def build_elect(ins: ir.Instr, ctx: Ctx):
         if wp is not None:
             wp(st, (grp != 0) & (leader == st.lane), m)
     return run
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the forms this family implements (PTX ISA notation, core/forms.py); anything else is refused as not implemented
+# ---------------------------------------------------------------------------------------------------------------
+SETS = {"shflmode": ("up", "down", "bfly", "idx"), "vmode": ("all", "any", "uni"), "ms": ("b32", "b64"),
+        "rop": ("add", "min", "max"), "rty": ("u32", "s32"), "bop": ("and", "or", "xor"), "fop": ("min", "max")}
+FORMS = register(SETS, [
+    # form                                     PTX ISA      builder
+    ("shfl.sync.shflmode.b32",                "9.7.9.6",   build_shfl),
+    ("vote.sync.vmode.pred",                  "9.7.13.9",  build_vote),
+    ("vote.sync.ballot.b32",                  "9.7.13.9",  build_vote),
+    ("match.any.sync.ms",                     "9.7.13.10", build_match),
+    ("match.all.sync.b32",                     "9.7.13.10", build_match),
+    ("activemask.b32",                        "9.7.13.11", build_activemask),
+    ("redux.sync.rop.rty",                    "9.7.13.12", build_redux),
+    ("redux.sync.bop.b32",                    "9.7.13.12", build_redux),
+    ("redux.sync.fop{.abs}{.NaN}.f32",        "9.7.13.12", build_redux),
+    ("elect.sync",                            "9.7.13.14", build_elect),
+])

@@ -95,12 +95,12 @@ def test_runaway_loop_hits_the_watchdog(dev):
 
 def test_unimplemented_instruction_names_line(dev):
     src = r'''extern "C" __global__ void u(unsigned* y) { unsigned r;
-      asm volatile("wgmma.fence.sync.aligned;"); r = threadIdx.x; y[threadIdx.x] = r; }'''
+      asm volatile("{ .reg .b16 h; mov.b16 h, 0x3C00; ex2.approx.f16 h, h; }"); r = threadIdx.x; y[threadIdx.x] = r; }'''
     mod = ptxlab.compile(src, arch="sm_90a", name="u.cu")
     y = dev.empty(4 * 32)
     with pytest.raises(EmuError) as ei:
         dev.launch(mod, "u", grid=(1, 1, 1), block=(32, 1, 1), args=[y])
-    assert "wgmma.fence.sync.aligned" in str(ei.value) and "not implemented" in str(ei.value)
+    assert "ex2.approx.f16" in str(ei.value) and "not implemented" in str(ei.value)
 
 
 def test_pointer_param_after_u32_is_8_byte_aligned(dev, rng):
