@@ -12,7 +12,7 @@ from ..tensormap import TensorMapSpec, encode_emu
 from .ops import load_families
 from .engine.machine import run_kernel
 from .core.memory import GLOBAL_BASE, GlobalHeap
-from .core.parser import parse
+from .engine.decode_cache import no_gc, parse_cached
 from .checks.fidelity import rules_of, strict_rules as _strict_rules, summarize as _fid_summarize
 from .core.program import Program
 
@@ -95,7 +95,7 @@ class EmuDevice(Device):
         key = hashlib.sha256(ptx.encode()).hexdigest()
         ent = self._modules.get(key)
         if ent is None:
-            mod = parse(ptx, getattr(module, "name", "<ptx>"))
+            mod = parse_cached(ptx, getattr(module, "name", "<ptx>"))
             gsyms, csyms = {}, {}
             const_bank = bytearray()
             for v in mod.globals:
@@ -118,7 +118,8 @@ class EmuDevice(Device):
         pk = (key, kernel)
         prog = self._programs.get(pk)
         if prog is None:
-            prog = Program(mod, kernel, self.heap, gsyms, cbank, csyms)
+            with no_gc():      # decode_cache.py: a large parsed module makes every full collection slow
+                prog = Program(mod, kernel, self.heap, gsyms, cbank, csyms)
             self._programs[pk] = prog
         return prog
 
