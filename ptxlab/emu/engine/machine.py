@@ -528,27 +528,7 @@ class Scheduler:
                 rc = e.fn(st, gm)
                 if rc:
                     st.thread_instrs += n_active * (i - p + 1)
-                    if rc == isa.RETRY:
-                        # threads of gm wait at this instruction; the others of m continue after it
-                        sel = np.ones(T, bool) if gm is None else gm
-                        early = (status == SYNC) & (pc == i)
-                        if early.any():      # lanes that got here first (forward progress) wait here: all retry
-                            status[early] = RUN          # together from this instruction at the next pick
-                        else:
-                            status[sel] = SYNC
-                        pc[sel] = i
-                        rest = (np.ones(T, bool) if m is None else m) & ~sel
-                        pc[rest] = i + 1
-                    elif rc == isa.JUMP:
-                        # call/ret (callstack.py) set the pc of gm's threads; the others of m continue after it
-                        if gm is not m:
-                            rest = (np.ones(T, bool) if m is None else m) & ~gm
-                            pc[rest] = i + 1
-                    else:
-                        if m is None:
-                            pc[:] = i + 1
-                        else:
-                            pc[m] = i + 1
+                    self._after_rc(i, m, gm, rc)
                     return
                 i += 1
             st.thread_instrs += n_active * (i - p)
@@ -601,6 +581,32 @@ class Scheduler:
                 return
             if e.kind == K_TRAP:
                 st.fault(e.ins, m, "the kernel executed 'trap' (a device-side abort, e.g. a failed assert)")
+
+    def _after_rc(self, i: int, m, gm, rc: int):
+        """Thread states after instruction ``i`` returned control code ``rc`` for ``gm`` (of the group ``m``)."""
+        st = self.st
+        T, pc, status = st.T, st.pc, st.status
+        if rc == isa.RETRY:
+            # threads of gm wait at this instruction; the others of m continue after it
+            sel = np.ones(T, bool) if gm is None else gm
+            early = (status == SYNC) & (pc == i)
+            if early.any():      # lanes that got here first (forward progress) wait here: all retry
+                status[early] = RUN          # together from this instruction at the next pick
+            else:
+                status[sel] = SYNC
+            pc[sel] = i
+            rest = (np.ones(T, bool) if m is None else m) & ~sel
+            pc[rest] = i + 1
+        elif rc == isa.JUMP:
+            # call/ret (callstack.py) set the pc of gm's threads; the others of m continue after it
+            if gm is not m:
+                rest = (np.ones(T, bool) if m is None else m) & ~gm
+                pc[rest] = i + 1
+        else:
+            if m is None:
+                pc[:] = i + 1
+            else:
+                pc[m] = i + 1
 
     def _check_pending(self, e, gm):
         st = self.st
@@ -666,10 +672,14 @@ class Scheduler:
 
 
 def run_kernel(prog: Program, heap: GlobalHeap, grid: tuple, block: tuple, params: bytes, dyn_smem: int,
-               device=None, budget: int = DEFAULT_BUDGET, cluster=None, stall_s: Optional[float] = None) -> dict:
+               device=None, budget: int = DEFAULT_BUDGET, cluster=None, stall_s: Optional[float] = None,
+               scheduler: Optional[Callable] = None) -> dict:
     """Run all CTAs of a launch, in waves of up to WAVE_THREADS threads (whole clusters: a cluster's CTAs are
     co-resident, cluster.py).  Returns run statistics.
-    ``budget`` (thread-instructions) and ``stall_s`` (seconds without progress) apply to the whole launch."""
+    ``budget`` (thread-instructions) and ``stall_s`` (seconds without progress) apply to the whole launch.
+    ``scheduler(st, budget, watch)`` makes the scheduler of each wave (default: the interpreter's ``Scheduler``;
+    the native engine passes its own, engine/native/runner.py)."""
+    make = scheduler or Scheduler
     from ..checks import watchdog
     watchdog.preflight(prog, grid, block, budget, prog.kernel)
     watch = watchdog.LaunchWatch(prog.kernel, budget,
@@ -687,7 +697,7 @@ def run_kernel(prog: Program, heap: GlobalHeap, grid: tuple, block: tuple, param
         st = Wave(prog, heap, ids, grid, block, params, dyn_smem, device, cluster=cluster)
         st.launch_queue = queue
         watch.start_wave()
-        Scheduler(st, watch.remaining(), watch).run()
+        make(st, watch.remaining(), watch).run()
         watch.done += st.thread_instrs
         stats["thread_instrs"] += st.thread_instrs
         stats["blocks"] += st.steps
