@@ -186,6 +186,11 @@ static int alu(const Ctx *c, const Op *o, uint64_t *const *S, uint64_t *const *V
     case OP_UNPACK:
         for (int64_t k = 0; k < o->nd; k++) { uint64_t *Y = V[k]; FOR Y[t] = A[t] >> (k * w); }
         return 0;
+    case OP_CLAMP:              /* cvt.sat between integer types: clamp a to [lo, hi] (o->sub: signed source) */
+        if (o->sub) FOR { int64_t a = (int64_t)A[t], lo = (int64_t)B[t], hi = (int64_t)C[t];
+                          R0[t] = (uint64_t)(a < lo ? lo : (a > hi ? hi : a)); }
+        else FOR R0[t] = A[t] < C[t] ? A[t] : C[t];
+        return 0;
     default:
         return 1;
     }

@@ -14,14 +14,14 @@ import numpy as np
 
 from ...core import isa
 from ...core.program import K_BRA, K_EXIT, K_TRAP
-from . import emit_float, emit_int, emit_mem
+from . import emit_cvt, emit_float, emit_int, emit_mem
 from .operands import NotNative, Operands
 from .record import OPCODES, WORDS, Rec
 
 assert OPCODES["PY"] == 0      # a zeroed record is "run it in Python"
 
 EMITTERS: dict = dict(emit_float.EMITTERS)
-for _m in (emit_int, emit_mem):
+for _m in (emit_cvt, emit_int, emit_mem):
     EMITTERS.update({(_m.MODULE, name): fn for name, fn in _m.EMITTERS.items()})
 
 
