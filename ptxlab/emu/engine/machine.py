@@ -99,7 +99,7 @@ class Wave:
         self.lane = (self.local_tid % 32).astype(np.uint32)
         self.warp = self.local_tid // 32                  # warp index within the CTA
         self.gwarp = t // 32                              # wave-global warp index
-        self.r: list = [np.zeros(T, dtype=_store(ty)) for ty in prog.reg_types]
+        self.r: list = _zero_registers(prog, T)
         self.pc = np.zeros(T, dtype=np.int64)
         self.status = np.where(self.valid, RUN, EXITED).astype(np.int8)
         self.park_key = np.zeros(T, dtype=np.int64)
@@ -418,9 +418,15 @@ class Wave:
                     del self.pending[s]
 
 
-def _store(ty: str):
+def _zero_registers(prog: Program, T: int) -> list:
+    """One zeroed (T,) array per register: rows of one block per storage dtype (a kernel after inlining can have
+    thousands of registers; one allocation each made the start of every wave slow)."""
     from ..core.types import BITS, STORAGE
-    return STORAGE[1 if ty == "pred" else BITS[ty]]
+    kinds = getattr(prog, "_reg_storage", None)
+    if kinds is None:
+        kinds = prog._reg_storage = [STORAGE[1 if ty == "pred" else BITS[ty]] for ty in prog.reg_types]
+    blocks = {dt: iter(np.zeros((sum(1 for k in kinds if k == dt), T), dt)) for dt in set(kinds)}
+    return [next(blocks[dt]) for dt in kinds]
 
 
 

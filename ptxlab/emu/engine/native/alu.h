@@ -4,7 +4,7 @@
  * Sources arrive as 64-bit containers: the value of the instruction type, sign-extended for .sN types and
  * zero-extended otherwise (.pred: 0/1).  Results are containers too; the write step truncates them to the
  * destination type.  So wrap-around arithmetic needs no width, and signed comparisons are int64 comparisons.  Every
- * loop runs over all T threads (the write step keeps only the executing ones): no operation here can trap.
+ * loop runs over all n threads of a tile (the write step keeps only the executing ones): nothing here traps.
  */
 
 static inline uint32_t brev32(uint32_t x) {
@@ -74,8 +74,7 @@ static inline uint64_t lop3(uint64_t a, uint64_t b, uint64_t c, int64_t lut) {
 static inline int64_t msb64(uint64_t x) { return x ? 63 - (int64_t)__builtin_clzll(x) : -1; }
 
 /* the integer-family opcodes: see engine.c's OP_ list; w = operand width (o->x0), sg = signed (o->x1) */
-static int alu(const Ctx *c, const Op *o, uint64_t *const *S, uint64_t *const *V) {
-    const int64_t T = c->T;
+static int alu(const Op *o, int64_t n, uint64_t *const *S, uint64_t *const *V) {
     const uint64_t *A = S[0], *B = S[1], *C = S[2], *D = S[3];
     uint64_t *R0 = V[0];
     const int w = (int)o->x0, sg = (int)o->x1;

@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 from typing import Optional
 
-FLAGS = ("-O2", "-std=gnu11", "-fPIC", "-shared", "-ffp-contract=off", "-fwrapv", "-fno-strict-aliasing",
+FLAGS = ("-O3", "-std=gnu11", "-fPIC", "-shared", "-ffp-contract=off", "-fwrapv", "-fno-strict-aliasing",
          "-fno-math-errno", "-w")
 _compiler: Optional[tuple] = None      # (path, version line) or () when none works
 _libs: dict = {}
@@ -61,7 +61,7 @@ def _cache_path(key: str) -> Path:
 
 
 HERE = Path(__file__).resolve().parent
-SOURCES = ("engine.c", "runtime.h", "alu.h", "fpu.h", "mem.h")
+SOURCES = ("engine.c", "runtime.h", "alu.h", "fpu.h", "mem.h", "fast.h")
 
 
 def key_of() -> str:

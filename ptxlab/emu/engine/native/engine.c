@@ -19,112 +19,158 @@ enum {
 #include "alu.h"
 #include "fpu.h"
 #include "mem.h"
+#include "fast.h"
 
-/* the value of operand o for every thread, as a 64-bit container (runtime.h); 1 = only Python can read it */
-static int fetch(const Ctx *c, const Opnd *o, uint64_t *X) {
-    const int64_t T = c->T;
+/* the value of operand o for the tile of threads base..base+n, as 64-bit containers (runtime.h) */
+static void fetch(const Ctx *c, const Opnd *o, int64_t base, int64_t n, uint64_t *X) {
     const int64_t k = o->k;
     const int tb = TBITS(k), sg = SIGNED(k), sb = SBITS(k);
     switch (KIND(k)) {
     case K_REG: {
         const void *r = c->R[o->a];
         if (sb == 1) {
-            const uint8_t *p = r;
+            const uint8_t *p = (const uint8_t *)r + base;
             if (tb == 1 && NEGATED(k)) FOR X[t] = !p[t];
             else FOR X[t] = p[t];
-            return 0;
+            return;
         }
-        switch (sb) {
-        case 8: { const uint8_t *p = r; FOR X[t] = p[t]; break; }
-        case 16: { const uint16_t *p = r; FOR X[t] = p[t]; break; }
-        case 32: { const uint32_t *p = r; FOR X[t] = p[t]; break; }
-        default: { const uint64_t *p = r; FOR X[t] = p[t]; break; }
-        }
-        if (tb == 1) { FOR X[t] = X[t] != 0; return 0; }
         /* the type's value: truncated to the type, or extended from the register by the type's signedness;
-           then the container extends it by the same signedness: both are one extension from min(sb, tb) */
+           then the container extends it by the same signedness: both are one extension from w = min(sb, tb) */
         const int w = sb < tb ? sb : tb;
-        if (sg) FOR X[t] = SX(X[t], w);
-        else if (w < sb) FOR X[t] &= MASKB(w);
-        return 0; }
-    case K_IMM: { const uint64_t v = (uint64_t)o->a; FOR X[t] = v; return 0; }
-    case K_SPEC: {
-        const uint64_t *s = c->spec[o->a];
-        if (!s) return 1;
-        FOR X[t] = ext(s[t], tb, sg);
-        return 0; }
-    case K_CLOCK: { const uint64_t v = ext((uint64_t)c->steps & 0xFFFFFFFFULL, tb, sg); FOR X[t] = v; return 0; }
-    case K_CLOCK64: { const uint64_t v = ext((uint64_t)c->steps, tb, sg); FOR X[t] = v; return 0; }
-    case K_SYMSH: FOR X[t] = ext(RANKB(t) + (uint64_t)o->a, tb, sg); return 0;
+        if (tb == 1) {
+            switch (sb) {
+            case 8: { const uint8_t *p = (const uint8_t *)r + base; FOR X[t] = p[t] != 0; break; }
+            case 16: { const uint16_t *p = (const uint16_t *)r + base; FOR X[t] = p[t] != 0; break; }
+            case 32: { const uint32_t *p = (const uint32_t *)r + base; FOR X[t] = p[t] != 0; break; }
+            default: { const uint64_t *p = (const uint64_t *)r + base; FOR X[t] = p[t] != 0; break; }
+            }
+            return;
+        }
+#define LOADS(UT, ST)                                                                             \
+        {   const UT *p = (const UT *)r + base;                                                   \
+            if (!sg && w == sb) FOR X[t] = p[t];                                                  \
+            else if (!sg) { const uint64_t mk = MASKB(w); FOR X[t] = p[t] & mk; }                  \
+            else if (w == sb) FOR X[t] = (uint64_t)(int64_t)(ST)p[t];                             \
+            else FOR X[t] = SX(p[t], w); }
+        switch (sb) {
+        case 8: LOADS(uint8_t, int8_t) break;
+        case 16: LOADS(uint16_t, int16_t) break;
+        case 32: LOADS(uint32_t, int32_t) break;
+        default: LOADS(uint64_t, int64_t) break;
+        }
+#undef LOADS
+        return; }
+    case K_IMM: case K_ACONST: { const uint64_t v = (uint64_t)o->a; FOR X[t] = v; return; }
+    case K_SPEC: { const uint64_t *s = c->spec[o->a] + base; FOR X[t] = ext(s[t], tb, sg); return; }
+    case K_CLOCK: { const uint64_t v = ext((uint64_t)c->steps & 0xFFFFFFFFULL, tb, sg); FOR X[t] = v; return; }
+    case K_CLOCK64: { const uint64_t v = ext((uint64_t)c->steps, tb, sg); FOR X[t] = v; return; }
+    case K_SYMSH: FOR X[t] = ext(RANKB(t) + (uint64_t)o->a, tb, sg); return;
     case K_AREG: {              /* [reg + offset] (core/isa.py Ctx.address) */
         const void *r = c->R[o->a];
         const uint64_t off = (uint64_t)o->b;
         switch (sb) {
-        case 64: { const uint64_t *p = r; FOR X[t] = p[t] + off; break; }
-        case 32: { const uint32_t *p = r; FOR X[t] = (uint32_t)(p[t] + (uint32_t)off); break; }
-        case 16: { const uint16_t *p = r; FOR X[t] = (uint32_t)((uint32_t)p[t] + (uint32_t)off); break; }
-        default: return 1;
+        case 64: { const uint64_t *p = (const uint64_t *)r + base; FOR X[t] = p[t] + off; break; }
+        case 32: { const uint32_t *p = (const uint32_t *)r + base; FOR X[t] = (uint32_t)(p[t] + (uint32_t)off); break; }
+        default: { const uint16_t *p = (const uint16_t *)r + base; FOR X[t] = (uint32_t)((uint32_t)p[t] + (uint32_t)off); break; }
         }
-        return 0; }
-    case K_ACONST: { const uint64_t v = (uint64_t)o->a; FOR X[t] = v; return 0; }
-    case K_ASYMSH: FOR X[t] = RANKB(t) + (uint64_t)o->a; return 0;
-    default:
-        return 1;
+        return; }
+    case K_ASYMSH: FOR X[t] = RANKB(t) + (uint64_t)o->a; return;
     }
 }
 
-/* write result vector X to destination o for the executing threads, converted to the register's storage
-   (core/types.py to_storage: truncate, or extend by the value type's signedness; .pred: nonzero) */
-static void store_dst(const Ctx *c, const Opnd *o, const uint64_t *X, const uint8_t *act) {
-    const int64_t T = c->T;
+/* 1 when an operand can only be read by the interpreter (a special register it could not compute) */
+static int fetch_refused(const Ctx *c, const Op *o) {
+    for (int64_t k = 0; k < o->ns; k++) {
+        const int kind = KIND(o->s[k].k);
+        if (kind == K_SPEC && !c->spec[o->s[k].a]) return 1;
+        if (kind == K_AREG && SBITS(o->s[k].k) != 64 && SBITS(o->s[k].k) != 32 && SBITS(o->s[k].k) != 16) return 1;
+    }
+    return 0;
+}
+
+/* write result vector X to destination o for the executing threads of the tile (all: every thread of it),
+   converted to the register's storage (core/types.py to_storage: truncate, or extend by the value type's
+   signedness; .pred: nonzero) */
+static void store_dst(const Ctx *c, const Opnd *o, int64_t base, int64_t n, const uint64_t *X, const uint8_t *act,
+                      int all) {
     const int64_t k = o->k;
     if (KIND(k) != K_REG) return;
     const int tb = TBITS(k), sg = SIGNED(k), sb = SBITS(k);
     void *r = c->R[o->a];
+#define STORES(UT, EXPR) { UT *p = (UT *)r + base; if (all) FOR p[t] = (UT)(EXPR); else FORACT p[t] = (UT)(EXPR); }
     if (sb == 1 || tb == 1) {
         const uint64_t mk = MASKB(tb);
         switch (sb) {
-        case 1: case 8: { uint8_t *p = r; FORACT p[t] = (X[t] & mk) != 0; break; }
-        case 16: { uint16_t *p = r; FORACT p[t] = (X[t] & mk) != 0; break; }
-        case 32: { uint32_t *p = r; FORACT p[t] = (X[t] & mk) != 0; break; }
-        default: { uint64_t *p = r; FORACT p[t] = (X[t] & mk) != 0; break; }
+        case 1: case 8: STORES(uint8_t, (X[t] & mk) != 0) break;
+        case 16: STORES(uint16_t, (X[t] & mk) != 0) break;
+        case 32: STORES(uint32_t, (X[t] & mk) != 0) break;
+        default: STORES(uint64_t, (X[t] & mk) != 0) break;
         }
         return;
     }
-    const int ex = tb < sb;     /* a narrower value: extend it by its type's signedness */
-    switch (sb) {
-    case 8: { uint8_t *p = r; FORACT p[t] = (uint8_t)(ex ? ext(X[t], tb, sg) : X[t]); break; }
-    case 16: { uint16_t *p = r; FORACT p[t] = (uint16_t)(ex ? ext(X[t], tb, sg) : X[t]); break; }
-    case 32: { uint32_t *p = r; FORACT p[t] = (uint32_t)(ex ? ext(X[t], tb, sg) : X[t]); break; }
-    default: { uint64_t *p = r; FORACT p[t] = ex ? ext(X[t], tb, sg) : X[t]; break; }
+    if (tb >= sb || !sg) {      /* truncation, or zero extension of a narrower unsigned value */
+        const uint64_t mk = tb < sb ? MASKB(tb) : ~0ULL;
+        switch (sb) {
+        case 8: STORES(uint8_t, X[t] & mk) break;
+        case 16: STORES(uint16_t, X[t] & mk) break;
+        case 32: STORES(uint32_t, X[t] & mk) break;
+        default: STORES(uint64_t, X[t] & mk) break;
+        }
+        return;
     }
+    switch (sb) {               /* sign extension of a narrower signed value */
+    case 8: STORES(uint8_t, SX(X[t], tb)) break;
+    case 16: STORES(uint16_t, SX(X[t], tb)) break;
+    case 32: STORES(uint32_t, SX(X[t], tb)) break;
+    default: STORES(uint64_t, SX(X[t], tb)) break;
+    }
+#undef STORES
 }
 
-/* one instruction for the executing threads; 1 = the interpreter must run it */
+/* the executing threads of the tile (mask and guard); returns how many */
+static int64_t active(const Ctx *c, const Op *o, int64_t base, int64_t n, uint8_t *act) {
+    const uint8_t *m = c->mask ? c->mask + base : 0;
+    int64_t na = 0;
+    if (o->guard >= 0) {
+        const uint8_t *g = (const uint8_t *)c->R[o->guard] + base;
+        const uint8_t gn = (uint8_t)o->gneg;
+        if (m) FOR { act[t] = m[t] && g[t] != gn; na += act[t]; }
+        else FOR { act[t] = g[t] != gn; na += act[t]; }
+    } else if (m) {
+        FOR { act[t] = m[t] != 0; na += act[t]; }
+    } else {
+        memset(act, 1, (size_t)n);
+        na = n;
+    }
+    return na;
+}
+
+/* one instruction for the executing threads, tile by tile; 1 = the interpreter must run it */
 static int exec_op(Ctx *c, const Op *o) {
     const int64_t T = c->T;
-    const uint8_t *m = c->mask;
     uint8_t *act = c->act;
-    int64_t n = 0;
-    if (o->guard >= 0) {
-        const uint8_t *g = c->R[o->guard];
-        const uint8_t gn = (uint8_t)o->gneg;
-        if (m) FOR { act[t] = m[t] && g[t] != gn; n += act[t]; }
-        else FOR { act[t] = g[t] != gn; n += act[t]; }
-        if (!n) return 0;           /* no thread executes it (the interpreter skips the handler) */
-    } else if (m) {
-        FOR act[t] = m[t];
-    } else {
-        memset(act, 1, (size_t)T);
+    if (o->op >= OP_LAST || fetch_refused(c, o)) return 1;
+    const int is_mem = o->op == OP_LD || o->op == OP_ST;
+    if (is_mem) {               /* every executing thread's access is checked before any byte moves */
+        for (int64_t base = 0; base < T; base += TILE) {
+            const int64_t n = T - base < TILE ? T - base : TILE;
+            if (!active(c, o, base, n, act)) continue;
+            fetch(c, &o->s[0], base, n, c->S[0]);
+            if (mem_check(c, o, base, n, c->S[0], act)) return 1;
+        }
     }
-    for (int64_t k = 0; k < o->ns; k++)
-        if (fetch(c, &o->s[k], c->S[k])) return 1;
-    int r;
-    if (o->op == OP_LD || o->op == OP_ST) r = mem(c, o, c->S, c->V, act);
-    else if (o->op >= OP_FADD) r = fpu(c, o, c->S, c->V);
-    else r = alu(c, o, c->S, c->V);
-    if (r) return 1;
-    for (int64_t k = 0; k < o->nd; k++) store_dst(c, &o->d[k], c->V[k], act);
+    for (int64_t base = 0; base < T; base += TILE) {
+        const int64_t n = T - base < TILE ? T - base : TILE;
+        const int64_t na = active(c, o, base, n, act);
+        if (!na) continue;
+        if (!is_mem && (fast_tile(c, o, base, n, act, na == n) || fast_tile_mixed(c, o, base, n, act, na == n)))
+            continue;
+        for (int64_t k = 0; k < o->ns; k++) fetch(c, &o->s[k], base, n, c->S[k]);
+        if (is_mem) mem(c, o, base, n, c->S, c->V, act);
+        else if (o->op >= OP_FADD) fpu(o, n, c->S, c->V);
+        else alu(o, n, c->S, c->V);
+        for (int64_t k = 0; k < o->nd; k++) store_dst(c, &o->d[k], base, n, c->V[k], act, na == n);
+    }
     return 0;
 }
 
@@ -141,7 +187,7 @@ static int64_t go(Ctx *c, int64_t q) {
 
 /* branch / exit / trap (machine.Scheduler._run_from); >= 0: the next block of a whole-wave run */
 static int64_t terminator(Ctx *c, const Op *o, int64_t i) {
-    const int64_t T = c->T;
+    const int64_t n = c->T;             /* the loops below run over the whole wave */
     const uint8_t *m = c->mask;
     const uint8_t *g = o->guard >= 0 ? (const uint8_t *)c->R[o->guard] : 0;
     const uint8_t gn = (uint8_t)o->gneg;
@@ -151,7 +197,7 @@ static int64_t terminator(Ctx *c, const Op *o, int64_t i) {
         if (!m) {
             int64_t nt = 0;
             FOR nt += g[t] != gn;
-            if (nt == T) return tgt;
+            if (nt == n) return tgt;
             if (nt == 0) return i + 1;
             FOR c->pc[t] = g[t] != gn ? tgt : i + 1;
             return R_DONE;

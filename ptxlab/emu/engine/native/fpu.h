@@ -69,8 +69,7 @@ static inline int icmp(uint64_t a, uint64_t b, int sg, int cmp) {
 }
 
 /* o->x0: 32 or 64 (float width); o->x1: flags (bit 0 .ftz, bit 1 .sat, bit 2 .NaN, bit 3 .approx) */
-static int fpu(const Ctx *c, const Op *o, uint64_t *const *S, uint64_t *const *V) {
-    const int64_t T = c->T;
+static int fpu(const Op *o, int64_t n, uint64_t *const *S, uint64_t *const *V) {
     const uint64_t *A = S[0], *B = S[1], *C = S[2];
     uint64_t *R0 = V[0], *R1 = V[1];
     const int f64 = o->x0 == 64, ftz = (int)(o->x1 & 1), sat = (int)((o->x1 >> 1) & 1);
@@ -151,9 +150,9 @@ static int fpu(const Ctx *c, const Op *o, uint64_t *const *S, uint64_t *const *V
         else FOR R0[t] = (uint64_t)fcmp(in32(A[t], ftz), in32(B[t], ftz), cmp);
         switch (bop) {
         case 0: FOR R1[t] = !R0[t]; break;
-        case 1: FOR { R1[t] = !R0[t] & C[t]; R0[t] &= C[t]; } break;
-        case 2: FOR { R1[t] = !R0[t] | C[t]; R0[t] |= C[t]; } break;
-        default: FOR { R1[t] = !R0[t] ^ C[t]; R0[t] ^= C[t]; } break;
+        case 1: FOR { R1[t] = (!R0[t]) & C[t]; R0[t] &= C[t]; } break;
+        case 2: FOR { R1[t] = (!R0[t]) | C[t]; R0[t] |= C[t]; } break;
+        default: FOR { R1[t] = (!R0[t]) ^ C[t]; R0[t] ^= C[t]; } break;
         }
         return 0; }
     default:

@@ -19,6 +19,7 @@ def _opcodes() -> dict:
 
 
 OPCODES = _opcodes()
+TILE = int(re.search(r"#define TILE (\d+)", (Path(__file__).with_name("runtime.h")).read_text()).group(1))
 
 
 @dataclass

@@ -7,15 +7,22 @@ assigning ``st.r[i] = v`` copies ``v`` into the fixed array.
 """
 from __future__ import annotations
 
-import ctypes
-
 import numpy as np
 
 
 class RegFile:
     def __init__(self, regs: list):
-        self._a = [np.array(r, copy=True, order="C") for r in regs]
-        self.ptrs = (ctypes.c_void_p * max(len(self._a), 1))(*[a.ctypes.data for a in self._a])
+        """Take over the wave's register arrays (a fresh wave's own zeroed rows: machine._zero_registers); an
+        array that is shared, read-only or not contiguous is copied first."""
+        seen = set()
+        a = []
+        for r in regs:
+            if id(r) in seen or not (r.flags.c_contiguous and r.flags.writeable):
+                r = np.array(r, copy=True, order="C")
+            seen.add(id(r))
+            a.append(r)
+        self._a = a
+        self.ptrs = np.array([r.__array_interface__["data"][0] for r in a] or [0], dtype=np.uintp)
 
     def __len__(self) -> int:
         return len(self._a)

@@ -17,6 +17,7 @@ from ...core.program import Program
 from ...hw import cluster as _cluster
 from ..machine import Scheduler
 from . import build
+from .record import TILE
 from .translate import translate
 from .regfile import RegFile
 
@@ -71,7 +72,7 @@ class NativeScheduler(Scheduler):
         self.keep = {}                       # arrays whose pointers the context holds
         c = self.c = Ctx()
         c.T = st.T
-        c.R = ctypes.cast(st.r.ptrs, _P)
+        c.R = st.r.ptrs.ctypes.data
         c.budget = budget
         c.watch = 1 if watch is not None else 0
         self.pend = np.zeros(max(len(st.r), 1), np.uint8)
@@ -82,8 +83,8 @@ class NativeScheduler(Scheduler):
         c.pyonly = _ptr(self.pyonly)
         tb = kernel.tables
         c.ops, c.ends, c.roff, c.reads = _ptr(tb.ops), _ptr(tb.ends), _ptr(tb.roff), _ptr(tb.reads)
-        self.scratch = np.zeros((10, st.T), np.uint64)
-        self.act = np.zeros(st.T, np.uint8)
+        self.scratch = np.zeros((10, TILE), np.uint64)
+        self.act = np.zeros(TILE, np.uint8)
         for k in range(6):
             c.S[k] = self.scratch[k].ctypes.data
         for k in range(4):

@@ -66,7 +66,7 @@ typedef struct {
     const int64_t *roff;        /* per pc: first index into reads (pending checks); roff[pc + 1] ends it */
     const int32_t *reads;
     const uint8_t *pyonly;      /* per pc: 1 = the interpreter runs it (its handler was replaced after decode) */
-    /* scratch: 6 source vectors, 4 result vectors, the executing-thread flags */
+    /* scratch (TILE elements each): 6 source vectors, 4 result vectors, the executing-thread flags */
     uint64_t *S[6];
     uint64_t *V[4];
     uint8_t *act;
@@ -91,11 +91,14 @@ typedef struct {
     const uint64_t *rank_bits;  /* per thread cluster rank << 24 for .shared symbol addresses (NULL: none) */
 } Ctx;
 
-#define FOR for (int64_t t = 0; t < T; t++)
-#define FORACT for (int64_t t = 0; t < T; t++) if (act[t])
+/* loops over the n threads of a tile (engine.c runs a wave in tiles of TILE threads, so the scratch vectors stay
+   in the L1 cache); t is the index in the tile, base + t the thread */
+#define TILE 256
+#define FOR for (int64_t t = 0; t < n; t++)
+#define FORACT for (int64_t t = 0; t < n; t++) if (act[t])
 #define MASKB(b) ((b) >= 64 ? ~0ULL : ((1ULL << (b)) - 1))
 #define SX(v, b) ((b) >= 64 ? (uint64_t)(v) : (uint64_t)((int64_t)((uint64_t)(v) << (64 - (b))) >> (64 - (b))))
-#define RANKB(t) (c->rank_bits ? c->rank_bits[t] : 0ULL)
+#define RANKB(t) (c->rank_bits ? c->rank_bits[base + (t)] : 0ULL)
 
 static inline uint64_t ext(uint64_t v, int bits, int sgn) { return sgn ? SX(v, bits) : (v & MASKB(bits)); }
 
