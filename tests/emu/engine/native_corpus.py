@@ -261,7 +261,7 @@ def _memory(rng) -> list:
                 f"st.local.v4.b32 [lbuf+32], {{{r}, {r2}, {r}, {r2}}};", f"ld.local.v2.u64 {{{d}, {_reg('d', rng)}}}, [lbuf+32];"]
     if k == 2:      # generic address of shared memory
         return ["mov.u64 %base2, sbuf;", "cvta.shared.u64 %base2, %base2;", "mov.u32 %t2, %tid.x;",
-                "mul.wide.u32 %rd0, %t2, 16;", "add.s64 %base2, %base2, %rd0;", f"st.u32 [%base2+8], {r};",
+                "and.b32 %t2, %t2, 127;", "mul.wide.u32 %rd0, %t2, 16;", "add.s64 %base2, %base2, %rd0;", f"st.u32 [%base2+8], {r};",
                 f"ld.u8 {r2}, [%base2+9];", f"ld.s8 {_reg('r', rng)}, [%base2+10];"]
     if k == 3:      # parameters, read-only
         return [f"ld.param.u32 {r}, [n];", f"ld.param.u64 {d}, [pout];"]

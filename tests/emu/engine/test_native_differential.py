@@ -27,11 +27,22 @@ def _run(engine: str, mod, data: np.ndarray, grid: int, block: int):
     return dev, dev.to_host(y, np.uint32).reshape(grid * block, nc.OUT_WORDS)
 
 
+def _outcome(engine, mod, data, grid, block):
+    """(device, output words) or (device, the EmuError's text): a fault must be reported identically too."""
+    try:
+        return _run(engine, mod, data, grid, block)
+    except ptxlab.errors.EmuError as e:
+        return None, str(e)
+
+
 def _compare(ptx: str, rng, grid: int = 2, block: int = 80):
     mod = _module(ptx)
     data = nc.inputs(rng, grid * block)
-    _, ref = _run("interp", mod, data, grid, block)
-    dev, got = _run("native", mod, data, grid, block)
+    _, ref = _outcome("interp", mod, data, grid, block)
+    dev, got = _outcome("native", mod, data, grid, block)
+    if isinstance(ref, str) or isinstance(got, str):
+        assert got == ref, f"engines differ:\n--- interp ---\n{ref}\n--- native ---\n{got}"
+        pytest.fail(f"the random kernel faulted (a corpus bug): {ref}")
     bad = np.argwhere(ref != got)
     if bad.size:
         t, w = bad[0]
