@@ -27,6 +27,7 @@ from ..hw import proxy as _proxy
 from ..hw import cluster as _cluster
 from ..hw import clc as _clc
 from ..checks import fidelity as _fidelity
+from . import workers as _workers
 
 from ..core.hooks import (ASYNC_COMPLETE_HOOKS, DEADLOCK_EXPLAINERS, EXPIRY_HOOKS,  # noqa: F401
                           PROGRESS_HOOKS, WAVE_END_HOOKS)
@@ -699,14 +700,34 @@ def run_kernel(prog: Program, heap: GlobalHeap, grid: tuple, block: tuple, param
     # clusters not yet started, in launch order; clusterlaunchcontrol.try_cancel takes clusters from it (hw/clc.py)
     queue = _clc.LaunchQueue(order if order is not None else range(nctas), csize, per_wave, grid,
                              getattr(device, "clc", None), _clc.wave_ctas_cap(device))
-    for ids in queue.waves():
+    logs = (getattr(device, "fidelity_log", None), getattr(device, "emu_warnings", None))
+
+    def run_wave(ids) -> dict:
+        n_logs = [len(x) if x is not None else 0 for x in logs]
         st = Wave(prog, heap, ids, grid, block, params, dyn_smem, device, cluster=cluster)
         st.launch_queue = queue
         watch.start_wave()
         make(st, watch.remaining(), watch).run()
         watch.done += st.thread_instrs
-        stats["thread_instrs"] += st.thread_instrs
-        stats["blocks"] += st.steps
+        return {"thread_instrs": st.thread_instrs, "blocks": st.steps,
+                "warned": any(x is not None and len(x) > n for x, n in zip(logs, n_logs))}
+
+    waves, done, nw = queue.waves(), None, 1
+    if _workers.independent_waves(prog) is None and _workers.workers() > 1:      # engine/workers.py
+        waves = list(waves)
+        nw = _workers.parallel_plan(prog, device, len(waves))
+        if nw > 1:
+            done = _workers.run_parallel(waves, run_wave, heap, nw)
+            left = watch.budget
+            for s in done or ():
+                if s["thread_instrs"] > left:        # the serial run stops at this wave: let it say so
+                    done = None
+                    break
+                left -= s["thread_instrs"]
+    for s in done if done is not None else map(run_wave, waves):
+        stats["thread_instrs"] += s["thread_instrs"]
+        stats["blocks"] += s["blocks"]
         stats["waves"] += 1
+    stats["workers"] = 1 if done is None else nw
     stats.update(queue.stats())
     return stats
