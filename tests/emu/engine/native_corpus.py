@@ -198,16 +198,10 @@ def kernel(rng, n_ins: int = 60, forms=None, raw: tuple = ()) -> str:
               "  cvta.to.global.u64 %base1, %base1;", "  mov.u32 %t0, %ctaid.x;", "  mov.u32 %t1, %ntid.x;",
               "  mov.u32 %t2, %tid.x;", "  mad.lo.s32 %t3, %t0, %t1, %t2;", "  mul.wide.u32 %base2, %t3, 64;",
               "  add.s64 %base3, %base0, %base2;"]
-    for k in range(NREG["r"]):
-        lines.append(f"  ld.global.u32 %r{k}, [%base3+{4 * (k % 16)}];")
-    for k in range(NREG["d"]):
-        lines.append(f"  ld.global.u64 %rd{k}, [%base3+{8 * (k % 8)}];")
-    for k in range(NREG["h"]):
-        lines.append(f"  ld.global.u16 %h{k}, [%base3+{2 * (k % 32)}];")
-    for k in range(NREG["f"]):
-        lines.append(f"  ld.global.f32 %f{k}, [%base3+{4 * ((k + 5) % 16)}];")
-    for k in range(NREG["g"]):
-        lines.append(f"  ld.global.f64 %fd{k}, [%base3+{8 * ((k + 3) % 8)}];")
+    # each register file filled from the thread's 64 input bytes: (type, bytes per element, elements, first)
+    for c, ty, eb, n, first in (("r", "u32", 4, 16, 0), ("d", "u64", 8, 8, 0), ("h", "u16", 2, 32, 0),
+                                ("f", "f32", 4, 16, 5), ("g", "f64", 8, 8, 3)):
+        lines += [f"  ld.global.{ty} {PREFIX[c]}{k}, [%base3+{eb * ((k + first) % n)}];" for k in range(NREG[c])]
     for k in range(NREG["p"]):
         lines.append(f"  setp.{'lt' if k % 2 else 'ge'}.u32 %p{k}, %r{k}, %r{k + 8};")
     body = _body(rng, n_ins, forms)

@@ -18,32 +18,38 @@ static inline uint32_t brev32(uint32_t x) {
  * (ops/integer.py _BF_FIELD_MASK, H100-measured) */
 static inline uint64_t bf_mask(int64_t k, int w) { return k >= w ? MASKB(w) : ((1ULL << k) - 1); }
 
+/* the field of bfe/bfi: pos, len, the bits that come from the source (k) and the clamped shift (pc) */
+typedef struct { int64_t pos, ln, k, pc; } BitField;
+
+static inline BitField bitfield(uint64_t b, uint64_t c, int w) {
+    const uint64_t fm = w == 32 ? 0xFF : 0xFFFFFFFF;
+    BitField f;
+    f.pos = (int64_t)(b & fm);
+    f.ln = (int64_t)(c & fm);
+    const int64_t room = w - f.pos > 0 ? w - f.pos : 0;
+    f.k = f.ln < room ? f.ln : room;
+    f.pc = f.pos < w - 1 ? f.pos : w - 1;
+    return f;
+}
+
 static inline uint64_t bfe(uint64_t x, uint64_t b, uint64_t c, int w, int sgn) {
-    uint64_t fm = w == 32 ? 0xFF : 0xFFFFFFFF;
-    int64_t pos = (int64_t)(b & fm), ln = (int64_t)(c & fm);
-    int64_t room = w - pos > 0 ? w - pos : 0;
-    int64_t k = ln < room ? ln : room;
-    int64_t pc = pos < w - 1 ? pos : w - 1;
-    uint64_t msk = bf_mask(k, w);
+    const BitField f = bitfield(b, c, w);
+    const uint64_t msk = bf_mask(f.k, w);
     x &= MASKB(w);
-    uint64_t r = (x >> pc) & msk;
+    uint64_t r = (x >> f.pc) & msk;
     if (sgn) {
-        int64_t sp = pos + ln - 1;
+        int64_t sp = f.pos + f.ln - 1;
         sp = sp < w - 1 ? sp : w - 1;
         sp = sp < 0 ? 0 : sp;
-        if (((x >> sp) & 1) && ln > 0) r |= ~msk;
+        if (((x >> sp) & 1) && f.ln > 0) r |= ~msk;
     }
     return r;
 }
 
 static inline uint64_t bfi(uint64_t x, uint64_t y, uint64_t b, uint64_t c, int w) {
-    uint64_t fm = w == 32 ? 0xFF : 0xFFFFFFFF;
-    int64_t pos = (int64_t)(b & fm), ln = (int64_t)(c & fm);
-    int64_t room = w - pos > 0 ? w - pos : 0;
-    int64_t k = ln < room ? ln : room;
-    int64_t pc = pos < w - 1 ? pos : w - 1;
-    uint64_t msk = (bf_mask(k, w) << pc) & MASKB(w);
-    return (y & ~msk) | ((x << pc) & msk);
+    const BitField f = bitfield(b, c, w);
+    const uint64_t msk = (bf_mask(f.k, w) << f.pc) & MASKB(w);
+    return (y & ~msk) | ((x << f.pc) & msk);
 }
 
 static inline uint32_t prmt(uint32_t a, uint32_t b, uint32_t c) {

@@ -74,16 +74,17 @@ def key_of() -> str:
 
 
 def engine():
-    """The engine's ctypes library (compiled now, or from the disk cache; once per process)."""
-    key = key_of()
-    lib = _libs.get(key)
+    """The engine's ctypes library (compiled now, or from the disk cache; once per process: the sources are read
+    the first time only, so editing them under a running process does not change its engine)."""
+    lib = _libs.get("engine")
     if lib is not None:
         return lib
+    key = key_of()
     path = _cache_path(key)
     if not path.exists():
         _compile(path)
     lib = ctypes.CDLL(str(path))
-    _libs[key] = lib
+    _libs["engine"] = lib
     return lib
 
 
