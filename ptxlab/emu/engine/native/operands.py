@@ -9,6 +9,8 @@ stack, float views of predicates, %globaltimer) raises ``NotNative``: the instru
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ...core import ir
@@ -32,8 +34,16 @@ def tbits(ty: str) -> int:
     return BITS[ty]
 
 
+@functools.lru_cache(maxsize=None)
 def _k(kind: int, ty: str, sb: int = 0, neg: bool = False) -> int:
     return kind | (tbits(ty) << 8) | (int(is_signed(ty)) << 16) | (sb << 24) | (int(neg) << 32)
+
+
+@functools.lru_cache(maxsize=65536)
+def _imm(op: ir.Imm, ty: str) -> int:
+    v = np.asarray(imm_value(op, ty))
+    bits = int(bool(v)) if ty == "pred" else int(v.view(np.dtype(f"u{v.dtype.itemsize}")))
+    return _container(tbits(ty), bits, is_signed(ty))
 
 
 def storage_bits(reg: ir.Reg) -> int:
@@ -71,9 +81,7 @@ class Operands:
                 raise NotNative("predicate read as a float")
             return (_k(K_REG, ty, sb, op.neg), op.idx, 0)
         if isinstance(op, ir.Imm):
-            v = np.asarray(imm_value(op, ty))
-            bits = int(bool(v)) if ty == "pred" else int(v.view(np.dtype(f"u{v.dtype.itemsize}")))
-            return (_k(K_IMM, ty), _container(tb, bits, is_signed(ty)), 0)
+            return (_k(K_IMM, ty), _imm(op, ty), 0)
         if isinstance(op, ir.Special):
             if ty in _FLOATISH or ty == "pred":
                 raise NotNative("special register read as a float or predicate")

@@ -31,12 +31,13 @@ class Rec:
     x0: int = 0
     x1: int = 0
 
-    def pack(self, out: np.ndarray, guard: int, gneg: bool) -> None:
-        """Write this record into ``out`` (one row of WORDS int64)."""
+    def row(self, guard: int, gneg: bool) -> list:
+        """This record as WORDS int64 values (one row of the kernel's table)."""
         if len(self.dsts) > 4 or len(self.srcs) > 6:
             raise ValueError("too many operands for an Op record")
-        out[:8] = (OPCODES[self.op], self.sub, guard, int(gneg), len(self.dsts), len(self.srcs), self.x0, self.x1)
-        for k, o in enumerate(self.dsts):
-            out[8 + 3 * k: 11 + 3 * k] = o
-        for k, o in enumerate(self.srcs):
-            out[20 + 3 * k: 23 + 3 * k] = o
+        out = [OPCODES[self.op], self.sub, guard, int(gneg), len(self.dsts), len(self.srcs), self.x0, self.x1]
+        for ops, n in ((self.dsts, 4), (self.srcs, 6)):
+            for o in ops:
+                out.extend(o)
+            out.extend((0, 0, 0) * (n - len(ops)))
+        return out

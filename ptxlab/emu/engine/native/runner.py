@@ -40,11 +40,26 @@ class Ctx(ctypes.Structure):
                 ("cbank", _P), ("cbank_size", _I), ("rank_bits", _P)]
 
 
+_TABLES: dict = {}        # translations by what they depend on: another device loading the same module reuses them
+
+
+def _tables(prog: Program):
+    import os
+    key = (prog.module.text, prog.kernel, os.environ.get("PTXLAB_EMU_INLINE", "1"),
+           frozenset((k, v) for k, v in prog.syms.items()))
+    t = _TABLES.get(key)
+    if t is None:
+        if len(_TABLES) >= 32:
+            _TABLES.pop(next(iter(_TABLES)))
+        t = _TABLES[key] = translate(prog)
+    return t
+
+
 class Kernel:
     """A Program's translated form (built once per Program and kept on it)."""
 
     def __init__(self, prog: Program):
-        self.tables = translate(prog)
+        self.tables = _tables(prog)
         lib = build.engine()
         self.run = lib.ptx_run
         self.run.argtypes = [ctypes.POINTER(Ctx), _I, _I]

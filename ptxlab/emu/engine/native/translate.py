@@ -63,7 +63,7 @@ def translate(prog) -> Tables:
     code = prog.code
     n = len(code)
     O = Operands(prog)
-    ops = np.zeros((n, WORDS), np.int64)
+    rows = []
     native = [False] * n
     for pc, e in enumerate(code):
         if e.kind == K_BRA:
@@ -78,10 +78,14 @@ def translate(prog) -> Tables:
             if rec is None:
                 rec = Rec("PY")
         try:
-            rec.pack(ops[pc], e.guard, e.gneg)
+            row = rec.row(e.guard, e.gneg)
+            if any(not -2**63 <= v < 2**63 for v in row):
+                raise OverflowError(rec)
         except (ValueError, OverflowError):
-            Rec("PY").pack(ops[pc], e.guard, e.gneg)
+            row = Rec("PY").row(e.guard, e.gneg)
             native[pc] = False
+        rows.append(row)
+    ops = np.array(rows, dtype=np.int64).reshape(n, WORDS)
     roff = np.zeros(n + 1, np.int64)
     reads = []
     for pc, e in enumerate(code):
