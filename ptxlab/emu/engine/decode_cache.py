@@ -33,15 +33,14 @@ _digest: Optional[str] = None
 
 @contextlib.contextmanager
 def no_gc():
-    """Pause the cyclic garbage collector (reference counting still frees memory) for a bulk allocation; afterwards
-    the objects made are frozen (gc.freeze): later full collections skip them instead of traversing millions of
-    parsed operands every time (a parsed module holds no reference cycles, so nothing is kept alive by this)."""
+    """Pause the cyclic garbage collector (reference counting still frees memory) for a bulk allocation.  (Not
+    gc.freeze: frozen objects that later become cyclic garbage -- a finished wave -- would never be freed, and a long
+    test session would grow until it is killed.)"""
     was = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
-        gc.freeze()
         if was:
             gc.enable()
 
