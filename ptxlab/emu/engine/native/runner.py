@@ -44,12 +44,13 @@ _TABLES: dict = {}        # translations by what they depend on: another device 
 
 
 def _tables(prog: Program):
+    import hashlib
     import os
-    key = (prog.module.text, prog.kernel, os.environ.get("PTXLAB_EMU_INLINE", "1"),
-           frozenset((k, v) for k, v in prog.syms.items()))
+    key = (hashlib.sha256(prog.module.text.encode()).hexdigest(), prog.kernel,
+           os.environ.get("PTXLAB_EMU_INLINE", "1"), frozenset((k, v) for k, v in prog.syms.items()))
     t = _TABLES.get(key)
     if t is None:
-        if len(_TABLES) >= 32:
+        if len(_TABLES) >= 16:
             _TABLES.pop(next(iter(_TABLES)))
         t = _TABLES[key] = translate(prog)
     return t
