@@ -5,7 +5,8 @@ Layers, each a subpackage; an arrow only ever points down (``tests/test_import_c
 =========== ==========================================================================================================
 ``device``  ``EmuDevice``: the emulator behind ``open_device("emu")`` (module load, memory, launches)
 ``ops/``    the instruction families, one module per PTX ISA chapter (9.7.x); handlers register with ``core.isa``
-``engine/`` the execution engine: ``machine.py``, the SIMT interpreter (waves, scheduler, memory access, async queue)
+``engine/`` the execution engines: ``machine.py``, the SIMT interpreter (waves, scheduler, memory access, async
+            queue); ``native/``, the native engine; ``workers.py`` (parallel waves); ``decode_cache.py``
 ``hw/``     hardware models beneath the instructions: TMA, mbarrier, TMEM and tcgen05, clusters, CLC, proxies, swizzle
 ``checks/`` what the emulator enforces and reports: fidelity rules, site warnings, watchdog, synccheck, exit check,
             line info, known hardware behaviour

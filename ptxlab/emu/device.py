@@ -12,7 +12,8 @@ from ..tensormap import TensorMapSpec, encode_emu
 from .ops import load_families
 from .engine.machine import run_kernel
 from .core.memory import GLOBAL_BASE, GlobalHeap
-from .core.parser import parse
+from .engine.decode_cache import no_gc, parse_cached
+from .engine import native
 from .checks.fidelity import rules_of, strict_rules as _strict_rules, summarize as _fid_summarize
 from .core.program import Program
 
@@ -24,8 +25,11 @@ class EmuDevice(Device):
 
     def __init__(self, budget: int | None = None, initcheck: bool | None = None, stall_seconds: float | None = None,
                  strict=None, timing: Any = None, timing_sample: str | None = None, clc: str | None = None,
-                 wave_ctas: int | None = None):
+                 wave_ctas: int | None = None, engine: str | None = None):
         super().__init__()
+        # execution engine (ptx_docs/emulator_engines.md): 'native' (default when a C compiler works) compiles each
+        # kernel to C and runs it under the interpreter's scheduler; 'interp' is the reference interpreter
+        self.engine = native.engine_mode(engine)
         # watchdog (watchdog.py): budget = thread-instructions per launch (PTXLAB_EMU_BUDGET), stall_seconds = wall
         # clock without forward progress per launch (PTXLAB_EMU_STALL_S, default 45 s, 0 = off)
         self.stall_seconds = stall_seconds
@@ -95,7 +99,7 @@ class EmuDevice(Device):
         key = hashlib.sha256(ptx.encode()).hexdigest()
         ent = self._modules.get(key)
         if ent is None:
-            mod = parse(ptx, getattr(module, "name", "<ptx>"))
+            mod = parse_cached(ptx, getattr(module, "name", "<ptx>"))
             gsyms, csyms = {}, {}
             const_bank = bytearray()
             for v in mod.globals:
@@ -118,7 +122,8 @@ class EmuDevice(Device):
         pk = (key, kernel)
         prog = self._programs.get(pk)
         if prog is None:
-            prog = Program(mod, kernel, self.heap, gsyms, cbank, csyms)
+            with no_gc():      # decode_cache.py: a large parsed module makes every full collection slow
+                prog = Program(mod, kernel, self.heap, gsyms, cbank, csyms)
             self._programs[pk] = prog
         return prog
 
@@ -153,12 +158,15 @@ class EmuDevice(Device):
             kw["stall_s"] = self.stall_seconds
         if self.timing:
             from ..timing.predict import timed_launch
+            if self.engine == "native":
+                native.notice("timing", "timing= records with the interpreter (the native engine does not record "
+                                        "timing traces yet)")
             self.last_timing = timed_launch(self, module, prog, grid, block, bytes(params), int(shared_bytes),
                                             self.timing, self.timing_sample, budget=kw.get("budget"), cluster=cluster)
             self.last_stats = {"thread_instrs": None, "seconds": time.perf_counter() - t0, "kernel": kernel}
             return
         stats = run_kernel(prog, self.heap, tuple(grid), tuple(block), bytes(params), int(shared_bytes),
-                           device=self, **kw)
+                           device=self, scheduler=native.scheduler_for(prog, self.engine), **kw)
         stats["seconds"] = time.perf_counter() - t0
         stats["fidelity_warnings"] = [text for _, text in self.fidelity_log]
         _fid_summarize(self.fidelity_log)

@@ -27,6 +27,7 @@ from ..hw import proxy as _proxy
 from ..hw import cluster as _cluster
 from ..hw import clc as _clc
 from ..checks import fidelity as _fidelity
+from . import workers as _workers
 
 from ..core.hooks import (ASYNC_COMPLETE_HOOKS, DEADLOCK_EXPLAINERS, EXPIRY_HOOKS,  # noqa: F401
                           PROGRESS_HOOKS, WAVE_END_HOOKS)
@@ -99,7 +100,7 @@ class Wave:
         self.lane = (self.local_tid % 32).astype(np.uint32)
         self.warp = self.local_tid // 32                  # warp index within the CTA
         self.gwarp = t // 32                              # wave-global warp index
-        self.r: list = [np.zeros(T, dtype=_store(ty)) for ty in prog.reg_types]
+        self.r: list = _zero_registers(prog, T)
         self.pc = np.zeros(T, dtype=np.int64)
         self.status = np.where(self.valid, RUN, EXITED).astype(np.int8)
         self.park_key = np.zeros(T, dtype=np.int64)
@@ -418,9 +419,15 @@ class Wave:
                     del self.pending[s]
 
 
-def _store(ty: str):
+def _zero_registers(prog: Program, T: int) -> list:
+    """One zeroed (T,) array per register: rows of one block per storage dtype (a kernel after inlining can have
+    thousands of registers; one allocation each made the start of every wave slow)."""
     from ..core.types import BITS, STORAGE
-    return STORAGE[1 if ty == "pred" else BITS[ty]]
+    kinds = getattr(prog, "_reg_storage", None)
+    if kinds is None:
+        kinds = prog._reg_storage = [STORAGE[1 if ty == "pred" else BITS[ty]] for ty in prog.reg_types]
+    blocks = {dt: iter(np.zeros((sum(1 for k in kinds if k == dt), T), dt)) for dt in set(kinds)}
+    return [next(blocks[dt]) for dt in kinds]
 
 
 
@@ -528,27 +535,7 @@ class Scheduler:
                 rc = e.fn(st, gm)
                 if rc:
                     st.thread_instrs += n_active * (i - p + 1)
-                    if rc == isa.RETRY:
-                        # threads of gm wait at this instruction; the others of m continue after it
-                        sel = np.ones(T, bool) if gm is None else gm
-                        early = (status == SYNC) & (pc == i)
-                        if early.any():      # lanes that got here first (forward progress) wait here: all retry
-                            status[early] = RUN          # together from this instruction at the next pick
-                        else:
-                            status[sel] = SYNC
-                        pc[sel] = i
-                        rest = (np.ones(T, bool) if m is None else m) & ~sel
-                        pc[rest] = i + 1
-                    elif rc == isa.JUMP:
-                        # call/ret (callstack.py) set the pc of gm's threads; the others of m continue after it
-                        if gm is not m:
-                            rest = (np.ones(T, bool) if m is None else m) & ~gm
-                            pc[rest] = i + 1
-                    else:
-                        if m is None:
-                            pc[:] = i + 1
-                        else:
-                            pc[m] = i + 1
+                    self._after_rc(i, m, gm, rc)
                     return
                 i += 1
             st.thread_instrs += n_active * (i - p)
@@ -601,6 +588,32 @@ class Scheduler:
                 return
             if e.kind == K_TRAP:
                 st.fault(e.ins, m, "the kernel executed 'trap' (a device-side abort, e.g. a failed assert)")
+
+    def _after_rc(self, i: int, m, gm, rc: int):
+        """Thread states after instruction ``i`` returned control code ``rc`` for ``gm`` (of the group ``m``)."""
+        st = self.st
+        T, pc, status = st.T, st.pc, st.status
+        if rc == isa.RETRY:
+            # threads of gm wait at this instruction; the others of m continue after it
+            sel = np.ones(T, bool) if gm is None else gm
+            early = (status == SYNC) & (pc == i)
+            if early.any():      # lanes that got here first (forward progress) wait here: all retry
+                status[early] = RUN          # together from this instruction at the next pick
+            else:
+                status[sel] = SYNC
+            pc[sel] = i
+            rest = (np.ones(T, bool) if m is None else m) & ~sel
+            pc[rest] = i + 1
+        elif rc == isa.JUMP:
+            # call/ret (callstack.py) set the pc of gm's threads; the others of m continue after it
+            if gm is not m:
+                rest = (np.ones(T, bool) if m is None else m) & ~gm
+                pc[rest] = i + 1
+        else:
+            if m is None:
+                pc[:] = i + 1
+            else:
+                pc[m] = i + 1
 
     def _check_pending(self, e, gm):
         st = self.st
@@ -666,10 +679,14 @@ class Scheduler:
 
 
 def run_kernel(prog: Program, heap: GlobalHeap, grid: tuple, block: tuple, params: bytes, dyn_smem: int,
-               device=None, budget: int = DEFAULT_BUDGET, cluster=None, stall_s: Optional[float] = None) -> dict:
+               device=None, budget: int = DEFAULT_BUDGET, cluster=None, stall_s: Optional[float] = None,
+               scheduler: Optional[Callable] = None) -> dict:
     """Run all CTAs of a launch, in waves of up to WAVE_THREADS threads (whole clusters: a cluster's CTAs are
     co-resident, cluster.py).  Returns run statistics.
-    ``budget`` (thread-instructions) and ``stall_s`` (seconds without progress) apply to the whole launch."""
+    ``budget`` (thread-instructions) and ``stall_s`` (seconds without progress) apply to the whole launch.
+    ``scheduler(st, budget, watch)`` makes the scheduler of each wave (default: the interpreter's ``Scheduler``;
+    the native engine passes its own, engine/native/runner.py)."""
+    make = scheduler or Scheduler
     from ..checks import watchdog
     watchdog.preflight(prog, grid, block, budget, prog.kernel)
     watch = watchdog.LaunchWatch(prog.kernel, budget,
@@ -683,14 +700,34 @@ def run_kernel(prog: Program, heap: GlobalHeap, grid: tuple, block: tuple, param
     # clusters not yet started, in launch order; clusterlaunchcontrol.try_cancel takes clusters from it (hw/clc.py)
     queue = _clc.LaunchQueue(order if order is not None else range(nctas), csize, per_wave, grid,
                              getattr(device, "clc", None), _clc.wave_ctas_cap(device))
-    for ids in queue.waves():
+    logs = (getattr(device, "fidelity_log", None), getattr(device, "emu_warnings", None))
+
+    def run_wave(ids) -> dict:
+        n_logs = [len(x) if x is not None else 0 for x in logs]
         st = Wave(prog, heap, ids, grid, block, params, dyn_smem, device, cluster=cluster)
         st.launch_queue = queue
         watch.start_wave()
-        Scheduler(st, watch.remaining(), watch).run()
+        make(st, watch.remaining(), watch).run()
         watch.done += st.thread_instrs
-        stats["thread_instrs"] += st.thread_instrs
-        stats["blocks"] += st.steps
+        return {"thread_instrs": st.thread_instrs, "blocks": st.steps,
+                "warned": any(x is not None and len(x) > n for x, n in zip(logs, n_logs))}
+
+    waves, done, nw = queue.waves(), None, 1
+    if _workers.independent_waves(prog) is None and _workers.workers() > 1:      # engine/workers.py
+        waves = list(waves)
+        nw = _workers.parallel_plan(prog, device, len(waves))
+        if nw > 1:
+            done = _workers.run_parallel(waves, run_wave, heap, nw)
+            left = watch.budget
+            for s in done or ():
+                if s["thread_instrs"] > left:        # the serial run stops at this wave: let it say so
+                    done = None
+                    break
+                left -= s["thread_instrs"]
+    for s in done if done is not None else map(run_wave, waves):
+        stats["thread_instrs"] += s["thread_instrs"]
+        stats["blocks"] += s["blocks"]
         stats["waves"] += 1
+    stats["workers"] = 1 if done is None else nw
     stats.update(queue.stats())
     return stats

@@ -15,6 +15,8 @@ the lower column in the low half (CUTLASS ``*_16b`` ValID ``((16,n),16):((1,32),
 """
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass
 from typing import Optional
 
@@ -111,7 +113,13 @@ def ldst_map(shape: str, num: int, *, pack16: bool = False, imm: Optional[int] =
 
     ``imm`` is the 16x32bx2 immHalfSplitoff (threads 16..31 use column C0 + imm); required for that shape only.
     Repetition j of .xN occupies registers [j*R1, (j+1)*R1) and columns + j*cols_per_x1 (x2 with pack16).
+    Cached (every warp of every tcgen05.ld/st asks): the arrays are read-only.
     """
+    return _ldst_map(shape, int(num), bool(pack16), None if imm is None else int(imm))
+
+
+@functools.lru_cache(maxsize=512)
+def _ldst_map(shape: str, num: int, pack16: bool, imm: Optional[int]) -> LdStMap:
     R = ldst_num_regs(shape, num)
     info = LDST_SHAPES[shape]
     t = np.arange(32)[:, None]
@@ -137,7 +145,10 @@ def ldst_map(shape: str, num: int, *, pack16: bool = False, imm: Optional[int] =
     else:
         col = (half_base + ucol)[..., None]
         lane3 = lane[..., None]
-    return LdStMap(shape, num, pack16, np.ascontiguousarray(lane3, np.int64), np.ascontiguousarray(col, np.int64))
+    lane3, col = np.array(lane3, np.int64, order="C"), np.array(col, np.int64, order="C")
+    lane3.flags.writeable = False
+    col.flags.writeable = False
+    return LdStMap(shape, num, pack16, lane3, col)
 
 
 def ld_pack(words: npt.ArrayLike, pack16: bool) -> U32:

@@ -32,6 +32,7 @@ Everything returns address/value arrays instead of touching memory, so the emula
 """
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence, Union
@@ -66,6 +67,18 @@ __all__ = [
 ]
 
 GlobalReader = Callable[[int, int], Union[bytes, bytearray, memoryview, npt.NDArray[np.uint8]]]
+# rows_reader(addrs (R,), nbytes) -> (R, nbytes) uint8, or None when an address is outside the readable memory
+RowsReader = Callable[[npt.NDArray[np.int64], int], Optional[npt.NDArray[np.uint8]]]
+
+
+def heap_rows(buf: npt.NDArray[np.uint8], base: int) -> RowsReader:
+    """A RowsReader over a byte array whose element 0 has address ``base`` (the emulator's global heap)."""
+    def read(addrs, nbytes):
+        off = np.asarray(addrs, np.int64) - int(base)
+        if off.size and (int(off.min()) < 0 or int(off.max()) + nbytes > buf.size):
+            return None
+        return buf[off[:, None] + np.arange(nbytes, dtype=np.int64)]
+    return read
 
 # Bytes of global memory per group of 16 packed values, and the shared bytes they occupy (PTX 5.5.1.1).
 _PACKED_GROUP = {"16U4_ALIGN8B": (8, 8), "16U4_ALIGN16B": (8, 16), "16U6_ALIGN16B": (12, 16)}
@@ -302,6 +315,27 @@ def _dim0_bytes(spec: TensorMapSpec, n_elems: int) -> tuple[int, int]:
     return n_elems * eb, n_elems * eb
 
 
+def _row_table(spec: TensorMapSpec, coords: tuple[int, ...]):
+    """The rows of ``_rows`` as arrays, in the same order: (shared row offsets, global row addresses, in-bound
+    flags, dim-0 in-bound element range)."""
+    geo = box_geometry(spec)
+    lo = max(0, -coords[0])
+    hi = min(spec.box[0], spec.global_shape[0] - coords[0])
+    outer = geo.counts[1:]
+    nrows = int(np.prod(outer, dtype=np.int64)) if outer else 1
+    soff = np.arange(nrows, dtype=np.int64) * geo.pitch
+    gaddr = np.full(nrows, int(spec.global_address), dtype=np.int64)
+    ok = np.ones(nrows, dtype=bool)
+    if outer:
+        idx = [g.reshape(-1) for g in np.indices(tuple(reversed(outer)), dtype=np.int64)][::-1]   # dim 1 fastest
+        for k, i in enumerate(idx):
+            d = k + 1
+            x = int(coords[d]) + i * int(spec.element_strides[d])
+            ok &= (x >= 0) & (x < int(spec.global_shape[d]))
+            gaddr += x * int(spec.global_strides[d - 1])
+    return soff, gaddr, ok, ((lo, hi) if hi > lo else (0, 0))
+
+
 def _rows(spec: TensorMapSpec, coords: tuple[int, ...]):
     """Yield (shared row offset, global row address or None if the row is OOB, dim-0 in-bound element range)."""
     geo = box_geometry(spec)
@@ -335,11 +369,30 @@ def _fill_pattern(spec: TensorMapSpec, nbytes: int) -> npt.NDArray[np.uint8]:
     return np.tile(one, nbytes // eb)
 
 
-def load_box_image(spec: TensorMapSpec, coords: Sequence[int],
-                   read_global: GlobalReader) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.bool_]]:
+def _load_rows_at_once(spec: TensorMapSpec, c, geo, img, read_rows: RowsReader) -> bool:
+    """load_box_image's row loop for plain element types, with one gather for every in-bound row (same bytes);
+    False (img untouched) when ``read_rows`` cannot read them all: the row loop then reports what is wrong."""
+    soff, gaddr, ok, (lo, hi) = _row_table(spec, c)
+    g_lo, s_lo = _dim0_bytes(spec, lo)
+    g_n, s_n = _dim0_bytes(spec, hi - lo)
+    rows = ok & (hi > lo)
+    data = read_rows(gaddr[rows] + (_dim0_bytes(spec, c[0])[0] + g_lo), g_n) if rows.any() else None
+    if rows.any() and data is None:
+        return False
+    if not rows.all() or lo > 0 or s_lo + s_n < geo.row_bytes:     # out-of-bound elements: the fill pattern
+        pat = _fill_pattern(spec, geo.row_bytes)
+        img[(soff[:, None] + np.arange(geo.row_bytes, dtype=np.int64)).reshape(-1)] = np.tile(pat, soff.size)
+    if data is not None:
+        img[((soff[rows] + s_lo)[:, None] + np.arange(g_n, dtype=np.int64)).reshape(-1)] = data.reshape(-1)
+    return True
+
+
+def load_box_image(spec: TensorMapSpec, coords: Sequence[int], read_global: GlobalReader,
+                   read_rows: Optional[RowsReader] = None) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.bool_]]:
     """Dense (unswizzled) shared image of a tile-mode load and the mask of bytes TMA writes (gaps excluded).
 
     ``read_global(addr, nbytes)`` returns the bytes of global memory at ``addr``; it is called once per in-bound row.
+    ``read_rows`` (optional, heap_rows) reads every row in one gather instead, for the plain element types.
     """
     _check_supported(spec)
     c = _check_coords(spec, coords, store=False)
@@ -349,6 +402,9 @@ def load_box_image(spec: TensorMapSpec, coords: Sequence[int],
     for r in range(geo.rows):                                 # row padding of narrow swizzled boxes stays untouched
         written[r * geo.pitch:r * geo.pitch + geo.row_bytes] = True
     packed16 = spec.dtype in ("16U4_ALIGN16B", "16U6_ALIGN16B")
+    if read_rows is not None and not packed16 and spec.dtype not in LOAD_CONVERT and \
+            _load_rows_at_once(spec, c, geo, img, read_rows):
+        return img, written
     for soff, gaddr, (lo, hi) in _rows(spec, c):
         row = img[soff:soff + geo.row_bytes]
         if gaddr is None or hi <= lo:
@@ -415,13 +471,25 @@ def validate_load(spec: TensorMapSpec, coords: Sequence[int], dst: int) -> None:
     _check_coords(spec, coords, store=False)
 
 
-def plan_tensor_load(spec: TensorMapSpec, coords: Sequence[int], dst: int, read_global: GlobalReader) -> TmaLoadPlan:
+def plan_tensor_load(spec: TensorMapSpec, coords: Sequence[int], dst: int, read_global: GlobalReader,
+                     read_rows: Optional[RowsReader] = None) -> TmaLoadPlan:
     """Everything a cp.async.bulk.tensor load does: image, swizzled placement at ``dst``, tx byte count."""
     _check_supported(spec)
     _check_smem(spec, dst, "cp.async.bulk.tensor shared destination")
-    img, written = load_box_image(spec, coords, read_global)
-    addrs, vals = place_image(spec.swizzle, dst, img, written)
-    return TmaLoadPlan(smem_addrs=addrs, values=vals, tx_bytes=complete_tx_bytes(spec), box_bytes=img.size)
+    img, written = load_box_image(spec, coords, read_global, read_rows)
+    off, addrs = _placement(spec.swizzle, int(dst), written.tobytes())
+    return TmaLoadPlan(smem_addrs=addrs, values=img[off], tx_bytes=complete_tx_bytes(spec), box_bytes=img.size)
+
+
+@functools.lru_cache(maxsize=1024)
+def _placement(swizzle: str, dst: int, written: bytes):
+    """(image offsets, swizzled shared addresses) of place_image, cached: a kernel lands the same boxes at the same
+    addresses again and again.  The arrays are read-only."""
+    off = np.flatnonzero(np.frombuffer(written, dtype=np.bool_)).astype(np.int64)
+    addrs = swizzle_addr(swizzle, off + dst)
+    off.flags.writeable = False
+    addrs.flags.writeable = False
+    return off, addrs
 
 
 @dataclass(frozen=True)
@@ -436,7 +504,16 @@ def plan_tensor_store(spec: TensorMapSpec, coords: Sequence[int], src: int) -> T
     """Shared -> global tile-mode store (.global.shared::cta.bulk_group); out-of-bound elements are not written.
 
     Narrow swizzled boxes read shared row r at ``src + r * span`` (the load layout), H100-measured for
-    NARROW_STORE_CONFIRMED."""
+    NARROW_STORE_CONFIRMED.  Plans are cached (a function of the arguments only; the arrays are read-only)."""
+    return _store_plan(spec, tuple(int(x) for x in coords), int(src))
+
+
+_EMPTY = np.zeros(0, np.int64)
+_EMPTY.flags.writeable = False
+
+
+@functools.lru_cache(maxsize=4096)
+def _store_plan(spec: TensorMapSpec, coords: tuple, src: int) -> TmaStorePlan:
     _check_supported(spec, store=True)
     if spec.dtype == "16U4_ALIGN16B":
         raise TmaError("16U4_ALIGN16B (.b4x16_p64) cannot be stored: PTX ISA 9.7.9.25.5.1 forbids the "
@@ -450,20 +527,18 @@ def plan_tensor_store(spec: TensorMapSpec, coords: Sequence[int], src: int) -> T
                              "FLOAT32 (same bytes) or UINT32, or measure it with tests/fidelity/tma")
     _check_smem(spec, src, "cp.async.bulk.tensor shared source")
     c = _check_coords(spec, coords, store=True)
-    s_parts: list[npt.NDArray[np.int64]] = []
-    g_parts: list[npt.NDArray[np.int64]] = []
-    for soff, gaddr, (lo, hi) in _rows(spec, c):
-        if gaddr is None or hi <= lo:
-            continue
-        g_lo, s_lo = _dim0_bytes(spec, lo)
-        g_n, _ = _dim0_bytes(spec, hi - lo)
-        base = gaddr + _dim0_bytes(spec, c[0])[0] + g_lo
-        s_parts.append(np.arange(soff + s_lo, soff + s_lo + g_n, dtype=np.int64))
-        g_parts.append(np.arange(base, base + g_n, dtype=np.int64))
-    if not s_parts:
-        return TmaStorePlan(np.zeros(0, np.int64), np.zeros(0, np.int64))
-    s = np.concatenate(s_parts) + int(src)
-    return TmaStorePlan(smem_addrs=swizzle_addr(spec.swizzle, s), gmem_addrs=np.concatenate(g_parts))
+    soff, gaddr, ok, (lo, hi) = _row_table(spec, c)      # every in-bound row's in-bound bytes, row by row
+    if hi <= lo or not ok.any():
+        return TmaStorePlan(_EMPTY, _EMPTY)
+    g_lo, s_lo = _dim0_bytes(spec, lo)
+    g_n, _ = _dim0_bytes(spec, hi - lo)
+    span = np.arange(g_n, dtype=np.int64)
+    s = ((soff[ok] + (s_lo + int(src)))[:, None] + span).reshape(-1)
+    g = ((gaddr[ok] + (_dim0_bytes(spec, c[0])[0] + g_lo))[:, None] + span).reshape(-1)
+    s = swizzle_addr(spec.swizzle, s)
+    s.flags.writeable = False
+    g.flags.writeable = False
+    return TmaStorePlan(smem_addrs=s, gmem_addrs=g)
 
 
 def check_bulk_copy(dst: int, src: int, size: int, *, direction: str) -> int:

@@ -253,7 +253,13 @@ class Tmem:
     # ------------------------------------------------------------------ access checks
     def check_allocated(self, cols: npt.ArrayLike, *, what: str, loc: Optional[Loc] = None) -> None:
         """Every column touched must lie inside a live allocation."""
-        cols = np.unique(np.asarray(cols, np.int64))
+        cols = np.asarray(cols, np.int64)
+        if not cols.size:
+            return
+        lo, hi = int(cols.min()), int(cols.max())
+        if any(a.col <= lo and hi < a.col + a.ncols for a in self.allocs):
+            return                               # all inside one allocation (the usual case, no per-column work)
+        cols = np.unique(cols)
         ok = np.zeros(cols.shape, bool)
         for a in self.allocs:
             ok |= (cols >= a.col) & (cols < a.col + a.ncols)
@@ -290,6 +296,8 @@ class Tmem:
         """
         ids = self.pending[lanes, cols]
         ids = ids[ids != 0]
+        if not ids.size:
+            return
         for op_id in np.unique(ids):
             w = self.writers[int(op_id)]
             if pipe and w.kind != "st":

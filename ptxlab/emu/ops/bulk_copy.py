@@ -28,10 +28,10 @@ from ..core import ir
 from ..engine import machine
 from ..checks import exitcheck  # noqa: F401  (registers the copies-in-flight-at-exit check)
 from ..core.isa import Ctx, Unsupported, register
-from ..core.memory import GLOBAL_BASE, WIN_SHIFT, WINDOWS
+from ..core.memory import GLOBAL_BASE, PARAM_WIN, WIN_SHIFT, WINDOWS
 from ..hw import cluster as cl
 from .mbarrier import complete_tx_on, shared_addresses, shared_targets, table_of
-from ..hw.tma import check_bulk_copy, plan_tensor_load, plan_tensor_store, validate_load
+from ..hw.tma import check_bulk_copy, heap_rows, plan_tensor_load, plan_tensor_store, validate_load
 
 __all__ = ["bulk_groups"]
 
@@ -84,13 +84,21 @@ def _read_tensor_map(st, ins, t: int, addr: int):
         st.fault(ins, t, f"tensor map address {addr:#x} is not 64-byte aligned",
                  "CUtensorMap objects must be 64-byte aligned (cuTensorMapEncodeTiled); pass the kernel parameter "
                  "declared 'const __grid_constant__ CUtensorMap'")
+    # kernel parameters are read-only during a launch: a map there decodes the same for every thread (cached)
+    cache = st.side.setdefault("param_tensor_maps", {}) \
+        if space == "param" or win == PARAM_WIN >> WIN_SHIFT else None
+    if cache is not None and addr in cache:
+        return cache[addr]
     m = np.zeros(st.T, np.bool_)
     m[t] = True
     # a CUtensorMap is 128 bytes with 64-byte alignment (alignas(64) in cuda.h; CuTe's NVRTC TmaDescriptor too):
     # the 64-byte rule was checked above, so the read is not held to the 128-byte natural-alignment rule.
     raw = st.load(ins, space, np.uint64(addr), m, np.uint8, 128, align=64)[t]
     try:
-        return decode_emu(bytes(raw))
+        spec = decode_emu(bytes(raw))
+        if cache is not None:
+            cache[addr] = spec
+        return spec
     except TensorMapError as exc:
         st.fault(ins, t, "cp.async.bulk.tensor: the tensor-map operand is not a valid emulator tensor map",
                  f"{exc}; build it with dev.tensor_map on the emu device and pass it by value (__grid_constant__)")
@@ -123,7 +131,8 @@ class _TensorLoad:
     def complete(self, st) -> None:
         heap = st.heap
         try:
-            plan = plan_tensor_load(self.spec, self.coords, self.dst, heap.read_bytes)
+            plan = plan_tensor_load(self.spec, self.coords, self.dst, heap.read_bytes,
+                                    heap_rows(heap.buf, GLOBAL_BASE))
         except EmuError as exc:
             _fault_from(st, self.ins, self.thread, exc)
         for dcta, _ in self.targets:

@@ -1,0 +1,95 @@
+"""Translate a kernel (``core.program.Program``) once into the native engine's tables: one ``Op`` record per pc.
+
+Which instructions are native: those whose interpreter builder (``core.isa.lookup``) has an emitter here -- keyed
+by the builder's module and name, so an instruction family added or replaced later runs on the interpreter by
+itself -- and whose emitter accepts the form.  An instruction whose builder refused it (its handler raises when
+executed) or that the program rewrote (calls, returns) also stays with the interpreter.  Control flow (bra, exit,
+trap) is always native.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...core import isa
+from ...core.program import K_BRA, K_EXIT, K_TRAP
+from . import emit_cvt, emit_float, emit_int, emit_mem
+from .operands import NotNative, Operands
+from .record import OPCODES, WORDS, Rec
+
+assert OPCODES["PY"] == 0      # a zeroed record is "run it in Python"
+
+EMITTERS: dict = dict(emit_float.EMITTERS)
+for _m in (emit_cvt, emit_int, emit_mem):
+    EMITTERS.update({(_m.MODULE, name): fn for name, fn in _m.EMITTERS.items()})
+
+
+@dataclass
+class Tables:
+    ops: np.ndarray          # (n, WORDS) int64: the Op records
+    ends: np.ndarray         # (n,) int64: block end per pc
+    roff: np.ndarray         # (n + 1,) int64: reads[roff[pc]:roff[pc+1]] = register slots pc reads
+    reads: np.ndarray        # int32
+    native: list             # per pc: True when it runs natively
+    specials: list           # special register names, index = Ctx.spec slot
+
+
+def builder_key(ins):
+    b = isa.lookup(ins)
+    return None if b is None else (b.__module__, b.__qualname__)
+
+
+def _interpreted(fn) -> bool:
+    return fn is None or getattr(fn, "__qualname__", "").startswith("_raiser")
+
+
+def record(prog, e, O: Operands):
+    """The Rec of one normal instruction, or None (the interpreter runs it)."""
+    if _interpreted(e.fn) or id(e.ins) in getattr(prog, "_call_info", {}):
+        return None
+    em = EMITTERS.get(builder_key(e.ins))
+    if em is None:
+        return None
+    try:
+        return em(e.ins, O)
+    except NotNative:
+        return None
+    except (KeyError, ValueError, IndexError, TypeError, AttributeError):
+        return None            # a form the emitter did not foresee: the interpreter decides what it means
+
+
+def translate(prog) -> Tables:
+    code = prog.code
+    n = len(code)
+    O = Operands(prog)
+    rows = []
+    native = [False] * n
+    for pc, e in enumerate(code):
+        if e.kind == K_BRA:
+            rec = Rec("BRA", x0=e.target)
+        elif e.kind == K_EXIT:
+            rec = Rec("EXIT")
+        elif e.kind == K_TRAP:
+            rec = Rec("TRAP")
+        else:
+            rec = record(prog, e, O)
+            native[pc] = rec is not None
+            if rec is None:
+                rec = Rec("PY")
+        try:
+            row = rec.row(e.guard, e.gneg)
+            if any(not -2**63 <= v < 2**63 for v in row):
+                raise OverflowError(rec)
+        except (ValueError, OverflowError):
+            row = Rec("PY").row(e.guard, e.gneg)
+            native[pc] = False
+        rows.append(row)
+    ops = np.array(rows, dtype=np.int64).reshape(n, WORDS)
+    roff = np.zeros(n + 1, np.int64)
+    reads = []
+    for pc, e in enumerate(code):
+        reads.extend(e.reads)
+        roff[pc + 1] = len(reads)
+    return Tables(ops, np.asarray(prog.block_end, np.int64), roff, np.asarray(reads, np.int32), native,
+                  list(O.specials))
