@@ -74,9 +74,10 @@ class EmuError(PtxlabError):
         self.block = tuple(block) if block is not None else None
         self.thread = tuple(thread) if thread is not None else None
 
-    def report(self) -> str:
-        """Return the multi-line report (message first, then each known location field)."""
-        lines = [f"EmuError: {self.message}"]
+    def report(self, label: str = "EmuError") -> str:
+        """Return the multi-line report (message first, then each known location field); ``label`` starts it
+        (``""``: the message alone, e.g. for a warning built from the same fields)."""
+        lines = [f"{label}: {self.message}" if label else self.message]
         if self.kernel is not None:
             lines.append(f"  kernel : {self.kernel}")
         if self.ptx_line is not None:

@@ -7,14 +7,19 @@ import time
 from typing import Any
 
 from ..device.base import Device
-from ..errors import EmuError, LaunchError
+import numpy as np
+
+from ..errors import EmuError, LaunchError, UsageError
 from ..tensormap import TensorMapSpec, encode_emu
 from .ops import load_families
 from .engine.machine import run_kernel
-from .core.memory import GLOBAL_BASE, GlobalHeap
+from .core.memory import GlobalHeap
 from .core.parser import parse
 from .checks.fidelity import rules_of, strict_rules as _strict_rules, summarize as _fid_summarize
 from .core.program import Program
+from .checks.initcheck import initcheck_modes
+from .checks.racecheck import racecheck_mode
+from .. import settings
 
 
 class EmuDevice(Device):
@@ -22,10 +27,17 @@ class EmuDevice(Device):
 
     name = "emu"
 
-    def __init__(self, budget: int | None = None, initcheck: bool | None = None, stall_seconds: float | None = None,
-                 strict=None, timing: Any = None, timing_sample: str | None = None, clc: str | None = None,
-                 wave_ctas: int | None = None):
+    def __init__(self, budget: int | None = None, initcheck: bool | str | None = None,
+                 stall_seconds: float | None = None, strict=None, timing: Any = None, timing_sample: str | None = None,
+                 clc: str | None = None, wave_ctas: int | None = None, racecheck: bool | str | None = None,
+                 memory: int | None = None):
         super().__init__()
+        from .. import settings
+        settings.check(("emu", "timing"))     # every PTXLAB_EMU_* / PTXLAB_TIMING* value, before anything runs
+        budget = _count("budget", budget, 1)
+        stall_seconds = _number("stall_seconds", stall_seconds, 0)
+        wave_ctas = _count("wave_ctas", wave_ctas, 1)
+        memory = _count("memory", memory, 1 << 20)
         # watchdog (watchdog.py): budget = thread-instructions per launch (PTXLAB_EMU_BUDGET), stall_seconds = wall
         # clock without forward progress per launch (PTXLAB_EMU_STALL_S, default 45 s, 0 = off)
         self.stall_seconds = stall_seconds
@@ -49,10 +61,15 @@ class EmuDevice(Device):
         parse_policy(clc)
         self.clc = clc
         self.wave_ctas = wave_ctas
-        # optional report of reads of never-written shared memory (compute-sanitizer initcheck analogue)
-        self.initcheck = bool(int(os.environ.get("PTXLAB_EMU_INITCHECK", "0"))) if initcheck is None else initcheck
+        # reads of never-written memory (compute-sanitizer initcheck analogue, checks/initcheck.py): global memory by
+        # default, shared memory too with initcheck=True / 'all' (PTXLAB_EMU_INITCHECK); self.initcheck = shared
+        self.initcheck_global, self.initcheck = initcheck_modes(initcheck)
+        # shared-memory data races (compute-sanitizer racecheck analogue, checks/racecheck.py; PTXLAB_EMU_RACECHECK)
+        self.racecheck = racecheck_mode(racecheck)
         load_families()
-        self.heap = GlobalHeap()
+        self.heap = GlobalHeap(limit=int(memory if memory is not None else settings.get("PTXLAB_EMU_MEMORY")))
+        if self.initcheck_global:
+            self.heap.track_writes()
         self.budget = budget
         self._modules: dict = {}     # ptx hash → (ir.Module, global syms, const bank, const syms)
         self._programs: dict = {}
@@ -83,8 +100,7 @@ class EmuDevice(Device):
         return self.heap.read_bytes(ptr, nbytes).tobytes()
 
     def _memset(self, ptr: int, value: int, nbytes: int) -> None:
-        off = ptr - GLOBAL_BASE
-        self.heap.buf[off: off + nbytes] = value
+        self.heap.fill(ptr, value, nbytes)
 
     def _encode_tensor_map(self, spec: TensorMapSpec) -> bytes:
         return encode_emu(spec)
@@ -161,8 +177,26 @@ class EmuDevice(Device):
                            device=self, **kw)
         stats["seconds"] = time.perf_counter() - t0
         stats["fidelity_warnings"] = [text for _, text in self.fidelity_log]
-        _fid_summarize(self.fidelity_log)
+        _fid_summarize(self.fidelity_log, self)
         stats["kernel"] = kernel
         self.last_stats = stats
-        if os.environ.get("PTXLAB_EMU_STATS"):
+        if settings.get("PTXLAB_EMU_STATS", fallback=True):
             print(f"[ptxlab emu] {kernel}: {stats['thread_instrs']:,} thread-instrs in {stats['seconds']:.3f}s")
+
+
+def _count(what: str, v, lo: int):
+    """An integer option >= lo (None = the environment's / the default); UsageError otherwise."""
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or int(v) < lo:
+        raise UsageError(f"open_device('emu', {what}={v!r}): must be an integer >= {lo}")
+    return int(v)
+
+
+def _number(what: str, v, lo: float):
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not (float(v) >= lo) \
+            or float(v) == float("inf"):
+        raise UsageError(f"open_device('emu', {what}={v!r}): must be a finite number >= {lo:g}")
+    return float(v)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import os
 import re
 from typing import Optional
 
@@ -98,7 +97,8 @@ def line_map(module) -> dict:
     m = {}
     ptx = getattr(module, "ptx", None)
     src = getattr(module, "source", None)
-    enabled = os.environ.get("PTXLAB_EMU_LINEINFO", "1").strip().lower() not in ("0", "off", "no", "false")
+    from ... import settings
+    enabled = settings.get("PTXLAB_EMU_LINEINFO", fallback=True)
     if enabled and ptx and src and not re.search(r"^\s*\.loc\s", ptx, re.M) and src != ptx and not str(module.name).endswith(".ptx"):
         try:
             li = _compile_lineinfo(module)

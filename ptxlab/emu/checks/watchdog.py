@@ -18,7 +18,6 @@ Three limits, all per launch (all the waves of one ``launch`` together):
 from __future__ import annotations
 
 import heapq
-import os
 import time
 from collections import defaultdict
 
@@ -36,7 +35,8 @@ CHECK_EVERY_STEPS = 64          # the scheduler calls LaunchWatch.tick every thi
 
 
 def stall_seconds_default() -> float:
-    return float(os.environ.get("PTXLAB_EMU_STALL_S", DEFAULT_STALL_S))
+    from ... import settings
+    return float(settings.get("PTXLAB_EMU_STALL_S"))
 
 
 def shortest_path_instrs(prog) -> int:
