@@ -11,11 +11,27 @@ __all__ = [
     "DeviceUnavailable",
     "EmuError",
     "UsageError",
+    "clean",
+    "debug_traceback",
 ]
 
 
 class PtxlabError(Exception):
     """Base class of all ptxlab errors; the CLI prints these as one clear message, no traceback."""
+
+
+def debug_traceback() -> bool:
+    """PTXLAB_DEBUG_TRACEBACK=1: keep ptxlab's internal frames and chained exceptions in tracebacks (debugging
+    ptxlab itself); otherwise a fault raised through the public API shows the user's frames and one report."""
+    import os
+
+    return os.environ.get("PTXLAB_DEBUG_TRACEBACK", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def clean(exc: BaseException) -> BaseException:
+    """``raise clean(exc) from None`` at an API boundary: the exception without the library frames it went through
+    (Python adds the boundary's own frame and the user's), unless PTXLAB_DEBUG_TRACEBACK is set."""
+    return exc if debug_traceback() else exc.with_traceback(None)
 
 
 class CompileError(PtxlabError):
@@ -93,4 +109,4 @@ class EmuError(PtxlabError):
         return "\n".join(lines)
 
     def __str__(self) -> str:
-        return self.report()
+        return self.report(label="")      # Python's traceback line already says "ptxlab.errors.EmuError: "

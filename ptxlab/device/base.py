@@ -16,7 +16,7 @@ import numpy as np
 from ptxlab.device.args import Param, pack_params, parse_entry_params
 from ptxlab.device.buffer import DeviceBuffer
 from ptxlab.device.cluster import kernel_cluster_directives, resolve_cluster
-from ptxlab.errors import DeviceUnavailable, LaunchError, PtxlabError, TensorMapError
+from ptxlab.errors import DeviceUnavailable, LaunchError, PtxlabError, TensorMapError, clean, debug_traceback
 from ptxlab.tensormap import TensorMap, TensorMapSpec
 
 __all__ = ["DeviceBuffer", "Device", "Dim3", "as_dim3", "parse_arch"]
@@ -264,7 +264,12 @@ class Device(ABC):
         extra = {"cluster": cl} if cl is not None else {}     # backends without clusters never see the keyword
         if pdl:
             extra["pdl"] = True
-        self._launch(module, kernel, g, b, params, offsets, layout, int(shared_bytes), **extra)
+        try:
+            self._launch(module, kernel, g, b, params, offsets, layout, int(shared_bytes), **extra)
+        except PtxlabError as exc:      # one report, without the emulator's frames (PTXLAB_DEBUG_TRACEBACK=1 keeps them)
+            if debug_traceback():
+                raise
+            raise clean(exc) from None
 
     def describe(self) -> str:
         """One-line description used in messages."""

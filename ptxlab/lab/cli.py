@@ -69,17 +69,35 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument("--dump", metavar="DIR", help="dump directory for PTX/SASS/stage outputs (sets PTXLAB_DUMP_DIR)")
     p.add_argument("--debug", metavar="FLAGS", help="comma list of " + ",".join(sorted(debug.KNOWN_FLAGS)) + " or all")
     p.add_argument("--stages-dir", metavar="DIR", help="stage drivers dir (default $PTXLAB_STAGES_DIR or <repo>/stages)")
+    p.add_argument("--seed", metavar="N", help="replay a stage's data: the seed its FAIL rows print (sets PTXLAB_SEED; "
+                                               "default: fresh data every run)")
     return p
 
 
-def _setup(args: argparse.Namespace) -> debug.DebugFlags:
-    if args.stages_dir:
-        os.environ[ENV_STAGES_DIR] = args.stages_dir
-    explicit = args.stages_dir or os.environ.get(ENV_STAGES_DIR)
+def set_stages_dir(value: Optional[str]) -> None:
+    """``--stages-dir`` (every subcommand that discovers stages): must be a directory; sets PTXLAB_STAGES_DIR."""
+    if value is not None:
+        os.environ[ENV_STAGES_DIR] = value
+    explicit = value or os.environ.get(ENV_STAGES_DIR)
     if explicit and not Path(explicit).is_dir():
-        what = "--stages-dir" if args.stages_dir else f"${ENV_STAGES_DIR}"
+        what = "--stages-dir" if value else f"${ENV_STAGES_DIR}"
         raise UsageError(f"{what} {explicit}: {'not a directory' if Path(explicit).exists() else 'does not exist'}; "
                          "pass the directory holding <stage>/driver.py files")
+
+
+def set_seed(value: Optional[str]) -> None:
+    """``--seed N``: checked like PTXLAB_SEED (ptxlab.settings) and exported so every stage draws this data."""
+    if value is None:
+        return
+    from ptxlab import settings
+
+    settings.get("PTXLAB_SEED", env={"PTXLAB_SEED": value})       # UsageError for a bad value
+    os.environ["PTXLAB_SEED"] = value.strip()
+
+
+def _setup(args: argparse.Namespace) -> debug.DebugFlags:
+    set_stages_dir(args.stages_dir)
+    set_seed(getattr(args, "seed", None))
     if args.debug is not None or args.dump is not None:
         flags_text = args.debug if args.debug is not None else os.environ.get(debug.ENV_DEBUG, "")
         return debug.set_flags(flags_text, dump=args.dump)
@@ -139,6 +157,11 @@ def _run_one(stage: Stage, ctx: StageContext) -> "tuple[StageResult, float]":
             result = StageResult(False, message=f"stage {stage.id} returned {type(result).__name__}, not StageResult")
     except UsageError:    # a bad setting, not a kernel outcome: abort the run (exit 2), record nothing
         raise
+    except (OSError, MemoryError) as exc:   # the machine, not the kernel (disk full, permissions): exit 2, record nothing
+        what = f"{exc.strerror or exc}: {exc.filename}" if isinstance(exc, OSError) and exc.filename else \
+            f"{type(exc).__name__}: {exc}"
+        raise UsageError(f"stage {stage.id} stopped by an environment error ({what}); nothing was recorded for it; "
+                         "free disk space / fix permissions and run it again") from exc
     except DeviceUnavailable as exc:  # the device cannot run this stage: refused (exit 3), not failed
         result = StageResult.refuse(str(exc))
     except PtxlabError as exc:
@@ -241,11 +264,20 @@ def _usage() -> str:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Entry point; returns the process exit code (0 ok, 1 stage failure, 2 usage/setup error, 3 refused)."""
+    """Entry point; returns the process exit code (0 ok, 1 stage failure, 2 usage/setup error, 3 refused, 4 internal
+    error: a bug in ptxlab, one line; PTXLAB_DEBUG_TRACEBACK=1 shows its traceback)."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args and args[0] in ("help", "-h", "--help"):
         print(_usage())
         return 0
+    from ptxlab import settings
+
+    try:        # every PTXLAB_* setting checked before anything runs (ptxlab/settings.py)
+        for w in settings.check():
+            print(f"warning: {w}", file=sys.stderr)
+    except PtxlabError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     name = args[0] if args and args[0] in SUBCOMMANDS else "run"
     rest = args[1:] if args and args[0] in SUBCOMMANDS else args
     if name == "run" and rest and not rest[0].startswith("-"):
@@ -259,6 +291,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except OSError as exc:  # a path the user gave cannot be read/written: a setup error, one line
         print(f"error: {exc.strerror or exc}: {exc.filename}" if exc.filename else f"error: {exc}", file=sys.stderr)
         return 2
+    except MemoryError:
+        print("error: out of host memory; emulate a smaller problem (sizes are bounded per option: see --help)",
+              file=sys.stderr)
+        return 2
+    except Exception as exc:  # noqa: BLE001 - a bug in ptxlab: one line, exit 4; the switch shows the traceback
+        from ptxlab.errors import debug_traceback
+
+        if debug_traceback():
+            raise
+        print(f"error: internal error in ptxlab ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
+              "; this is a bug: rerun with PTXLAB_DEBUG_TRACEBACK=1 for the traceback and report it", file=sys.stderr)
+        return 4
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -131,6 +131,36 @@ def test_progress_resets_the_stall_limit(rng):
     assert elapsed > 0.6, f"the kernel ran {elapsed:.2f} s, too short to show the limit is reset by progress"
 
 
+BARRIER_SPIN = r'''
+extern "C" __global__ void barspin(volatile unsigned* flag, unsigned* y) {
+  __shared__ unsigned s[128];
+  unsigned k = 0;
+  while (flag[0] == 0u) {
+    s[threadIdx.x] = k;
+    __syncthreads();
+    k = s[(threadIdx.x + 1u) & 127u] & 7u;
+    __syncthreads();
+  }
+  y[threadIdx.x] = k;
+}'''
+
+
+def test_spin_loop_with_barriers_is_reported(rng):
+    """A spin loop that contains __syncthreads(): barriers complete every iteration (the old progress signal), but the
+    wave's state cycles, so the stall limit stops it, naming the loop's PTX and CUDA lines."""
+    mod = ptxlab.compile(BARRIER_SPIN, arch="sm_90a", name="barspin.cu", options=("-lineinfo",))
+    dev = ptxlab.open_device("emu", stall_seconds=1.0)
+    flag, y = dev.to_device(np.zeros(4, np.uint32)), dev.empty(4 * 128)
+    t0 = time.monotonic()
+    with pytest.raises(EmuError) as ei:
+        dev.launch(mod, "barspin", grid=(1, 1, 1), block=(128, 1, 1), args=[flag, y])
+    assert time.monotonic() - t0 < 30
+    msg = str(ei.value)
+    assert "no forward progress" in msg and "with or without __syncthreads()" in msg, msg
+    assert re.search(r"block \(0, 0, 0\) warp \d: spinning in PTX lines \d+-\d+", msg), msg
+    assert re.search(r"barspin\.cu:(4|5|6|7|8)", msg), msg          # CUDA lines of the loop body
+
+
 def test_default_stall_limit_is_the_documented_one(monkeypatch):
     monkeypatch.delenv("PTXLAB_EMU_STALL_S", raising=False)
     assert watchdog.stall_seconds_default() == watchdog.DEFAULT_STALL_S
