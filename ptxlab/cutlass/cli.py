@@ -26,6 +26,18 @@ def main(argv: List[str]) -> int:
     p.add_argument("--clc", default=None, help="clusterlaunchcontrol policy: every-other | all | never | first:N")
     p.add_argument("--wave-ctas", type=int, default=None, help="emulator CTAs per wave (models a smaller GPU)")
     a = p.parse_args(argv)
+    from ptxlab.errors import UsageError
+    for dim in ("m", "n", "k"):
+        v = getattr(a, dim)
+        if v is not None and not 1 <= v <= 1 << 14:
+            raise UsageError(f"--{dim} {v}: use 1 .. {1 << 14} (the emulator runs CUTLASS examples at small sizes)")
+    if a.seed is not None and not 0 <= a.seed < 2**31:
+        raise UsageError(f"--seed {a.seed}: use an integer in 0 .. 2**31-1")
+    if a.wave_ctas is not None and a.wave_ctas < 1:
+        raise UsageError(f"--wave-ctas {a.wave_ctas}: must be >= 1")
+    for name, v in (("--alpha", a.alpha), ("--beta", a.beta)):
+        if not np.isfinite(v):
+            raise UsageError(f"{name} {v}: must be a finite number")
     if a.example is None:
         for name, (_, desc, smallest) in sorted(EXAMPLES.items()):
             print(f"{name:14s} {desc}  (smallest: {smallest})")
@@ -41,7 +53,10 @@ def main(argv: List[str]) -> int:
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
-        res = run(a.example, dev, alpha=a.alpha, beta=a.beta, seed=seed, **shape)
+        try:
+            res = run(a.example, dev, alpha=a.alpha, beta=a.beta, seed=seed, **shape)
+        except ValueError as exc:     # the example's own shape rules, checked before it builds or runs anything
+            raise UsageError(f"{a.example} --m/--n/--k: {exc}") from None
     fw = [w for w in rec if w.category.__name__ == "EmuFidelityWarning"]
     print(f"{a.example} {res.shape} seed={seed} on {dev.describe()}: grid {res.launch.grid} block "
           f"{res.launch.block} cluster {res.launch.cluster} smem {res.launch.smem_bytes} B")

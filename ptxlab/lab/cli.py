@@ -23,8 +23,8 @@ from rich.table import Table
 
 from ptxlab import debug
 from ptxlab.errors import DeviceUnavailable, PtxlabError, UsageError
-from ptxlab.lab.registry import (ENV_STAGES_DIR, Stage, StageContext, StageResult, default_stages_dir, discover,
-                                 select)
+from ptxlab.lab.registry import (Stage, StageContext, StageResult, default_stages_dir, discover, select,
+                                 set_stages_dir)
 
 __all__ = ["main", "SUBCOMMANDS", "Subcommand"]
 
@@ -72,17 +72,6 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument("--seed", metavar="N", help="replay a stage's data: the seed its FAIL rows print (sets PTXLAB_SEED; "
                                                "default: fresh data every run)")
     return p
-
-
-def set_stages_dir(value: Optional[str]) -> None:
-    """``--stages-dir`` (every subcommand that discovers stages): must be a directory; sets PTXLAB_STAGES_DIR."""
-    if value is not None:
-        os.environ[ENV_STAGES_DIR] = value
-    explicit = value or os.environ.get(ENV_STAGES_DIR)
-    if explicit and not Path(explicit).is_dir():
-        what = "--stages-dir" if value else f"${ENV_STAGES_DIR}"
-        raise UsageError(f"{what} {explicit}: {'not a directory' if Path(explicit).exists() else 'does not exist'}; "
-                         "pass the directory holding <stage>/driver.py files")
 
 
 def set_seed(value: Optional[str]) -> None:
