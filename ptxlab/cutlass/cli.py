@@ -25,6 +25,9 @@ def main(argv: List[str]) -> int:
     p.add_argument("--strict", default=None, help="emulator fidelity rules to enforce: all | rule,rule (ptxlab/emu/checks/fidelity.py)")
     p.add_argument("--clc", default=None, help="clusterlaunchcontrol policy: every-other | all | never | first:N")
     p.add_argument("--wave-ctas", type=int, default=None, help="emulator CTAs per wave (models a smaller GPU)")
+    p.add_argument("--prebuild", action="store_true",
+                   help="build every example (or EXAMPLE) into the compile cache and check it once at its smallest "
+                        "shape: 1.5-2 minutes and up to 4 GB of memory per example, once per machine")
     a = p.parse_args(argv)
     from ptxlab.errors import UsageError
     for dim in ("m", "n", "k"):
@@ -38,6 +41,8 @@ def main(argv: List[str]) -> int:
     for name, v in (("--alpha", a.alpha), ("--beta", a.beta)):
         if not np.isfinite(v):
             raise UsageError(f"{name} {v}: must be a finite number")
+    if a.prebuild:
+        return _prebuild([a.example] if a.example else sorted(EXAMPLES))
     if a.example is None:
         for name, (_, desc, smallest) in sorted(EXAMPLES.items()):
             print(f"{name:14s} {desc}  (smallest: {smallest})")
@@ -67,3 +72,25 @@ def main(argv: List[str]) -> int:
     mism = res.mismatches()
     print(("  BIT-EXACT: " if res.exact else "  MISMATCH: ") + ", ".join(f"{k} {v} differing" for k, v in mism.items()))
     return 0 if res.exact else 1
+
+
+def _prebuild(names: List[str]) -> int:
+    """``lab.py cutlass --prebuild``: NVRTC-build each example (progress and an estimate on stderr), then run it once
+    at its smallest shape on the emulator; one line per example."""
+    import ptxlab
+
+    from . import run
+    from ..progress import track
+
+    bad = 0
+    for name in track(names, "cutlass prebuild"):
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = run(name, ptxlab.open_device("emu"), seed=1)
+        build = res.seconds.get("build", 0.0)
+        print(f"{name}: built in {build:.1f} s ({'cached' if build < 1 else 'NVRTC'}), "
+              f"{'BIT-EXACT' if res.exact else 'MISMATCH'} at {res.shape} ({time.perf_counter() - t0:.1f} s)",
+              flush=True)
+        bad += not res.exact
+    return 1 if bad else 0
