@@ -274,6 +274,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 2
     try:
         return int(SUBCOMMANDS[name].resolve()(rest) or 0)
+    except SystemExit as exc:     # argparse: --help (0) or a usage error it already printed (2)
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
     except PtxlabError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
