@@ -30,8 +30,9 @@ def lab(tmp_path, monkeypatch, capsys):
     (d / "driver.py").write_text(SEEDED)
     state = tmp_path / "state.json"
     monkeypatch.setenv("PTXLAB_STATE_FILE", str(state))
-    monkeypatch.delenv("PTXLAB_STAGES_DIR", raising=False)
-    monkeypatch.delenv("PTXLAB_SEED", raising=False)
+    for name in ("PTXLAB_STAGES_DIR", "PTXLAB_SEED"):     # lab.py sets them for its run: restored after the test
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
 
     def run(*argv, stages=True):
         monkeypatch.delenv("PTXLAB_SEED", raising=False)     # --seed exports it for the run (a fresh process each time)
