@@ -75,7 +75,8 @@ SETTINGS: Tuple[Setting, ...] = (
     S("PTXLAB_DUMP_DIR", "path", "ptxlab_dump", "where PTX/SASS and stage dumps go; `lab.py --dump DIR` sets it"),
     S("PTXLAB_STAGES_DIR", "path", "<repo>/stages", "directory of stage drivers (`<dir>/driver.py`); "
       "`--stages-dir` sets it"),
-    S("PTXLAB_STATE_FILE", "path", "<repo>/.ptxlab/lab_state.json", "lab state (stage results, graduation)"),
+    S("PTXLAB_STATE_FILE", "custom", "<repo>/.ptxlab/lab_state.json", "lab state (stage results, graduation)",
+      parser="ptxlab.settings:_parse_state_file", accepts="path of a JSON file (not a directory)"),
     S("PTXLAB_SEED", "int", "", "data seed of every stage (replays a run: the FAIL rows print theirs); "
       "`lab.py --seed N` sets it; unset = fresh data each run", lo=0, hi=2**63 - 1),
     S("PTXLAB_PROGRESS", "enum", "auto", "progress of long loops and NVRTC builds on stderr: auto (a bar on a "
@@ -87,7 +88,8 @@ SETTINGS: Tuple[Setting, ...] = (
     # --- toolchain ---------------------------------------------------------------------------------------------------
     S("PTXLAB_CACHE", "path", "~/.cache/ptxlab", "compile cache directory (unusable: a temporary cache, one warning)",
       group="toolchain"),
-    S("PTXLAB_NVDISASM", "path", "(the pip wheel's)", "explicit nvdisasm binary", group="toolchain"),
+    S("PTXLAB_NVDISASM", "custom", "(the pip wheel's)", "explicit nvdisasm binary", group="toolchain",
+      parser="ptxlab.settings:_parse_executable", accepts="path of an executable file"),
     # --- emulator ----------------------------------------------------------------------------------------------------
     S("PTXLAB_EMU_BUDGET", "float", "4e9", "instruction budget of the runaway-loop watchdog, thread-instructions per "
       "launch (`open_device('emu', budget=N)`)", group="emu", lo=1, hi=1e18),
@@ -150,6 +152,25 @@ _BY_NAME: Dict[str, Setting] = {s.name: s for s in SETTINGS}
 
 def by_group(group: str) -> List[Setting]:
     return [s for s in SETTINGS if s.group == group]
+
+
+def _parse_executable(text: str) -> str:
+    if not (os.path.isfile(text) and os.access(text, os.X_OK)):
+        raise ValueError("not an executable file")
+    return text
+
+
+def _parse_state_file(text: str) -> str:
+    p = os.path.expanduser(text)
+    if os.path.isdir(p):
+        raise ValueError("a directory, not a file")
+    parent = os.path.dirname(os.path.abspath(p))
+    probe = parent
+    while not os.path.exists(probe):                 # the first existing ancestor must be a writable directory
+        probe = os.path.dirname(probe)
+    if not os.path.isdir(probe) or not os.access(probe, os.W_OK):
+        raise ValueError(f"{probe} is not a writable directory")
+    return text
 
 
 def _parse_splits(text: str) -> Any:

@@ -53,7 +53,11 @@ class EmuDevice(Device):
         self.timing_sample = timing_sample or os.environ.get("PTXLAB_TIMING_SAMPLE") or None
         if self.timing:     # refuse an unknown GPU / sample mode here, not at the first launch
             from ..timing.params import check_timing_args
-            check_timing_args(self.timing, self.timing_sample, from_env=timing is None, sample_from_env=not timing_sample)
+            try:
+                check_timing_args(self.timing, self.timing_sample, from_env=timing is None,
+                                  sample_from_env=not timing_sample)
+            except ValueError as exc:
+                raise UsageError(str(exc)) from None
         self.last_timing = None
         # clusterlaunchcontrol.try_cancel policy ('every-other' default, 'all', 'never', 'first:N'; None =
         # PTXLAB_EMU_CLC) and a cap on CTAs per wave (None = PTXLAB_EMU_WAVE_CTAS / thread-count waves): hw/clc.py

@@ -80,6 +80,8 @@ def set_seed(value: Optional[str]) -> None:
         return
     from ptxlab import settings
 
+    if not value.strip():
+        raise UsageError("--seed: give a seed (an integer 0 .. 2**63-1, as a stage's FAIL rows print it)")
     settings.get("PTXLAB_SEED", env={"PTXLAB_SEED": value})       # UsageError for a bad value
     os.environ["PTXLAB_SEED"] = value.strip()
 

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from cases import SMOKE, all_cases  # noqa: E402
 from runner import run_all  # noqa: E402
 
-OUTCOMES = ("ok", "traceback", "hang", "wrong-exit", "silent", "data-loss", "internal")
+OUTCOMES = ("ok", "traceback", "hang", "wrong-exit", "silent", "data-loss", "internal", "audit-error")
 
 
 def table(results) -> str:

@@ -180,9 +180,11 @@ def settings_cases() -> List[Case]:
     sys.path.insert(0, str(REPO))
     from ptxlab import settings
 
+    special = {"PTXLAB_STATE_FILE": ["{sandbox}", "/proc/self/status/s.json"],
+               "PTXLAB_NVDISASM": ["{sandbox}/state.json", "/nonexistent/nvdisasm"]}
     out: List[Case] = []
     for s in settings.SETTINGS:
-        for raw in BAD_VALUES[s.kind]:
+        for raw in special.get(s.name) or BAD_VALUES[s.kind]:
             if s.kind == "enum" and raw.lower() in s.choices:
                 continue
             for cmd in (["--stage", "B1"], ["list"]):
@@ -423,18 +425,19 @@ def _with_mount(opts: str, fill: bool, argv: List[str], prepare=None, verify=Non
     """Run argv with {sandbox}/mnt a small tmpfs (full, or read-only); verify(mount) -> '' or what was lost, checked
     before the unmount (reported through stderr as AUDIT-LOSS: ...)."""
     def run(sb: Path, env: Dict[str, str]):
-        mounted = _mount(sb, opts)
+        ro = "ro" in opts.split(",")
+        mounted = _mount(sb, ",".join(o for o in opts.split(",") if o != "ro"))
         try:
             if mounted and prepare is not None:
                 prepare(sb / "mnt")
             if mounted and fill:
-                with open(sb / "mnt" / "filler", "wb") as f:
-                    try:
+                try:
+                    with open(sb / "mnt" / "filler", "wb") as f:
                         while True:
                             f.write(b"\0" * 4096)
-                    except OSError:
-                        pass
-            if mounted and "ro" in opts.split(","):
+                except OSError:
+                    pass
+            if mounted and ro:
                 subprocess.run(["mount", "-o", "remount,ro", str(sb / "mnt")], capture_output=True)
             if not mounted:      # no tmpfs (not root): simulate a full disk at fsync inside ptxlab's writer
                 env = dict(env, PYTHONPATH=str(Path(__file__).parent / "enospc") + os.pathsep + env["PYTHONPATH"],
@@ -477,7 +480,7 @@ def location_cases(rng: np.random.Generator) -> List[Case]:
                         run=_with_mount(opts, fill, ["lab.py", "--stage", "Z1", "--stages-dir", "{sandbox}/stages",
                                                      "--dump", "{sandbox}/mnt/dump"]),
                         setup=stages_dir("dumping")))
-        out.append(Case(f"state-{name}", "cache and output locations", [], ok_rc=(0,),
+        out.append(Case(f"state-{name}", "cache and output locations", [], ok_rc=(0,) if fill else (2,),
                         env={"PTXLAB_STATE_FILE": "{sandbox}/mnt/state.json"},
                         run=_with_mount(opts, fill, ["lab.py", "--stage", "Z1", "--stages-dir", "{sandbox}/stages"]),
                         setup=stages_dir("passing")))
@@ -573,7 +576,7 @@ def all_cases(seed: int) -> List[Case]:
              + location_cases(rng) + huge_cases())
     seen: Dict[str, int] = {}
     for c in cases:                      # ids are made from the arguments: number the repeats
-        c.id = c.id.replace("{sandbox}", "SB")
+        c.id = c.id.replace("{sandbox}", "SB").replace("/", "_")
         n = seen.get(c.id, 0)
         seen[c.id] = n + 1
         if n:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -67,7 +68,7 @@ def command(argv: Sequence[str], sandbox: Path) -> List[str]:
 
 
 def run_case(case: Case, workdir: Path, cache: Path) -> Result:
-    sandbox = Path(tempfile.mkdtemp(prefix=f"{case.id[:40]}-", dir=workdir))
+    sandbox = Path(tempfile.mkdtemp(prefix=re.sub(r"[^\w.-]", "_", case.id[:40]) + "-", dir=workdir))
     (sandbox / "state.json").write_text(json.dumps(SEED_STATE))
     env = _env(sandbox, cache, case.env)
     t0 = time.monotonic()
@@ -115,6 +116,13 @@ def _tail(text: str, n: int = 400) -> str:
     return text[-n:].replace("\n", " | ")
 
 
+def _safe(case: Case, workdir: Path, cache: Path) -> Result:
+    try:
+        return run_case(case, workdir, cache)
+    except Exception as exc:  # noqa: BLE001 - a broken case must not stop the audit
+        return Result(case.id, case.category, "audit-error", None, 0.0, f"{type(exc).__name__}: {exc}")
+
+
 def run_all(cases: Sequence[Case], workers: int = 2, cache: Optional[Path] = None,
             progress: Callable[[Result], None] = lambda r: None) -> List[Result]:
     workdir = Path(tempfile.mkdtemp(prefix="ptxlab-audit-"))
@@ -122,7 +130,7 @@ def run_all(cases: Sequence[Case], workers: int = 2, cache: Optional[Path] = Non
     results: List[Result] = []
     try:
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            for r in pool.map(lambda c: run_case(c, workdir, cache), cases):
+            for r in pool.map(lambda c: _safe(c, workdir, cache), cases):
                 progress(r)
                 results.append(r)
     finally:

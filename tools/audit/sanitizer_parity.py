@@ -152,7 +152,8 @@ def table(measured: dict) -> str:
     for e in ENTRIES:
         per = res.get(e.name)
         if per is None:
-            cs = "not run (sm_100a: emulator only)" if e.arch == "sm_100a" else "not measured"
+            cs = ("not run (sm_100a: emulator only)" if e.arch == "sm_100a" else
+                  f"not measured yet (expected: {e.cs if e.cs != 'none' else 'no tool reports it'})")
             found = None
         else:
             hits = [f"{t}: {p['errors'] or 0} error(s)" + (f", {p['warnings']} warning(s)" if p["warnings"] else "")
