@@ -11,6 +11,7 @@ __all__ = [
     "DeviceUnavailable",
     "EmuError",
     "UsageError",
+    "OptionError",
     "clean",
     "debug_traceback",
 ]
@@ -59,6 +60,11 @@ class DeviceUnavailable(PtxlabError):
 class UsageError(PtxlabError):
     """A bad user input or setting (an unknown option value, an unusable path). Raised from inside a stage it aborts
     the run: ``lab.py`` exits 2 with the message and records no stage result (it says nothing about the kernel)."""
+
+
+class OptionError(UsageError, ValueError):
+    """A bad option value passed to an API call (e.g. ``open_device("emu", timing="a100")``): a usage error, and a
+    ValueError for callers that catch those."""
 
 
 Dim3 = Tuple[int, int, int]

@@ -9,7 +9,7 @@ from typing import Any
 from ..device.base import Device
 import numpy as np
 
-from ..errors import EmuError, LaunchError, UsageError
+from ..errors import EmuError, LaunchError, OptionError, UsageError
 from ..tensormap import TensorMapSpec, encode_emu
 from .ops import load_families
 from .engine.machine import run_kernel
@@ -57,7 +57,7 @@ class EmuDevice(Device):
                 check_timing_args(self.timing, self.timing_sample, from_env=timing is None,
                                   sample_from_env=not timing_sample)
             except ValueError as exc:
-                raise UsageError(str(exc)) from None
+                raise OptionError(str(exc)) from None
         self.last_timing = None
         # clusterlaunchcontrol.try_cancel policy ('every-other' default, 'all', 'never', 'first:N'; None =
         # PTXLAB_EMU_CLC) and a cap on CTAs per wave (None = PTXLAB_EMU_WAVE_CTAS / thread-count waves): hw/clc.py

@@ -286,11 +286,11 @@ def kernel_cases() -> List[Case]:
     import sys
 
     sys.path.insert(0, str(corpus))
-    from corpus import ENTRIES
+    from sanitizer_corpus import ENTRIES
 
     for e in ENTRIES:
         want, _ = e.emu
-        body = (f"import sys; sys.path.insert(0, {str(corpus)!r})\nfrom corpus import BY_NAME, compile_entry, launch\n"
+        body = (f"import sys; sys.path.insert(0, {str(corpus)!r})\nfrom sanitizer_corpus import BY_NAME, compile_entry, launch\n"
                 f"e = BY_NAME[{e.name!r}]\ndev = ptxlab.open_device('emu', **e.emu_options)\n"
                 "launch(dev, compile_entry(e), e, np.random.default_rng(1))\n"
                 "print('warnings:', len(dev.emu_warnings))\n")

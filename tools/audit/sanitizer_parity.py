@@ -1,4 +1,4 @@
-"""Sanitizer parity: the corpus of buggy kernels (tests/emu/checks/sanitizer/corpus.py) under compute-sanitizer on a GPU
+"""Sanitizer parity: the corpus of buggy kernels (tests/emu/checks/sanitizer/sanitizer_corpus.py) under compute-sanitizer on a GPU
 and under the emulator, side by side.
 
     # on the H100 (compute-sanitizer from the CUDA toolkit on PATH, or $CUDA_HOME/bin, or /usr/local/cuda/bin):
@@ -8,7 +8,7 @@ and under the emulator, side by side.
 
 --gpu-side runs every sm_90a entry once under each tool (memcheck, racecheck, initcheck, synccheck), each in its own
 process (``--run-one NAME``: the entry on open_device("cuda"), built with -lineinfo and HW_BOUNDED, so a wait that
-never completes gives up instead of hanging the GPU), 4 processes at a time, 90 s each at most; it records each
+never completes gives up instead of hanging the GPU), 4 processes at a time, 60 s each at most; it records each
 tool's summary (errors / hazards, warnings) and its first report lines. --table runs every entry on the emulator
 (default checks) and prints the markdown table: an entry is in parity when the emulator reports (an error or an
 EmuWarning) every hazard a compute-sanitizer tool reported.
@@ -31,7 +31,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests" / "emu" / "checks" / "sanitizer"))
 
-from corpus import BY_NAME, ENTRIES, compile_entry, launch  # noqa: E402
+from sanitizer_corpus import BY_NAME, ENTRIES, compile_entry, launch  # noqa: E402
 
 TOOLS = ("memcheck", "racecheck", "initcheck", "synccheck")
 _SUMMARY = re.compile(r"(ERROR SUMMARY|RACECHECK SUMMARY):\s*(\d+)\s+(?:errors?|hazards? displayed)"
@@ -96,7 +96,7 @@ def gpu_side(out: Path, workers: int = 4) -> int:
             cmd[3:3] = ["--racecheck-report", "all"]
         t0 = time.monotonic()
         try:
-            p = subprocess.run(cmd, capture_output=True, text=True, timeout=90, env=dict(os.environ, PYTHONPATH=str(REPO)))
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=dict(os.environ, PYTHONPATH=str(REPO)))
             res = dict(parse(p.stdout + p.stderr), rc=p.returncode, timed_out=False)
             res["tail"] = (p.stdout + p.stderr)[-1500:]
         except subprocess.TimeoutExpired as exc:

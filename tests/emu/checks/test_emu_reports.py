@@ -20,7 +20,7 @@ from ptxlab.errors import EmuError
 from repo_root import REPO
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "sanitizer"))
-from corpus import BY_NAME, compile_entry, launch  # noqa: E402
+from sanitizer_corpus import BY_NAME, compile_entry, launch  # noqa: E402
 
 SCRIPT = '''
 import numpy as np, ptxlab
@@ -77,7 +77,7 @@ def test_fidelity_warning_is_an_emu_warning_with_the_cuda_line(rng):
     msg = str(ours[0].message)
     assert msg.startswith("[tcgen05_wait_ld]") and "EmuError" not in msg, msg
     assert "source : " in msg and "tmem.cuh:" in msg and "ptx    : line" in msg, msg
-    assert Path(ours[0].filename).resolve() == Path(__file__).resolve().parent / "sanitizer" / "corpus.py", \
+    assert Path(ours[0].filename).resolve() == Path(__file__).resolve().parent / "sanitizer" / "sanitizer_corpus.py", \
         ours[0].filename                               # the user's launching line, not the emulator's source
     assert dev.emu_warnings[0] == msg
 

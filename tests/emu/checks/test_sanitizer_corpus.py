@@ -1,4 +1,4 @@
-"""The sanitizer-parity corpus (tests/emu/checks/sanitizer/corpus.py) on the emulator with its default checks: every
+"""The sanitizer-parity corpus (tests/emu/checks/sanitizer/sanitizer_corpus.py) on the emulator with its default checks: every
 buggy kernel gets its specific report (an EmuError or an EmuWarning in dev.emu_warnings) and every control runs
 clean. Fresh random inputs each run. The compute-sanitizer side runs on a GPU (tools/audit/sanitizer_parity.py)."""
 from __future__ import annotations
@@ -15,7 +15,7 @@ import ptxlab
 from ptxlab.errors import EmuError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "sanitizer"))
-from corpus import ENTRIES, compile_entry, launch  # noqa: E402
+from sanitizer_corpus import ENTRIES, compile_entry, launch  # noqa: E402
 
 _MODS: dict = {}
 

@@ -1,4 +1,4 @@
-// Sanitizer-parity corpus (tests/emu/checks/sanitizer/corpus.py): classic kernel bugs, one kernel each, for the
+// Sanitizer-parity corpus (tests/emu/checks/sanitizer/sanitizer_corpus.py): classic kernel bugs, one kernel each, for the
 // emulator (CI) and compute-sanitizer on an H100 (tools/audit/sanitizer_parity.py). 128 threads = 4 warps per block
 // unless the corpus says otherwise; `in` holds 1024 host-written words, `out` 1024 host-written words.
 // HW_BOUNDED (defined by the H100 runner): waits that never complete give up after a bounded number of probes, so a
@@ -8,7 +8,7 @@ using namespace ptxlab;
 
 __device__ __forceinline__ void wait_phase(u32 bar, u32 parity) {
 #ifdef HW_BOUNDED
-    mbar_wait_bounded(bar, parity, 1u << 16);
+    mbar_wait_bounded(bar, parity, 1u << 10);
 #else
     mbar_wait(bar, parity);
 #endif
