@@ -11,11 +11,28 @@ __all__ = [
     "DeviceUnavailable",
     "EmuError",
     "UsageError",
+    "OptionError",
+    "clean",
+    "debug_traceback",
 ]
 
 
 class PtxlabError(Exception):
     """Base class of all ptxlab errors; the CLI prints these as one clear message, no traceback."""
+
+
+def debug_traceback() -> bool:
+    """PTXLAB_DEBUG_TRACEBACK=1: keep ptxlab's internal frames and chained exceptions in tracebacks (debugging
+    ptxlab itself); otherwise a fault raised through the public API shows the user's frames and one report."""
+    import os
+
+    return os.environ.get("PTXLAB_DEBUG_TRACEBACK", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def clean(exc: BaseException) -> BaseException:
+    """``raise clean(exc) from None`` at an API boundary: the exception without the library frames it went through
+    (Python adds the boundary's own frame and the user's), unless PTXLAB_DEBUG_TRACEBACK is set."""
+    return exc if debug_traceback() else exc.with_traceback(None)
 
 
 class CompileError(PtxlabError):
@@ -43,6 +60,11 @@ class DeviceUnavailable(PtxlabError):
 class UsageError(PtxlabError):
     """A bad user input or setting (an unknown option value, an unusable path). Raised from inside a stage it aborts
     the run: ``lab.py`` exits 2 with the message and records no stage result (it says nothing about the kernel)."""
+
+
+class OptionError(UsageError, ValueError):
+    """A bad option value passed to an API call (e.g. ``open_device("emu", timing="a100")``): a usage error, and a
+    ValueError for callers that catch those."""
 
 
 Dim3 = Tuple[int, int, int]
@@ -74,9 +96,10 @@ class EmuError(PtxlabError):
         self.block = tuple(block) if block is not None else None
         self.thread = tuple(thread) if thread is not None else None
 
-    def report(self) -> str:
-        """Return the multi-line report (message first, then each known location field)."""
-        lines = [f"EmuError: {self.message}"]
+    def report(self, label: str = "EmuError") -> str:
+        """Return the multi-line report (message first, then each known location field); ``label`` starts it
+        (``""``: the message alone, e.g. for a warning built from the same fields)."""
+        lines = [f"{label}: {self.message}" if label else self.message]
         if self.kernel is not None:
             lines.append(f"  kernel : {self.kernel}")
         if self.ptx_line is not None:
@@ -92,4 +115,4 @@ class EmuError(PtxlabError):
         return "\n".join(lines)
 
     def __str__(self) -> str:
-        return self.report()
+        return self.report(label="")      # Python's traceback line already says "ptxlab.errors.EmuError: "

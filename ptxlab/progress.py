@@ -14,7 +14,6 @@ when stdout is that terminal too; stdout redirected to a file stays exactly as w
 """
 from __future__ import annotations
 
-import os
 import sys
 import time
 from typing import Callable, Iterable, Iterator, TypeVar
@@ -27,7 +26,9 @@ T = TypeVar("T")
 
 def mode() -> str:
     """'live' | 'lines' | 'off' from $PTXLAB_PROGRESS and whether stderr is a terminal."""
-    v = os.environ.get(ENV_PROGRESS, "").strip().lower()
+    from ptxlab import settings
+
+    v = settings.get(ENV_PROGRESS) or "auto"      # an unknown value is a UsageError naming the accepted ones
     if v in ("0", "off", "no", "false"):
         return "off"
     if v in ("1", "lines", "yes", "true"):

@@ -71,10 +71,10 @@ def cccl_include_dir() -> Path:
 def _write_once(dst: Path, text: str) -> None:
     if dst.exists():
         return
+    from ptxlab.fileio import atomic_write   # a unique temp file: two builders never share one
+
     dst.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dst.with_suffix(dst.suffix + ".tmp")
-    tmp.write_text(text)
-    tmp.replace(dst)
+    atomic_write(dst, text)
 
 
 def cccl_compat_dir() -> Path:

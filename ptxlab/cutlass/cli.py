@@ -25,7 +25,24 @@ def main(argv: List[str]) -> int:
     p.add_argument("--strict", default=None, help="emulator fidelity rules to enforce: all | rule,rule (ptxlab/emu/checks/fidelity.py)")
     p.add_argument("--clc", default=None, help="clusterlaunchcontrol policy: every-other | all | never | first:N")
     p.add_argument("--wave-ctas", type=int, default=None, help="emulator CTAs per wave (models a smaller GPU)")
+    p.add_argument("--prebuild", action="store_true",
+                   help="build every example (or EXAMPLE) into the compile cache and check it once at its smallest "
+                        "shape: 1.5-2 minutes and up to 4 GB of memory per example, once per machine")
     a = p.parse_args(argv)
+    from ptxlab.errors import UsageError
+    for dim in ("m", "n", "k"):
+        v = getattr(a, dim)
+        if v is not None and not 1 <= v <= 1 << 14:
+            raise UsageError(f"--{dim} {v}: use 1 .. {1 << 14} (the emulator runs CUTLASS examples at small sizes)")
+    if a.seed is not None and not 0 <= a.seed < 2**31:
+        raise UsageError(f"--seed {a.seed}: use an integer in 0 .. 2**31-1")
+    if a.wave_ctas is not None and a.wave_ctas < 1:
+        raise UsageError(f"--wave-ctas {a.wave_ctas}: must be >= 1")
+    for name, v in (("--alpha", a.alpha), ("--beta", a.beta)):
+        if not np.isfinite(v):
+            raise UsageError(f"{name} {v}: must be a finite number")
+    if a.prebuild:
+        return _prebuild([a.example] if a.example else sorted(EXAMPLES))
     if a.example is None:
         for name, (_, desc, smallest) in sorted(EXAMPLES.items()):
             print(f"{name:14s} {desc}  (smallest: {smallest})")
@@ -41,7 +58,10 @@ def main(argv: List[str]) -> int:
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
-        res = run(a.example, dev, alpha=a.alpha, beta=a.beta, seed=seed, **shape)
+        try:
+            res = run(a.example, dev, alpha=a.alpha, beta=a.beta, seed=seed, **shape)
+        except ValueError as exc:     # the example's own shape rules, checked before it builds or runs anything
+            raise UsageError(f"{a.example} --m/--n/--k: {exc}") from None
     fw = [w for w in rec if w.category.__name__ == "EmuFidelityWarning"]
     print(f"{a.example} {res.shape} seed={seed} on {dev.describe()}: grid {res.launch.grid} block "
           f"{res.launch.block} cluster {res.launch.cluster} smem {res.launch.smem_bytes} B")
@@ -52,3 +72,25 @@ def main(argv: List[str]) -> int:
     mism = res.mismatches()
     print(("  BIT-EXACT: " if res.exact else "  MISMATCH: ") + ", ".join(f"{k} {v} differing" for k, v in mism.items()))
     return 0 if res.exact else 1
+
+
+def _prebuild(names: List[str]) -> int:
+    """``lab.py cutlass --prebuild``: NVRTC-build each example (progress and an estimate on stderr), then run it once
+    at its smallest shape on the emulator; one line per example."""
+    import ptxlab
+
+    from . import run
+    from ..progress import track
+
+    bad = 0
+    for name in track(names, "cutlass prebuild"):
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = run(name, ptxlab.open_device("emu"), seed=1)
+        build = res.seconds.get("build", 0.0)
+        print(f"{name}: built in {build:.1f} s ({'cached' if build < 1 else 'NVRTC'}), "
+              f"{'BIT-EXACT' if res.exact else 'MISMATCH'} at {res.shape} ({time.perf_counter() - t0:.1f} s)",
+              flush=True)
+        bad += not res.exact
+    return 1 if bad else 0

@@ -34,6 +34,29 @@ def _int(s: str) -> int:
     return int(s, 0)
 
 
+MAX_ROWS, MAX_CHUNKS = 1024, 64      # display bounds: a table this size is already more than a screen
+
+
+def _bounded(lo: int, hi: int, what: str):
+    """argparse type: an integer (decimal or 0x...) in [lo, hi]; argparse turns the ValueError into a usage error."""
+    def parse(s: str) -> int:
+        try:
+            v = int(s, 0)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{s!r} is not an integer") from None
+        if not lo <= v <= hi:
+            raise argparse.ArgumentTypeError(f"{what} {v} is out of range [{lo:#x}, {hi:#x}]" if hi > 4096 else
+                                             f"{what} {v} is out of range [{lo}, {hi}]")
+        return v
+    parse.__name__ = what
+    return parse
+
+
+_U64 = _bounded(0, (1 << 64) - 1, "a 64-bit descriptor")
+_U32 = _bounded(0, (1 << 32) - 1, "a 32-bit value")
+_SMEM_BYTES = _bounded(0, (1 << 18) - 1, "a shared-memory byte value")
+
+
 # (subcommand, arguments after `lab.py desc`, what it shows): every example is valid (tests run each one); the same
 # lines are printed by `lab.py desc --help` / `lab.py desc SUB --help` and listed in the README.
 EXAMPLES: tuple[tuple[str, str, str], ...] = (
@@ -80,8 +103,10 @@ def _view_args(p: argparse.ArgumentParser) -> None:
                    help="operand layout the descriptor is read as: K-major (default) or MN-major")
     p.add_argument("--elem", choices=sorted(ELEM_BITS), default=None,
                    help="element type: also show element indices per 16-B chunk (e2m1 = fp4)")
-    p.add_argument("--rows", type=int, default=16, help="rows (K-major) / K rows (MN-major) to show (default 16)")
-    p.add_argument("--chunks", type=int, default=None, help="16-B chunks to show per row (default: one swizzle row)")
+    p.add_argument("--rows", type=_bounded(1, MAX_ROWS, "--rows"), default=16,
+                   help=f"rows (K-major) / K rows (MN-major) to show (default 16, at most {MAX_ROWS})")
+    p.add_argument("--chunks", type=_bounded(1, MAX_CHUNKS, "--chunks"), default=None,
+                   help=f"16-B chunks to show per row (default: one swizzle row, at most {MAX_CHUNKS})")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -89,21 +114,21 @@ def _parser() -> argparse.ArgumentParser:
                                 epilog=_examples(), formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True, metavar="{smem,idesc,tmem,encode}")
     s = _sub(sub, "smem", "smem", "decode a 64-bit shared-memory matrix descriptor (PTX ISA 9.7.16.4.1)")
-    s.add_argument("desc", type=_int, help="the descriptor, e.g. 0x4000404000010040")
+    s.add_argument("desc", type=_U64, help="the descriptor, e.g. 0x4000404000010040")
     _view_args(s)
     i = _sub(sub, "idesc", "idesc", "decode a 32-bit instruction descriptor (PTX ISA 9.7.16.4.2)")
-    i.add_argument("desc", type=_int, help="the descriptor, e.g. 0x08040480")
+    i.add_argument("desc", type=_U32, help="the descriptor, e.g. 0x08040480")
     _idesc_ctx(i)
     t = _sub(sub, "tmem", "tmem", "decode a TMEM address (lane in bits 31..16, column in bits 15..0)")
-    t.add_argument("addr", type=_int, help="the address, e.g. 0x00200040")
+    t.add_argument("addr", type=_U32, help="the address, e.g. 0x00200040")
     e = sub.add_parser("encode", help="build a descriptor from fields", description="build a descriptor from fields",
                        epilog=_examples("encode smem") + "\n" + _examples("encode idesc").split("\n", 1)[1],
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     esub = e.add_subparsers(dest="what", required=True)
     es = _sub(esub, "smem", "encode smem", "build a shared-memory matrix descriptor (byte values; 16-B aligned)")
-    es.add_argument("--start", type=_int, required=True, help="operand start address in shared memory (bytes)")
-    es.add_argument("--lbo", type=_int, default=0, help="leading-dimension byte offset (default 0)")
-    es.add_argument("--sbo", type=_int, default=0, help="stride-dimension byte offset (default 0)")
+    es.add_argument("--start", type=_SMEM_BYTES, required=True, help="operand start address in shared memory (bytes)")
+    es.add_argument("--lbo", type=_SMEM_BYTES, default=0, help="leading-dimension byte offset (default 0)")
+    es.add_argument("--sbo", type=_SMEM_BYTES, default=0, help="stride-dimension byte offset (default 0)")
     es.add_argument("--swizzle", type=_swizzle, default="128B", choices=list(SWIZZLE_CODES.values()),
                     help="swizzling mode (default 128B; SW128 / SWIZZLE_128B / 128 are accepted too)")
     es.add_argument("--base-offset", type=_int, default=0, choices=range(8), metavar="{0..7}",
@@ -112,8 +137,9 @@ def _parser() -> argparse.ArgumentParser:
                     help="leading-byte-offset mode: 0 relative (default), 1 absolute")
     _view_args(es)
     ei = _sub(esub, "idesc", "encode idesc", "build a tcgen05.mma instruction descriptor")
-    ei.add_argument("--m", type=_int, required=True, help="MMA M (e.g. 64, 128, 256)")
-    ei.add_argument("--n", type=_int, required=True, help="MMA N (multiple of 8 or 16, e.g. 16, 128, 256)")
+    ei.add_argument("--m", type=_bounded(1, 1 << 16, "--m"), required=True, help="MMA M (e.g. 64, 128, 256)")
+    ei.add_argument("--n", type=_bounded(1, 1 << 16, "--n"), required=True,
+                    help="MMA N (multiple of 8 or 16, e.g. 16, 128, 256)")
     ei.add_argument("--a", dest="a_fmt", type=_upper, choices=AB_CHOICES,
                     help="A element type (default: the kind's usual one; legal ones depend on --kind)")
     ei.add_argument("--b", dest="b_fmt", type=_upper, choices=AB_CHOICES, help="B element type (as --a)")

@@ -5,7 +5,7 @@ from typing import Any, Optional
 
 from ptxlab.device.args import Param, pack_params, parse_entry_params
 from ptxlab.device.base import Device, DeviceBuffer
-from ptxlab.errors import DeviceUnavailable
+from ptxlab.errors import DeviceUnavailable, UsageError
 
 __all__ = ["open_device", "Device", "DeviceBuffer", "Param", "parse_entry_params", "pack_params"]
 
@@ -19,6 +19,13 @@ def _open_emu(**kwargs: Any) -> Device:
                 "the emulator backend is not available yet (ptxlab/emu/device.py with class EmuDevice is missing); "
                 "use open_device('cuda') on a GPU machine, or wait for the emulator backend") from exc
         raise DeviceUnavailable(f"the emulator backend failed to import: {exc}") from exc
+    import inspect
+
+    known = [k for k in inspect.signature(EmuDevice.__init__).parameters if k != "self"]
+    bad = sorted(set(kwargs) - set(known))
+    if bad:
+        raise UsageError(f"open_device('emu', {', '.join(f'{k}=...' for k in bad)}): unknown option(s); the emulator "
+                         f"takes {', '.join(known)}")
     return EmuDevice(**kwargs)
 
 
@@ -34,8 +41,13 @@ def _open_cuda(arch: Optional[str]) -> Device:
 
 def open_device(kind: str = "auto", arch: Optional[str] = None, **kwargs: Any) -> Device:
     """Open a backend. "auto" picks cuda when a GPU that runs `arch` (any GPU if arch is None) exists, else emu."""
+    if not isinstance(kind, str):
+        raise UsageError(f"open_device({kind!r}): the backend is a name: 'cuda', 'emu' or 'auto'")
     kind = kind.strip().lower()
     if kind == "cuda":
+        if kwargs:
+            raise UsageError(f"open_device('cuda', {', '.join(f'{k}=...' for k in sorted(kwargs))}): these are emulator "
+                             "options; the cuda backend takes only arch=")
         return _open_cuda(arch)
     if kind == "emu":
         return _open_emu(**kwargs)

@@ -16,7 +16,7 @@ import numpy as np
 from ptxlab.device.args import Param, pack_params, parse_entry_params
 from ptxlab.device.buffer import DeviceBuffer
 from ptxlab.device.cluster import kernel_cluster_directives, resolve_cluster
-from ptxlab.errors import DeviceUnavailable, LaunchError, PtxlabError, TensorMapError
+from ptxlab.errors import DeviceUnavailable, LaunchError, PtxlabError, TensorMapError, clean, debug_traceback
 from ptxlab.tensormap import TensorMap, TensorMapSpec
 
 __all__ = ["DeviceBuffer", "Device", "Dim3", "as_dim3", "parse_arch"]
@@ -28,9 +28,20 @@ MAX_GRID = (2**31 - 1, 65535, 65535)
 DEFAULT_MAX_SHARED_BYTES = 232448  # 227 KiB: opt-in dynamic SMEM limit of sm_90 and sm_100
 
 
+def _is_int(x: Any) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
 def as_dim3(v: Union[int, Sequence[int]], what: str) -> Dim3:
-    """Normalize an int or a 1..3-sequence to a 3-tuple (missing dims are 1)."""
-    t = (int(v),) if isinstance(v, (int, np.integer)) else tuple(int(x) for x in v)
+    """Normalize an int or a tuple/list of 1..3 ints to a 3-tuple (missing dims are 1). Anything else (a string such
+    as '12', floats, bools, a dict) is a LaunchError naming what was passed."""
+    if _is_int(v):
+        t: tuple = (int(v),)
+    elif isinstance(v, (tuple, list, np.ndarray)) and all(_is_int(x) for x in (v.tolist() if isinstance(v, np.ndarray)
+                                                                               else v)):
+        t = tuple(int(x) for x in v)
+    else:
+        raise LaunchError(f"{what} {v!r} must be an int or a tuple of 1..3 ints, e.g. (8, 1, 1)")
     if not 1 <= len(t) <= 3:
         raise LaunchError(f"{what} {v!r} must be an int or 1..3 ints")
     t = t + (1,) * (3 - len(t))
@@ -107,6 +118,8 @@ class Device(ABC):
 
     def empty(self, nbytes: int) -> DeviceBuffer:
         """Allocate nbytes; contents undefined."""
+        if not _is_int(nbytes):
+            raise PtxlabError(f"{self.name}.empty: nbytes {nbytes!r} must be an int")
         nbytes = int(nbytes)
         if nbytes < 0:
             raise PtxlabError(f"{self.name}.empty: nbytes {nbytes} must be >= 0")
@@ -245,9 +258,12 @@ class Device(ABC):
         if b[0] * b[1] * b[2] > MAX_THREADS_PER_BLOCK:
             raise LaunchError(f"kernel {kernel!r}: block {b} has {b[0] * b[1] * b[2]} threads, "
                               f"more than {MAX_THREADS_PER_BLOCK}")
-        if not 0 <= int(shared_bytes) <= self.max_shared_bytes:
+        if not _is_int(shared_bytes) or not 0 <= int(shared_bytes) <= self.max_shared_bytes:
             raise LaunchError(f"kernel {kernel!r}: shared_bytes {shared_bytes} must be in 0..{self.max_shared_bytes} "
                               f"(the opt-in dynamic shared memory limit of {self.describe()})")
+        if not isinstance(kernel, str) or isinstance(args, (str, bytes, dict, set)) or not hasattr(args, "__iter__"):
+            raise LaunchError(f"launch: kernel must be a name (str) and args a list of arguments; got kernel={kernel!r}, "
+                              f"args of type {type(args).__name__}")
         for i, a in enumerate(args):
             if isinstance(a, DeviceBuffer):
                 self._check_buffer(a, f"kernel {kernel!r} argument {i}")
@@ -264,7 +280,12 @@ class Device(ABC):
         extra = {"cluster": cl} if cl is not None else {}     # backends without clusters never see the keyword
         if pdl:
             extra["pdl"] = True
-        self._launch(module, kernel, g, b, params, offsets, layout, int(shared_bytes), **extra)
+        try:
+            self._launch(module, kernel, g, b, params, offsets, layout, int(shared_bytes), **extra)
+        except PtxlabError as exc:      # one report, without the emulator's frames (PTXLAB_DEBUG_TRACEBACK=1 keeps them)
+            if debug_traceback():
+                raise
+            raise clean(exc) from None
 
     def describe(self) -> str:
         """One-line description used in messages."""

@@ -7,7 +7,9 @@ import time
 from typing import Any
 
 from ..device.base import Device
-from ..errors import EmuError, LaunchError
+import numpy as np
+
+from ..errors import EmuError, LaunchError, OptionError, UsageError
 from ..tensormap import TensorMapSpec, encode_emu
 from .ops import load_families
 from .engine.machine import run_kernel
@@ -16,6 +18,9 @@ from .engine.decode_cache import no_gc, parse_cached
 from .engine import native
 from .checks.fidelity import rules_of, strict_rules as _strict_rules, summarize as _fid_summarize
 from .core.program import Program
+from .checks.initcheck import initcheck_modes
+from .checks.racecheck import racecheck_mode
+from .. import settings
 
 
 class EmuDevice(Device):
@@ -23,10 +28,17 @@ class EmuDevice(Device):
 
     name = "emu"
 
-    def __init__(self, budget: int | None = None, initcheck: bool | None = None, stall_seconds: float | None = None,
-                 strict=None, timing: Any = None, timing_sample: str | None = None, clc: str | None = None,
-                 wave_ctas: int | None = None, engine: str | None = None):
+    def __init__(self, budget: int | None = None, initcheck: bool | str | None = None,
+                 stall_seconds: float | None = None, strict=None, timing: Any = None, timing_sample: str | None = None,
+                 clc: str | None = None, wave_ctas: int | None = None, racecheck: bool | str | None = None,
+                 memory: int | None = None, engine: str | None = None):
         super().__init__()
+        from .. import settings
+        settings.check(("emu", "timing"))     # every PTXLAB_EMU_* / PTXLAB_TIMING* value, before anything runs
+        budget = _count("budget", budget, 1)
+        stall_seconds = _number("stall_seconds", stall_seconds, 0)
+        wave_ctas = _count("wave_ctas", wave_ctas, 1)
+        memory = _count("memory", memory, 1 << 20)
         # execution engine (ptx_docs/emulator_engines.md): 'native' (default when a C compiler works) compiles each
         # kernel to C and runs it under the interpreter's scheduler; 'interp' is the reference interpreter
         self.engine = native.engine_mode(engine)
@@ -45,7 +57,11 @@ class EmuDevice(Device):
         self.timing_sample = timing_sample or os.environ.get("PTXLAB_TIMING_SAMPLE") or None
         if self.timing:     # refuse an unknown GPU / sample mode here, not at the first launch
             from ..timing.params import check_timing_args
-            check_timing_args(self.timing, self.timing_sample, from_env=timing is None, sample_from_env=not timing_sample)
+            try:
+                check_timing_args(self.timing, self.timing_sample, from_env=timing is None,
+                                  sample_from_env=not timing_sample)
+            except ValueError as exc:
+                raise OptionError(str(exc)) from None
         self.last_timing = None
         # clusterlaunchcontrol.try_cancel policy ('every-other' default, 'all', 'never', 'first:N'; None =
         # PTXLAB_EMU_CLC) and a cap on CTAs per wave (None = PTXLAB_EMU_WAVE_CTAS / thread-count waves): hw/clc.py
@@ -53,10 +69,15 @@ class EmuDevice(Device):
         parse_policy(clc)
         self.clc = clc
         self.wave_ctas = wave_ctas
-        # optional report of reads of never-written shared memory (compute-sanitizer initcheck analogue)
-        self.initcheck = bool(int(os.environ.get("PTXLAB_EMU_INITCHECK", "0"))) if initcheck is None else initcheck
+        # reads of never-written memory (compute-sanitizer initcheck analogue, checks/initcheck.py): global memory by
+        # default, shared memory too with initcheck=True / 'all' (PTXLAB_EMU_INITCHECK); self.initcheck = shared
+        self.initcheck_global, self.initcheck = initcheck_modes(initcheck)
+        # shared-memory data races (compute-sanitizer racecheck analogue, checks/racecheck.py; PTXLAB_EMU_RACECHECK)
+        self.racecheck = racecheck_mode(racecheck)
         load_families()
-        self.heap = GlobalHeap()
+        self.heap = GlobalHeap(limit=int(memory if memory is not None else settings.get("PTXLAB_EMU_MEMORY")))
+        if self.initcheck_global:
+            self.heap.track_writes()
         self.budget = budget
         self._modules: dict = {}     # ptx hash → (ir.Module, global syms, const bank, const syms)
         self._programs: dict = {}
@@ -87,8 +108,7 @@ class EmuDevice(Device):
         return self.heap.read_bytes(ptr, nbytes).tobytes()
 
     def _memset(self, ptr: int, value: int, nbytes: int) -> None:
-        off = ptr - GLOBAL_BASE
-        self.heap.buf[off: off + nbytes] = value
+        self.heap.fill(ptr, value, nbytes)
 
     def _encode_tensor_map(self, spec: TensorMapSpec) -> bytes:
         return encode_emu(spec)
@@ -169,8 +189,26 @@ class EmuDevice(Device):
                            device=self, scheduler=native.scheduler_for(prog, self.engine), **kw)
         stats["seconds"] = time.perf_counter() - t0
         stats["fidelity_warnings"] = [text for _, text in self.fidelity_log]
-        _fid_summarize(self.fidelity_log)
+        _fid_summarize(self.fidelity_log, self)
         stats["kernel"] = kernel
         self.last_stats = stats
-        if os.environ.get("PTXLAB_EMU_STATS"):
+        if settings.get("PTXLAB_EMU_STATS", fallback=True):
             print(f"[ptxlab emu] {kernel}: {stats['thread_instrs']:,} thread-instrs in {stats['seconds']:.3f}s")
+
+
+def _count(what: str, v, lo: int):
+    """An integer option >= lo (None = the environment's / the default); UsageError otherwise."""
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or int(v) < lo:
+        raise UsageError(f"open_device('emu', {what}={v!r}): must be an integer >= {lo}")
+    return int(v)
+
+
+def _number(what: str, v, lo: float):
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not (float(v) >= lo) \
+            or float(v) == float("inf"):
+        raise UsageError(f"open_device('emu', {what}={v!r}): must be a finite number >= {lo:g}")
+    return float(v)

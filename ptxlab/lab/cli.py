@@ -23,8 +23,8 @@ from rich.table import Table
 
 from ptxlab import debug
 from ptxlab.errors import DeviceUnavailable, PtxlabError, UsageError
-from ptxlab.lab.registry import (ENV_STAGES_DIR, Stage, StageContext, StageResult, default_stages_dir, discover,
-                                 select)
+from ptxlab.lab.registry import (Stage, StageContext, StageResult, default_stages_dir, discover, select,
+                                 set_stages_dir)
 
 __all__ = ["main", "SUBCOMMANDS", "Subcommand"]
 
@@ -69,17 +69,26 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument("--dump", metavar="DIR", help="dump directory for PTX/SASS/stage outputs (sets PTXLAB_DUMP_DIR)")
     p.add_argument("--debug", metavar="FLAGS", help="comma list of " + ",".join(sorted(debug.KNOWN_FLAGS)) + " or all")
     p.add_argument("--stages-dir", metavar="DIR", help="stage drivers dir (default $PTXLAB_STAGES_DIR or <repo>/stages)")
+    p.add_argument("--seed", metavar="N", help="replay a stage's data: the seed its FAIL rows print (sets PTXLAB_SEED; "
+                                               "default: fresh data every run)")
     return p
 
 
+def set_seed(value: Optional[str]) -> None:
+    """``--seed N``: checked like PTXLAB_SEED (ptxlab.settings) and exported so every stage draws this data."""
+    if value is None:
+        return
+    from ptxlab import settings
+
+    if not value.strip():
+        raise UsageError("--seed: give a seed (an integer 0 .. 2**63-1, as a stage's FAIL rows print it)")
+    settings.get("PTXLAB_SEED", env={"PTXLAB_SEED": value})       # UsageError for a bad value
+    os.environ["PTXLAB_SEED"] = value.strip()
+
+
 def _setup(args: argparse.Namespace) -> debug.DebugFlags:
-    if args.stages_dir:
-        os.environ[ENV_STAGES_DIR] = args.stages_dir
-    explicit = args.stages_dir or os.environ.get(ENV_STAGES_DIR)
-    if explicit and not Path(explicit).is_dir():
-        what = "--stages-dir" if args.stages_dir else f"${ENV_STAGES_DIR}"
-        raise UsageError(f"{what} {explicit}: {'not a directory' if Path(explicit).exists() else 'does not exist'}; "
-                         "pass the directory holding <stage>/driver.py files")
+    set_stages_dir(args.stages_dir)
+    set_seed(getattr(args, "seed", None))
     if args.debug is not None or args.dump is not None:
         flags_text = args.debug if args.debug is not None else os.environ.get(debug.ENV_DEBUG, "")
         return debug.set_flags(flags_text, dump=args.dump)
@@ -139,6 +148,11 @@ def _run_one(stage: Stage, ctx: StageContext) -> "tuple[StageResult, float]":
             result = StageResult(False, message=f"stage {stage.id} returned {type(result).__name__}, not StageResult")
     except UsageError:    # a bad setting, not a kernel outcome: abort the run (exit 2), record nothing
         raise
+    except (OSError, MemoryError) as exc:   # the machine, not the kernel (disk full, permissions): exit 2, record nothing
+        what = f"{exc.strerror or exc}: {exc.filename}" if isinstance(exc, OSError) and exc.filename else \
+            f"{type(exc).__name__}: {exc}"
+        raise UsageError(f"stage {stage.id} stopped by an environment error ({what}); nothing was recorded for it; "
+                         "free disk space / fix permissions and run it again") from exc
     except DeviceUnavailable as exc:  # the device cannot run this stage: refused (exit 3), not failed
         result = StageResult.refuse(str(exc))
     except PtxlabError as exc:
@@ -241,11 +255,20 @@ def _usage() -> str:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Entry point; returns the process exit code (0 ok, 1 stage failure, 2 usage/setup error, 3 refused)."""
+    """Entry point; returns the process exit code (0 ok, 1 stage failure, 2 usage/setup error, 3 refused, 4 internal
+    error: a bug in ptxlab, one line; PTXLAB_DEBUG_TRACEBACK=1 shows its traceback)."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args and args[0] in ("help", "-h", "--help"):
         print(_usage())
         return 0
+    from ptxlab import settings
+
+    try:        # every PTXLAB_* setting checked before anything runs (ptxlab/settings.py)
+        for w in settings.check():
+            print(f"warning: {w}", file=sys.stderr)
+    except PtxlabError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     name = args[0] if args and args[0] in SUBCOMMANDS else "run"
     rest = args[1:] if args and args[0] in SUBCOMMANDS else args
     if name == "run" and rest and not rest[0].startswith("-"):
@@ -253,12 +276,26 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 2
     try:
         return int(SUBCOMMANDS[name].resolve()(rest) or 0)
+    except SystemExit as exc:     # argparse: --help (0) or a usage error it already printed (2)
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
     except PtxlabError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:  # a path the user gave cannot be read/written: a setup error, one line
         print(f"error: {exc.strerror or exc}: {exc.filename}" if exc.filename else f"error: {exc}", file=sys.stderr)
         return 2
+    except MemoryError:
+        print("error: out of host memory; emulate a smaller problem (sizes are bounded per option: see --help)",
+              file=sys.stderr)
+        return 2
+    except Exception as exc:  # noqa: BLE001 - a bug in ptxlab: one line, exit 4; the switch shows the traceback
+        from ptxlab.errors import debug_traceback
+
+        if debug_traceback():
+            raise
+        print(f"error: internal error in ptxlab ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
+              "; this is a bug: rerun with PTXLAB_DEBUG_TRACEBACK=1 for the traceback and report it", file=sys.stderr)
+        return 4
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

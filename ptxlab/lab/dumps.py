@@ -1,9 +1,12 @@
 """Stage outputs: dumps (``.npz`` + JSON metadata), the guarded launch every B/C stage uses, mismatch reports.
 
 Dump format: ``<dir>/<stage>_<name>.npz`` holds the arrays (e.g. ``got``, ``expected`` as lanes x columns uint32
-TMEM images) and a ``__meta__`` entry (JSON text); ``<dir>/<stage>_<name>.json`` holds the same metadata for people
-and tools: stage, name, shape, dtype, backend, arch, source hash, decode hint (``fp32`` / ``ue4m3x4`` / ``u32``),
-axes (``["lane", "column"]``), created (UTC ISO time). ``python lab.py diff a.npz b.npz`` compares two dumps.
+TMEM images), a ``__meta__`` entry (JSON text) and, written last, the completeness marker ``__complete__`` (the
+sha256 of every array's name, dtype, shape and bytes); ``<dir>/<stage>_<name>.json`` holds the same metadata for
+people and tools: stage, name, shape, dtype, backend, arch, source hash, decode hint (``fp32`` / ``ue4m3x4`` /
+``u32``), axes (``["lane", "column"]``), created (UTC ISO time). Both files are written atomically
+(ptxlab/fileio.py). ``python lab.py diff a.npz b.npz`` compares two dumps; it refuses a dump whose marker is missing
+or does not match its arrays (interrupted, damaged, or not written by :func:`write_dump`).
 """
 from __future__ import annotations
 
@@ -11,7 +14,6 @@ import datetime as _dt
 import json
 import os
 import re
-import tempfile
 import zipfile
 import zlib
 from pathlib import Path
@@ -25,6 +27,18 @@ __all__ = ["write_dump", "load_dump", "launch_guarded", "LaunchOutcome", "mismat
            "ue4m3_value", "EMU_RULE_HINTS", "NEEDS_SM100"]
 
 META_KEY = "__meta__"
+COMPLETE_KEY = "__complete__"
+
+
+def _digest(arrays: Mapping[str, np.ndarray]) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    for k in sorted(arrays):
+        a = np.ascontiguousarray(arrays[k])
+        h.update(f"{k}\0{a.dtype.str}\0{a.shape}\0".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
 NEEDS_SM100 = "needs an sm_100a GPU or --backend emu"
 
 
@@ -50,16 +64,16 @@ def write_dump(dump_dir: os.PathLike, stage: str, name: str, arrays: Mapping[str
     info.update(dict(meta or {}))
     base = d / f"{_safe(stage)}_{_safe(name)}"
     npz, js = base.with_suffix(".npz"), base.with_suffix(".json")
+    from ptxlab.fileio import atomic_open, atomic_write
+
     payload = {k: np.asarray(v) for k, v in arrays.items()}
+    if META_KEY in payload or COMPLETE_KEY in payload:
+        raise ValueError(f"write_dump: array names {META_KEY!r} / {COMPLETE_KEY!r} are reserved")
     payload[META_KEY] = np.array(json.dumps(info, sort_keys=True))
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=".dump-", suffix=".npz")
-    with os.fdopen(fd, "wb") as f:
+    payload[COMPLETE_KEY] = np.array(_digest(payload))     # last entry of the archive: the completeness marker
+    with atomic_open(npz, "wb") as f:
         np.savez_compressed(f, **payload)
-    os.replace(tmp, npz)
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=".dump-", suffix=".json")
-    with os.fdopen(fd, "w") as f:
-        json.dump(info, f, indent=1, sort_keys=True)
-    os.replace(tmp, js)
+    atomic_write(js, json.dumps(info, indent=1, sort_keys=True))
     return npz
 
 
@@ -79,14 +93,23 @@ def load_dump(path: os.PathLike) -> Tuple[Dict[str, np.ndarray], Dict[str, Any]]
         raise UsageError(f"{p} is not a lab dump: not an .npz (zip) file; pass a .npz written by a stage's --dump")
     try:
         with np.load(p, allow_pickle=False) as z:
-            arrays = {k: z[k] for k in z.files if k != META_KEY}
-            meta = json.loads(str(z[META_KEY])) if META_KEY in z.files else {}
+            arrays = {k: z[k] for k in z.files if k not in (META_KEY, COMPLETE_KEY)}
+            raw_meta = z[META_KEY] if META_KEY in z.files else None
+            marker = str(z[COMPLETE_KEY]) if COMPLETE_KEY in z.files else None
+            meta = json.loads(str(raw_meta)) if raw_meta is not None else {}
     except (ValueError, OSError, EOFError, KeyError, zipfile.BadZipFile, zlib.error, json.JSONDecodeError) as exc:
         raise UsageError(f"{p} is not a readable lab dump (truncated or damaged: {type(exc).__name__}: "
                          f"{str(exc).splitlines()[0] if str(exc) else ''}); re-run the stage with --dump") from exc
-    js = p.with_suffix(".json")
-    if not meta and js.is_file():
-        meta = json.loads(js.read_text())
+    if marker is None:
+        raise UsageError(f"{p} is an incomplete lab dump: its completeness marker ({COMPLETE_KEY}) is missing, so some "
+                         f"arrays may be missing too (it has {', '.join(sorted(arrays)) or 'none'}); it was interrupted "
+                         "or not written by a stage's --dump; re-run the stage with --dump")
+    check = dict(arrays)
+    if raw_meta is not None:
+        check[META_KEY] = raw_meta
+    if marker != _digest(check):
+        raise UsageError(f"{p} is a damaged lab dump: its arrays do not match its completeness marker; re-run the "
+                         "stage with --dump")
     return arrays, meta
 
 

@@ -3,7 +3,7 @@
 Graduating records that a stage passed on its CURRENT source (kernel files, driver and the ``blocks/*.cuh`` they
 include; see ptxlab.lab.state) so the production build can report which building blocks are verified
 (``ptxlab.lab.state.graduated(id)`` / ``graduated_blocks()``). A stage that never passed, or whose sources changed
-since it passed, is refused (exit code 1).
+since it passed, is refused (exit code 1); an unknown stage id is a usage error (exit code 2).
 """
 from __future__ import annotations
 
@@ -21,7 +21,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p = argparse.ArgumentParser(prog="lab.py graduate", description="record stages that passed on their current source")
     p.add_argument("stages", nargs="*", metavar="ID")
     p.add_argument("--list", action="store_true", help="list graduated stages and the blocks they cover")
+    p.add_argument("--stages-dir", metavar="DIR", help="stage drivers dir (default $PTXLAB_STAGES_DIR or <repo>/stages)")
     args = p.parse_args(list(sys.argv[1:] if argv is None else argv))
+    from ptxlab.lab.registry import discover, select, set_stages_dir
+
+    set_stages_dir(args.stages_dir)
+    if args.stages:          # unknown ids are a usage error (exit 2), as for `lab.py --stage`, before anything changes
+        select(discover(), args.stages)
     if args.list or not args.stages:
         grads = load_state()["graduated"]
         if not grads:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from ptxlab.debug import DebugFlags
-from ptxlab.errors import PtxlabError
+from ptxlab.errors import PtxlabError, UsageError
 
 __all__ = [
     "Check",
@@ -28,6 +28,7 @@ __all__ = [
     "default_stages_dir",
     "discover",
     "select",
+    "set_stages_dir",
 ]
 
 ENV_STAGES_DIR = "PTXLAB_STAGES_DIR"
@@ -126,6 +127,17 @@ class Stage:
 
     def __post_init__(self) -> None:
         stage_sort_key(self.id)
+
+
+def set_stages_dir(value: Optional[str]) -> None:
+    """``--stages-dir`` (every subcommand that discovers stages): must be a directory; sets PTXLAB_STAGES_DIR."""
+    if value is not None:
+        os.environ[ENV_STAGES_DIR] = value
+    explicit = value or os.environ.get(ENV_STAGES_DIR)
+    if explicit and not Path(explicit).is_dir():
+        what = "--stages-dir" if value else f"${ENV_STAGES_DIR}"
+        raise UsageError(f"{what} {explicit}: {'not a directory' if Path(explicit).exists() else 'does not exist'}; "
+                         "pass the directory holding <stage>/driver.py files")
 
 
 def default_stages_dir() -> Path:

@@ -24,11 +24,10 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Sequence
 
-from ptxlab.errors import PtxlabError
+from ptxlab.errors import PtxlabError, UsageError
 
 __all__ = ["state_path", "load_state", "record_result", "record_stage_run", "stage_source_files", "emu_only",
            "EMU_ONLY_NOTE",
@@ -62,29 +61,46 @@ def load_state(path: Optional[Path] = None) -> Dict[str, Any]:
         return _empty()
     try:
         data = json.loads(p.read_text())
-    except json.JSONDecodeError as exc:
-        raise PtxlabError(f"lab state {p} is not valid JSON ({exc}); delete it to start over (it only records "
-                          "stage results)") from exc
-    if not isinstance(data, dict) or data.get("version") != VERSION:
-        raise PtxlabError(f"lab state {p} has an unknown format (version {data.get('version')!r}); delete it")
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise UsageError(f"lab state {p} is not valid JSON ({exc}); delete it to start over (it only records "
+                         "stage results)") from exc
+    except OSError as exc:
+        raise UsageError(f"lab state {p} cannot be read ({exc.strerror or exc}); fix its permissions or set "
+                         f"{ENV_STATE_FILE} to another file") from exc
+    problem = _shape_problem(data)
+    if problem:
+        raise UsageError(f"lab state {p} is damaged ({problem}); delete it (or move it away) to start over: it only "
+                         "records stage results")
     data.setdefault("results", {})
     data.setdefault("graduated", {})
     return data
 
 
+def _shape_problem(data: Any) -> str:
+    """What is wrong with a state file's JSON layout (module doc), '' when it has the documented shape."""
+    if not isinstance(data, dict):
+        return f"the top level is a {type(data).__name__}, not an object"
+    if data.get("version") != VERSION:
+        return f"unknown format version {data.get('version')!r}"
+    for key in ("results", "graduated"):
+        if not isinstance(data.get(key, {}), dict):
+            return f"'{key}' is a {type(data[key]).__name__}, not an object"
+    for sid, per in data.get("results", {}).items():
+        if not isinstance(per, dict) or not all(isinstance(e, dict) and isinstance(e.get("passed"), bool)
+                                                and isinstance(e.get("source_hash"), str) for e in per.values()):
+            return f"results of stage {sid!r} are not {{backend: {{passed, source_hash, time}}}}"
+    for sid, e in data.get("graduated", {}).items():
+        if not (isinstance(e, dict) and isinstance(e.get("source_hash"), str) and isinstance(e.get("backends"), list)
+                and isinstance(e.get("time", ""), str)):
+            return f"graduation of stage {sid!r} is not {{source_hash, backends, time, blocks}}"
+    return ""
+
+
 def _write_atomic(p: Path, data: Dict[str, Any]) -> None:
+    from ptxlab.fileio import atomic_write
+
     p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=".lab_state-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(data, f, indent=1, sort_keys=True)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, p)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    atomic_write(p, json.dumps(data, indent=1, sort_keys=True))
 
 
 @contextlib.contextmanager

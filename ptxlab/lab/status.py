@@ -57,7 +57,11 @@ def collect() -> List[Dict[str, Any]]:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     p = argparse.ArgumentParser(prog="lab.py status", description="stage results per backend and source hash")
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
+    p.add_argument("--stages-dir", metavar="DIR", help="stage drivers dir (default $PTXLAB_STAGES_DIR or <repo>/stages)")
     args = p.parse_args(list(sys.argv[1:] if argv is None else argv))
+    from ptxlab.lab.registry import set_stages_dir
+
+    set_stages_dir(args.stages_dir)
     rows = collect()
     if args.json:
         print(json.dumps(rows, indent=1, sort_keys=True))

@@ -201,10 +201,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         text = render(args.problem, args.splits, args.variant)
     except ValueError as exc:
         ap.error(str(exc))
+    from ptxlab.fileio import atomic_write   # temp file + rename: a full disk never truncates an old submission
     try:
-        out.write_text(text)
+        atomic_write(out, text)
     except OSError as exc:
-        raise UsageError(f"--out {out}: cannot write ({exc.strerror or exc})") from exc
+        raise UsageError(f"--out {out}: cannot write ({exc.strerror or exc}); "
+                         f"{'the existing file is unchanged' if out.exists() else 'nothing was written'}") from exc
     print(f"wrote {args.out} ({len(text)} bytes): gpu-mode {args.problem} submission, kernel embedded, "
           "compiled at first call with cuda-python NVRTC")
     return 0

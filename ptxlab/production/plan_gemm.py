@@ -127,12 +127,12 @@ def parse_splits(value: Any, source: str = "splits") -> int | str:
         v = value.strip()
         if v.lower() == "auto":
             return "auto"
-        if v.isdecimal() and int(v) >= 1:
+        if v.isdecimal() and 1 <= int(v) <= 65535:
             return int(v)
-    elif not isinstance(value, bool) and hasattr(value, "__index__") and int(value.__index__()) >= 1:
+    elif not isinstance(value, bool) and hasattr(value, "__index__") and 1 <= int(value.__index__()) <= 65535:
         return int(value.__index__())
     raise ValueError(f"nvfp4_gemm: {source}={value!r} is not a split-K setting: use 1 (no split-K, the default), an "
-                     "integer S >= 2, or 'auto' (choose_splits)")
+                     "integer 2 <= S <= 65535 (the grid's z limit), or 'auto' (choose_splits)")
 
 
 def resolve_splits(m: int, n: int, k: int, l: int, setting: Any = None) -> int:

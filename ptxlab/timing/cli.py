@@ -70,6 +70,15 @@ def _validate(args) -> None:
         if len(parts) != len(want.split(",")) or not all(x.strip().isdigit() and int(x) > 0 for x in parts):
             raise UsageError(f"--shape {args.shape}: --problem {args.problem} takes {len(want.split(','))} positive "
                              f"integers {want}")
+        if args.config and args.problem != "nvfp4_gemv":
+            raise UsageError(f"--config applies to --problem nvfp4_gemv only, not {args.problem}")
+        _check_problem(args.problem, tuple(int(x) for x in parts), args.config)
+    if not 0 <= args.seed < 2**32:
+        raise UsageError(f"--seed {args.seed}: use an integer in 0 .. 2**32-1")
+    if args.config and not args.problem:
+        raise UsageError("--config applies to --problem nvfp4_gemv only")
+    if args.problem:
+        pass
     elif args.stage:
         from ptxlab.lab.registry import discover, select
         select(discover(), [args.stage])           # unknown ids raise (PtxlabError: exit 2, one line)
@@ -106,12 +115,51 @@ def _parse_target(spec: str) -> tuple:
     if len(dims) != len(want.split(",")) or not all(x.strip().isdigit() and int(x) > 0 for x in dims):
         raise UsageError(f"--compare {spec}: {parts[0]} takes {want}")
     return ("problem", parts[0], tuple(int(x) for x in dims), _parse_config(parts[2]) if len(parts) > 2 else None)
+MAX_DIM, MAX_ELEMS = 1 << 16, 1 << 31      # emulator-sized problems: the gpu-mode shapes are far inside both
+
+
+def _check_problem(problem: str, shape: tuple, config) -> None:
+    """The shape rules of each production kernel and a size bound, checked before any data is made (UsageError)."""
+    from ptxlab.errors import UsageError
+
+    if max(shape) > MAX_DIM or (shape[0] * shape[-2] * shape[-1] if len(shape) == 3 else
+                                max(shape[0], shape[1]) * shape[2] * shape[3]) > MAX_ELEMS:
+        raise UsageError(f"--shape {','.join(map(str, shape))}: too large for the emulator (each size <= {MAX_DIM}, "
+                         f"operand elements <= {MAX_ELEMS:,}); the gpu-mode shapes are far inside this")
+    try:
+        if problem == "nvfp4_gemv":
+            m, k, l = shape
+            if k % 32:
+                raise ValueError(f"K={k} must be a multiple of 32 (the CUDA-core GEMV's K step)")
+            cfg = _parse_config(config)
+            if cfg is not None:
+                from ptxlab.production.plan_gemv import fits, full_config
+                c = full_config(cfg)
+                nums = [v for v in c if not isinstance(v, str)]
+                if len(cfg) > 5 or any(v < 0 or v > 1024 for v in nums) or (not isinstance(c[0], str) and
+                                                                            min(c[:3]) < 1):
+                    raise ValueError(f"--config {config}: values out of range (positive rows/warps/unroll, <= 1024)")
+                if not fits(c, m, k):
+                    raise ValueError(f"--config {config} cannot run M={m} K={k}")
+        elif problem == "nvfp4_gemv_tcgen05":
+            from ptxlab.production.gemv_tcgen05 import NB, check_shape
+            check_shape(shape[0], shape[1], shape[2], NB)
+        else:
+            from ptxlab.production.plan_gemm import check_shape as gemm_shape
+            m, n, k, l = shape
+            gemm_shape(m, n, k, l, 256 if n % 256 == 0 else 128)
+            if problem == "nvfp4_gemm_2sm" and m % 256 not in (0, 128):
+                raise ValueError(f"M={m} must be a multiple of 128 for the 2-SM GEMM")
+    except ValueError as exc:
+        raise UsageError(f"--problem {problem} --shape {','.join(map(str, shape))}: {exc}") from None
 
 
 def _parse_config(s):
     if not s:
         return None
-    parts = s.split(",")
+    parts = [p.strip() for p in s.split(",")]
+    if not all(p.lstrip("-").isdigit() for p in parts[1 if parts[0] == "flat" else 0:]):
+        raise ValueError(f"--config {s}: integers, optionally after 'flat' (e.g. 4,2,2 or flat,16,2,1,2)")
     return tuple(p if not p.lstrip("-").isdigit() else int(p) for p in parts)
 
 

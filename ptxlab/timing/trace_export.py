@@ -33,9 +33,9 @@ def chrome_trace(t) -> dict:
 
 
 def write_chrome_trace(t, path) -> Path:
-    p = Path(path)
-    p.write_text(json.dumps(chrome_trace(t)))
-    return p
+    from ptxlab.fileio import atomic_write      # temp file + rename: never a truncated trace
+
+    return atomic_write(path, json.dumps(chrome_trace(t)))
 
 
 _COLORS = {"wait": "#d9534f", "tma": "#5bc0de", "tensor": "#5cb85c", "tmem": "#f0ad4e"}
@@ -77,6 +77,10 @@ def write_png(t, path, cta=None) -> Path:
     ax.set_title(f"{t.kernel} on {t.gpu.upper()} (PREDICTED {t.us:.2f} µs, bound: {t.bound}) — CTA {cta}")
     fig.tight_layout()
     p = Path(path)
-    fig.savefig(p, dpi=110, format="png")   # exactly this path (no ".png" appended to a name without one)
-    plt.close(fig)
+    from ptxlab.fileio import atomic_open       # temp file + rename: never a truncated PNG
+    try:
+        with atomic_open(p, "wb") as f:
+            fig.savefig(f, dpi=110, format="png")   # exactly this path (no ".png" appended to a name without one)
+    finally:
+        plt.close(fig)
     return p

@@ -47,7 +47,11 @@ def nvrtc_compile(source: str, name: str, options: Sequence[str]) -> RawResult:
     (prog,) = _check(nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], []), "nvrtcCreateProgram")
     try:
         opts = [o.encode() for o in options]
-        (res,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
+        from ptxlab.toolchain.buildtime import build_progress   # stderr progress + estimate for long builds
+
+        arch = next((o.split("=", 1)[1] for o in options if o.startswith("-arch=")), "?")
+        with build_progress(name, arch):
+            (res,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
         (n,) = _check(nvrtc.nvrtcGetProgramLogSize(prog), "nvrtcGetProgramLogSize")
         buf = b" " * n
         _check(nvrtc.nvrtcGetProgramLog(prog, buf), "nvrtcGetProgramLog")

@@ -159,17 +159,15 @@ def _jitlink_failure(ptx: str, name: str, arch: str, log: str) -> CompileError:
 def _dump(mod: Module, flags: debug.DebugFlags) -> None:
     if not (flags.dump_ptx or flags.dump_sass):
         return
+    from ptxlab.fileio import atomic_write
+
     d = flags.dump_dir
     d.mkdir(parents=True, exist_ok=True)
     stem = f"{Path(mod.name).stem}.{mod.arch}.{mod.key[:10]}"
     if flags.dump_ptx:
-        p = d / f"{stem}.ptx"
-        p.write_text(mod.ptx)
-        mod.dump_paths.append(p)
+        mod.dump_paths.append(atomic_write(d / f"{stem}.ptx", mod.ptx))
     if flags.dump_sass:
-        p = d / f"{stem}.sass"
-        p.write_text(mod.sass())
-        mod.dump_paths.append(p)
+        mod.dump_paths.append(atomic_write(d / f"{stem}.sass", mod.sass()))
 
 
 def compile(  # noqa: A001 - mirrors ptxlab.compile

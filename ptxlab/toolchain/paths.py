@@ -5,6 +5,7 @@ import importlib.util
 import os
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 from typing import Iterator
 
@@ -13,7 +14,8 @@ from ptxlab.errors import PtxlabError
 ENV_CACHE = "PTXLAB_CACHE"
 ENV_NVDISASM = "PTXLAB_NVDISASM"
 
-__all__ = ["cache_dir", "cuda_include_dirs", "cutlass_include_dir", "nvdisasm_path", "nvidia_roots"]
+__all__ = ["cache_dir", "cache_warning", "CacheWarning", "cuda_include_dirs", "cutlass_include_dir", "nvdisasm_path",
+           "nvidia_roots"]
 
 
 def nvidia_roots() -> Iterator[Path]:
@@ -86,12 +88,51 @@ def cutlass_include_dir() -> Path:
     )
 
 
+_USABLE: dict = {}     # configured cache dir -> the dir actually used (itself, or the fallback after one warning)
+
+
+def _probe(path: Path) -> None:
+    """Create ``path`` if needed and write + remove a file there; OSError when that is impossible."""
+    path.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path, prefix=".probe-")
+    os.close(fd)
+    os.unlink(tmp)
+
+
 def cache_dir(create: bool = True) -> Path:
-    """Compile cache directory: ``$PTXLAB_CACHE`` or ``~/.cache/ptxlab``."""
+    """Compile cache directory: ``$PTXLAB_CACHE`` or ``~/.cache/ptxlab``. When it cannot be used (not a directory,
+    read-only, full, no permission) a per-user temporary cache is used instead, after one warning line
+    (:class:`CacheWarning`); when that fails too, a PtxlabError says so."""
     env = os.environ.get(ENV_CACHE)
     path = Path(env).expanduser() if env else Path.home() / ".cache" / "ptxlab"
-    if create:
-        path.mkdir(parents=True, exist_ok=True)
-    return path
+    used = _USABLE.get(path)
+    if used is not None:
+        return used
+    try:
+        _probe(path)
+        _USABLE[path] = path
+        return path
+    except OSError as exc:
+        why = exc.strerror or str(exc)
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    fallback = Path(tempfile.gettempdir()) / f"ptxlab-cache-{uid}"
+    try:
+        _probe(fallback)
+    except OSError as exc2:
+        raise PtxlabError(f"compile cache {path} is unusable ({why}) and so is the fallback {fallback} "
+                          f"({exc2.strerror or exc2}); set {ENV_CACHE} to a writable directory") from None
+    cache_warning(f"compile cache {path} is unusable ({why}); using {fallback} for this run (set {ENV_CACHE} to a "
+                  "writable directory)")
+    _USABLE[path] = fallback
+    return fallback
 
 
+class CacheWarning(UserWarning):
+    """The compile cache could not be used as configured (unusable directory, damaged or unwritable entry)."""
+
+
+def cache_warning(msg: str) -> None:
+    """One line on stderr (``<ptxlab cache>: CacheWarning: ...``), through Python's warnings so it can be filtered."""
+    import warnings
+
+    warnings.warn_explicit(CacheWarning(msg), CacheWarning, "<ptxlab cache>", 0)

@@ -87,12 +87,11 @@ def uses_shim(source: str) -> bool:
 def _write(d: Path) -> Path:
     if all((d / n).is_file() for n in SHIMS):
         return d
+    from ptxlab.fileio import atomic_write
+
     d.mkdir(parents=True, exist_ok=True)
     for name, text in SHIMS.items():
-        fd, tmp = tempfile.mkstemp(dir=d, prefix=".shim-")
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, d / name)
+        atomic_write(d / name, text)
     return d
 
 

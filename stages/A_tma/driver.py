@@ -25,6 +25,7 @@ from ptxlab.debug import DEFAULT_DUMP_DIR
 from ptxlab.errors import PtxlabError, UsageError
 from ptxlab.kernels import KERNELS_DIR
 from ptxlab.lab.registry import Check, Stage, StageContext, StageResult
+from ptxlab.lab.seed import stage_seed
 from ptxlab.toolchain import sass
 
 HERE = Path(__file__).resolve().parent
@@ -210,7 +211,7 @@ def run_case(ctx: StageContext, case: Case, load_ab: bool, load_sf: bool, fault:
     backend = ctx.backend_name
     arch = run_arch(ctx)
     mod = build(case, arch, load_ab, load_sf, bounded_wait=(backend != "emu" or FORCE_BOUNDED_WAIT))
-    seed = int(np.random.SeedSequence().entropy % (1 << 63))  # fresh data every run; printed for reproduction
+    seed = stage_seed()  # fresh data every run (PTXLAB_SEED / lab.py --seed N replays one); printed for reproduction
     p = _problem(case, seed)
 
     nb = p.b.shape[0]  # GEMV: 128 padded rows

@@ -15,6 +15,7 @@ import ptxlab
 from ptxlab.kernels import KERNELS_DIR
 from ptxlab.lab.dumps import NEEDS_SM100, launch_guarded, mismatch_report, write_dump
 from ptxlab.lab.registry import Check, Stage, StageContext, StageResult
+from ptxlab.lab.seed import stage_seed
 from ptxlab.lab.state import stage_source_hash
 
 HERE = Path(__file__).resolve().parent
@@ -115,6 +116,7 @@ def b1_rules(addrs: np.ndarray, counts: np.ndarray, nctas: int) -> List[Check]:
 
 def run_b1(ctx: StageContext, variant: Optional[str] = None, seed: Optional[int] = None) -> StageResult:
     defines = _variant(B1_VARIANTS, variant, "B1")
+    seed = stage_seed() if seed is None else seed      # PTXLAB_SEED / lab.py --seed N replays a run's data
     rng = np.random.default_rng(seed)
     nctas = 4
     counts = b1_counts(rng, nctas)
@@ -122,7 +124,7 @@ def run_b1(ctx: StageContext, variant: Optional[str] = None, seed: Optional[int]
         counts[1] = (48, 32, 32)
     rows: List[Check] = []
     mod = compile_kernel("b1_lifecycle.cu", defines)
-    rows.append(Check("compile", True, f"{mod.name} for {ARCH}"))
+    rows.append(Check("compile", True, f"{mod.name} for {ARCH}; data seed={seed}"))
     rows.append(sass_check(mod, ["UTCATOMSWS"]))
     holder: Dict = {}
 
@@ -153,12 +155,13 @@ def run_b1(ctx: StageContext, variant: Optional[str] = None, seed: Optional[int]
 def run_b2(ctx: StageContext, variant: Optional[str] = None, seed: Optional[int] = None,
            ncols: Optional[int] = None) -> StageResult:
     defines = _variant(B2_VARIANTS, variant, "B2")
+    seed = stage_seed() if seed is None else seed      # PTXLAB_SEED / lab.py --seed N replays a run's data
     rng = np.random.default_rng(seed)
     ncols = int(ncols or rng.choice([128, 256, 512]))
     x = rng.integers(1, 2**32, size=(NLANES, ncols), dtype=np.uint64).astype(np.uint32)  # non-zero words
     rows: List[Check] = []
     mod = compile_kernel("b2_roundtrip.cu", defines)
-    rows.append(Check("compile", True, f"{mod.name} for {ARCH}"))
+    rows.append(Check("compile", True, f"{mod.name} for {ARCH}; data seed={seed}"))
     rows.append(sass_check(mod, ["UTCATOMSWS", "STTM", "LDTM"]))
     try:
         d = ctx.device

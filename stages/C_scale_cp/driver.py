@@ -24,6 +24,7 @@ from ptxlab.gpumode import generate_gemm
 from ptxlab.kernels import KERNELS_DIR
 from ptxlab.lab.dumps import NEEDS_SM100, launch_guarded, mismatch_report, write_dump
 from ptxlab.lab.registry import Check, Stage, StageContext, StageResult
+from ptxlab.lab.seed import stage_seed
 from ptxlab.lab.state import stage_source_hash
 
 HERE = Path(__file__).resolve().parent
@@ -83,6 +84,7 @@ def expected_image(sfa: np.ndarray, sfb: np.ndarray, l: int, mblk: int, nblk: in
 def run_c1(ctx: StageContext, variant: Optional[str] = None, seed: Optional[int] = None) -> StageResult:
     if variant not in VARIANTS:
         raise ptxlab.PtxlabError(f"C1: unknown variant {variant!r}; known: {sorted(k for k in VARIANTS if k)}")
+    seed = stage_seed() if seed is None else seed      # PTXLAB_SEED / lab.py --seed N replays a run's data
     rng = np.random.default_rng(seed)
     rest_m_a, rest_m_b = int(rng.integers(1, 4)), int(rng.integers(1, 3))
     rest_k, L = int(rng.integers(2, 7)), int(rng.integers(1, 3))
@@ -100,7 +102,7 @@ def run_c1(ctx: StageContext, variant: Optional[str] = None, seed: Optional[int]
         a_mem, b_mem = host_blocked(p.sfa, "m,32,4"), host_blocked(p.sfb, "m,32,4")
 
     mod = compile_kernel(VARIANTS[variant])
-    rows.append(Check("compile", True, f"{mod.name} for {ARCH}"))
+    rows.append(Check("compile", True, f"{mod.name} for {ARCH}; data seed={seed}"))
     from ptxlab.toolchain.sass import require
 
     try:

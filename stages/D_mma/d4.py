@@ -19,6 +19,7 @@ from typing import List, Optional, Sequence, Tuple
 import numpy as np
 
 from ptxlab.errors import DeviceUnavailable, PtxlabError, UsageError
+from ptxlab.lab.dumps import write_dump
 from ptxlab.lab.registry import Check, StageResult
 from ptxlab.numerics import pack_fp4
 from ptxlab.scales import to_blocked
@@ -131,10 +132,9 @@ def run_d4(ctx, cases: Sequence[Tuple[int, int, int]] = D4_CASES, broken: Option
             continue
         got = dev.to_host(d, np.uint32).reshape(256 * pairs, n)
         exact, model = references(a, b, sfa, sfb)
-        ctx.dump_dir.mkdir(parents=True, exist_ok=True)
-        dump = ctx.dump_dir / f"D4_pair_readback_N{n}_x{pairs}.npz"
-        np.savez(dump, got=got, exact=exact, model=model, seed=seed,
-                 layout="(256*pair + 128*(rank&1) + lane, column) fp32 bits")
+        dump = write_dump(ctx.dump_dir, "D4", f"pair_readback_N{n}_x{pairs}",     # atomic, with a completeness marker
+                          {"got": got, "exact": exact, "model": model, "seed": np.array(seed),
+                           "layout": np.array("(256*pair + 128*(rank&1) + lane, column) fp32 bits")})
         dumps.append(dump)
         d1, d2 = _first_diff(got, exact, n), _first_diff(got, model, n)
         rows.append(Check(f"both CTAs' TMEM == float64 sum, exact ({tag})", not d1,

@@ -16,6 +16,7 @@ import numpy as np
 
 from ptxlab.errors import DeviceUnavailable, PtxlabError
 from ptxlab.gpumode import generate_gemv, reference_gemv
+from ptxlab.lab.dumps import write_dump
 from ptxlab.lab.registry import Check, Stage, StageContext, StageResult
 
 from . import host as H
@@ -125,8 +126,9 @@ def run_d2(ctx: StageContext, shapes: Sequence[Tuple[int, int, int]] = D2_SHAPES
             continue
         got = dev.to_host(dump, np.uint32).reshape(L, mtiles, nch, 128, NB)
         exp = H.f32_bits(H.partial_sums(p, NB).reshape(L, nch, mtiles, 128, NB).transpose(0, 2, 1, 3, 4))
-        path = _dump_dir(ctx) / f"D2_tmem_readback_{M}x{K}x{L}.npz"
-        np.savez(path, got=got, expected=exp, layout="(l, m_tile, chunk, lane, column) fp32 bits", seed=seed)
+        path = write_dump(_dump_dir(ctx), "D2", f"tmem_readback_{M}x{K}x{L}",      # atomic, with a completeness marker
+                          {"got": got, "expected": exp, "layout": np.array("(l, m_tile, chunk, lane, column) fp32 bits"),
+                           "seed": np.array(seed)})
         dumps.append(path)
         bad = np.argwhere(got != exp)
         detail = f"{tag}; {L * mtiles * nch} readbacks of 128x{NB}"

@@ -38,7 +38,10 @@ def compile_stage(path: Path, defines: Optional[Dict[str, int]] = None) -> Any:
 
 
 def fresh_seed() -> int:
-    return int(np.random.SeedSequence().entropy % (2**63))
+    """PTXLAB_SEED (lab.py --seed N: replays a run's data) or a fresh seed (ptxlab/lab/seed.py)."""
+    from ptxlab.lab.seed import stage_seed
+
+    return stage_seed()
 
 
 @dataclass

@@ -113,7 +113,8 @@ def run_e2(ctx: StageContext, cases: Sequence[dict] | None = None) -> StageResul
         H.check_device(dev)
     except DeviceUnavailable as e:
         return H.refuse_rows("E2", e)
-    full = os.environ.get(FULL_ENV, "") not in ("", "0")
+    from ptxlab import settings
+    full = bool(settings.get(FULL_ENV))          # a bad value was refused before any stage ran (ptxlab.settings)
     cases = list(cases) if cases is not None else e2_cases(full)
     mod = _compile(DUMP_ACC=0, NSTORE=1)
     rows: List[Check] = [H.sass_row(mod, ["UTMALDG", "UTCOMMA.4X", "UTCBAR", "LDTM", "UTCCP", "F2FP"])]

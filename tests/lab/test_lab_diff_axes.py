@@ -30,8 +30,9 @@ def test_d2_readback_is_lanes_by_chunk_columns(tmp_path: Path, rng: np.random.Ge
     got = exp.copy()
     l, mt, kc, lane, col = (int(rng.integers(0, n)) for n in (L, MT, NCH, 128, NB))
     got[l, mt, kc, lane, col] ^= np.uint32(1 << int(rng.integers(0, 32)))
-    path = tmp_path / "D2_tmem_readback_256x320x2.npz"          # written as stages/D_mma/driver.py writes it
-    np.savez(path, got=got, expected=exp, layout="(l, m_tile, chunk, lane, column) fp32 bits", seed=7)
+    path = write_dump(tmp_path, "D2", "tmem_readback_256x320x2",   # written as stages/D_mma/driver.py writes it
+                      {"got": got, "expected": exp, "layout": np.array("(l, m_tile, chunk, lane, column) fp32 bits"),
+                       "seed": np.array(7)})
     p = _diff(str(path))
     out = p.stdout
     assert p.returncode == 1 and "Traceback" not in out + p.stderr, out + p.stderr

@@ -15,14 +15,14 @@ only *read* a dead CTA's shared memory (TMA stores, bulk shared->global; CUTLASS
 """
 from __future__ import annotations
 
-import os
 
 import numpy as np
 
+from ... import settings as _settings
 from ..core import hooks
 from ..core.thread_status import EXITED
 
-ENABLED = os.environ.get("PTXLAB_EMU_EXITCHECK", "1").strip().lower() not in ("0", "off", "no", "false")
+ENABLED = _settings.get("PTXLAB_EMU_EXITCHECK", fallback=True)
 
 
 def _dest_ctas(st, op):

@@ -31,11 +31,12 @@ of each site (once per kernel, rule and PTX line).
 from __future__ import annotations
 
 import os
-import warnings
+import re
 from contextlib import contextmanager
 from typing import Iterable, Optional, Union
 
-from ...errors import EmuError
+from ...errors import EmuError, UsageError
+from .sitewarn import EmuWarning, emu_warn
 
 RULES = {
     "tcgen05_wait_ld": "tcgen05.ld destination read before tcgen05.wait::ld",
@@ -82,10 +83,10 @@ PENDING_RULES = {
                             "'wgmma.commit_group.sync.aligned; wgmma.wait_group.sync.aligned 0;' before using them"),
 }
 
-__all__ = ["RULES", "EmuFidelityWarning", "parse_strict", "is_strict", "violation", "strict_rules"]
+__all__ = ["RULES", "EmuFidelityWarning", "parse_strict", "is_strict", "strict_of", "violation", "strict_rules"]
 
 
-class EmuFidelityWarning(UserWarning):
+class EmuFidelityWarning(EmuWarning):
     """A PTX rule broken in a way hardware is known to tolerate (see ptxlab.emu.checks.fidelity)."""
 
 
@@ -108,9 +109,15 @@ def parse_strict(spec: Union[None, str, Iterable[str]]) -> frozenset:
         return frozenset(RULES)
     bad = [s for s in items if s not in RULES]
     if bad:
-        raise EmuError(f"strict rule(s) {bad} unknown; use 'all' or some of {sorted(RULES)} "
-                       "(EmuDevice(strict=...) / PTXLAB_EMU_STRICT; ptxlab/emu/checks/fidelity.py)")
+        raise UsageError(f"strict rule(s) {bad} unknown; use 'all' or some of {sorted(RULES)} "
+                         "(EmuDevice(strict=...) / PTXLAB_EMU_STRICT; ptxlab/emu/checks/fidelity.py)")
     return frozenset(items)
+
+
+def strict_of(device, rule: str) -> bool:
+    """True when ``rule`` is strict for the device (``EmuDevice(strict=...)``, else PTXLAB_EMU_STRICT)."""
+    rules = getattr(device, "strict", None)
+    return rule in (parse_strict(None) if rules is None else rules)
 
 
 def is_strict(st, rule: str) -> bool:
@@ -142,18 +149,22 @@ def violation(st, ins, threads, rule: str, msg: str, detail: str = "") -> bool:
     try:
         st.fault(ins, threads, f"[{rule}] {msg}", detail)
     except EmuError as exc:
-        text = (f"{exc}\n  not an error by default: {HARDWARE[rule]}; the emulator {DEFAULT_ACTION[rule]}. "
-                f"PTXLAB_EMU_STRICT={rule} (or "
-                f"EmuDevice(strict='{rule}')) makes it one (ptxlab/emu/checks/fidelity.py)")
+        ann = getattr(dev, "_annotate_text", None)
+        if ann is not None and exc.src_loc is None and exc.ptx_line is not None:   # the CUDA line (lineinfo.py)
+            m = re.search(r"\[([^\[\]]+:\d+)\]$", ann(f"PTX line {exc.ptx_line}"))
+            exc.src_loc = m.group(1) if m else None
+        text = (f"{exc.report(label='')}\n  not an error by default: {HARDWARE[rule]}; the emulator "
+                f"{DEFAULT_ACTION[rule]}. PTXLAB_EMU_STRICT={rule} (or EmuDevice(strict='{rule}')) makes it one "
+                "(ptxlab/emu/checks/fidelity.py)")
     first = log is None or not any(k[:2] == key[:2] for k, _ in log)
     if log is not None:
         log.append((key, text))
     if first:   # the other sites of this rule in this launch: one summary warning at the end (summarize)
-        warnings.warn(text, EmuFidelityWarning, stacklevel=2)
+        emu_warn(text, dev, key=("fidelity",) + key, category=EmuFidelityWarning)
     return True
 
 
-def summarize(log: list) -> None:
+def summarize(log: list, device=None) -> None:
     """After a launch: one warning per (kernel, rule) that broke at more than one site, listing the PTX lines."""
     sites: dict = {}
     for (kernel, rule, line), _ in log:
@@ -161,9 +172,9 @@ def summarize(log: list) -> None:
     for (kernel, rule), lines in sites.items():
         if len(lines) > 1:
             shown = ", ".join(str(x) for x in lines[:40]) + (f", ... ({len(lines) - 40} more)" if len(lines) > 40 else "")
-            warnings.warn(f"[{rule}] {RULES[rule]}: {len(lines)} sites in kernel {kernel[:80]} (the first was "
-                          f"reported in full): PTX lines {shown}; dev.last_stats['fidelity_warnings'] has each site",
-                          EmuFidelityWarning, stacklevel=3)
+            emu_warn(f"[{rule}] {RULES[rule]}: {len(lines)} sites in kernel {kernel[:80]} (the first was "
+                     f"reported in full): PTX lines {shown}; dev.last_stats['fidelity_warnings'] has each site",
+                     device, category=EmuFidelityWarning)
 
 
 @contextmanager

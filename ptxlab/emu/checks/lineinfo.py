@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import os
 import re
+from pathlib import Path
 from typing import Optional
 
 _LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)")
@@ -98,7 +98,8 @@ def line_map(module) -> dict:
     m = {}
     ptx = getattr(module, "ptx", None)
     src = getattr(module, "source", None)
-    enabled = os.environ.get("PTXLAB_EMU_LINEINFO", "1").strip().lower() not in ("0", "off", "no", "false")
+    from ... import settings
+    enabled = settings.get("PTXLAB_EMU_LINEINFO", fallback=True)
     if enabled and ptx and src and not re.search(r"^\s*\.loc\s", ptx, re.M) and src != ptx and not str(module.name).endswith(".ptx"):
         try:
             li = _compile_lineinfo(module)
@@ -128,15 +129,52 @@ def annotate_text(text: str, lmap: dict) -> str:
     return "\n".join(out)
 
 
+def _source_lines(module, file: str) -> Optional[list]:
+    """The lines of CUDA file ``file`` as compiled into ``module`` (its own source, or a header read from disk)."""
+    src, name = getattr(module, "source", None), str(getattr(module, "name", ""))
+    if src and (file == name or Path(file).name == Path(name).name):
+        return src.splitlines()
+    try:
+        return Path(file).read_text(errors="replace").splitlines()
+    except OSError:
+        return None
+
+
+def asm_line(module, file: str, line: int, ptx_text: Optional[str]) -> int:
+    """The CUDA line of a PTX instruction that comes from an inline-``asm`` statement spanning several lines: NVRTC's
+    ``.loc`` names the line where the statement starts; this returns the line of the statement whose string holds the
+    instruction's mnemonic (when exactly one does), else ``line``."""
+    if not ptx_text or not line:
+        return line
+    lines = _source_lines(module, file)
+    if not lines or not 1 <= line <= len(lines) or "asm" not in lines[line - 1]:
+        return line
+    words = ptx_text.strip().split()
+    if not words:
+        return line
+    mnemonic = words[1] if words[0].startswith("@") and len(words) > 1 else words[0]
+    hits = []
+    for i in range(line - 1, min(len(lines), line + 40)):
+        text = lines[i]
+        if re.search(r'"[^"]*' + re.escape(mnemonic) + r'(?![\w.])', text):
+            hits.append(i + 1)
+        if i > line - 1 and re.search(r"\)\s*;", text):
+            break
+    return hits[0] if len(hits) == 1 else line
+
+
 def annotate_error(err, module) -> None:
-    """Fill in the CUDA source line of an EmuError (and of the PTX lines its message names), in place."""
-    if getattr(err, "src_loc", None) is not None and not _PTX_LINE.search(getattr(err, "message", "")):
-        return
-    lmap = line_map(module)
-    if not lmap:
-        return
-    if err.src_loc is None and err.ptx_line is not None and err.ptx_line in lmap:
-        f, li = lmap[err.ptx_line]
-        err.src_loc = f"{f}:{li}"
-    err.message = annotate_text(err.message, lmap)
-    err.args = (err.message,)
+    """Fill in the CUDA source line of an EmuError (and of the PTX lines its message names), in place; a fault inside
+    a multi-line inline-asm statement names the statement line holding the instruction (asm_line)."""
+    if getattr(err, "src_loc", None) is None or _PTX_LINE.search(getattr(err, "message", "")):
+        lmap = line_map(module)
+        if lmap:
+            if err.src_loc is None and err.ptx_line is not None and err.ptx_line in lmap:
+                f, li = lmap[err.ptx_line]
+                err.src_loc = f"{f}:{li}"
+            err.message = annotate_text(err.message, lmap)
+            err.args = (err.message,)
+    m = re.match(r"^(.*):(\d+)$", err.src_loc or "")
+    if m:
+        li = asm_line(module, m.group(1), int(m.group(2)), getattr(err, "ptx_text", None))
+        err.src_loc = f"{m.group(1)}:{li}"

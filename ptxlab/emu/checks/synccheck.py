@@ -33,15 +33,16 @@ gets a line per such barrier saying which warps arrived and which are missing (`
 """
 from __future__ import annotations
 
-import os
 from collections import defaultdict
 
 import numpy as np
 
+from ... import settings as _settings
 from ...errors import EmuError
-from .sitewarn import emu_warn, strict_of
+from .fidelity import strict_of
+from .sitewarn import emu_warn
 
-ENABLED = os.environ.get("PTXLAB_EMU_SYNCCHECK", "1").strip().lower() not in ("0", "off", "no", "false")
+ENABLED = _settings.get("PTXLAB_EMU_SYNCCHECK", fallback=True)
 RUN, EXITED, BAR = 0, 1, 2
 
 

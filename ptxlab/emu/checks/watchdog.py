@@ -5,11 +5,16 @@ Three limits, all per launch (all the waves of one ``launch`` together):
 * **instruction budget** — ``PTXLAB_EMU_BUDGET`` / ``EmuDevice(budget=)``, thread-instructions per launch (default
   4e9, ``machine.DEFAULT_BUDGET``).  Checked after every basic block.
 * **stall limit** — ``PTXLAB_EMU_STALL_S`` / ``EmuDevice(stall_seconds=)``, seconds of wall clock without forward
-  progress (default ``DEFAULT_STALL_S`` = 45 s; 0 switches it off).  Forward progress is any change of the thread
-  states of the wave (a thread exits, waits at a barrier, parks), a wake, a CTA barrier completing (``st.progress``,
-  counted by machine.py and ops/barrier.py), an asynchronous operation completing or being issued, or a new wave.  A spin loop on a flag nobody writes
-  changes none of these, so it is reported after the limit with the spinning warps and the PTX/CUDA lines of their
-  loop (sampled about once a second).
+  progress (default ``DEFAULT_STALL_S`` = 45 s; 0 switches it off).  Forward progress is something other than a
+  loop's own state changing.  Checked about once a second: first cheaply (a thread exited, waited at a barrier or
+  parked, a wake, a CTA barrier completing (``st.progress``, counted by machine.py and ops/barrier.py), an
+  asynchronous operation completing or being issued, a new wave); when any of these changed, the wave's state
+  itself is fingerprinted (every thread's pc, status and registers, the shared memory, the pending asynchronous
+  operations; the global memory too when all of these repeat) and only a state the wave has not been in before
+  counts as progress.  The emulator is deterministic, so a wave that returns to a state it was in is in a loop that
+  can never end: a spin loop on a flag nobody writes (nothing changes) and one that contains ``__syncthreads()``
+  (barriers complete every iteration, but the state cycles) are both reported after the limit with the spinning
+  warps and the PTX/CUDA lines of their loop.  A loop whose state keeps changing (a counter) is left to the budget.
 * **hopeless launches** — before the first wave, a lower bound of the launch's thread-instructions is computed as
   (threads of the grid) x (instructions on the shortest path from the kernel's entry to an exit).  A launch whose
   lower bound already exceeds the instruction budget is refused with the estimate (it could only end in the budget
@@ -17,9 +22,10 @@ Three limits, all per launch (all the waves of one ``launch`` together):
 """
 from __future__ import annotations
 
+import hashlib
 import heapq
-import os
 import time
+import zlib
 from collections import defaultdict
 
 import numpy as np
@@ -36,7 +42,8 @@ CHECK_EVERY_STEPS = 64          # the scheduler calls LaunchWatch.tick every thi
 
 
 def stall_seconds_default() -> float:
-    return float(os.environ.get("PTXLAB_EMU_STALL_S", DEFAULT_STALL_S))
+    from ... import settings
+    return float(settings.get("PTXLAB_EMU_STALL_S"))
 
 
 def shortest_path_instrs(prog) -> int:
@@ -126,6 +133,7 @@ class LaunchWatch:
         self.next_check = now + self._interval()
         self.sig = None
         self.samples: dict = defaultdict(set)   # (cta, warp) -> set of pcs seen while nothing changed
+        self.states: dict = {}                  # fingerprint of a wave state -> global-memory digest (or None)
 
     def _interval(self) -> float:
         return min(1.0, self.stall_s / 8) if self.stall_s > 0 else 3600.0
@@ -134,6 +142,7 @@ class LaunchWatch:
         self.wave_no += 1
         self.sig = None
         self.samples.clear()
+        self.states.clear()
         self.last_change = time.monotonic()
 
     def remaining(self) -> int:
@@ -152,15 +161,36 @@ class LaunchWatch:
         sig = (self.wave_no, st.progress, len(st.engine.queue), np.where(st.status == 4, 0, st.status).tobytes())
         if sig != self.sig:
             self.sig = sig
-            self.last_change = now
-            self.samples.clear()
-            return
-        run = np.flatnonzero(st.status == 0)
-        key = np.unique(np.stack([st.cta_of[run], st.warp[run], st.pc[run]]), axis=1)
+            if not self._seen_state(st):       # a new state: progress; a state seen before: a loop (module doc)
+                self.last_change = now
+                self.samples.clear()
+                return
+        run = np.flatnonzero((st.status == 0) | (st.status == 2))    # running, or waiting at a CTA barrier
+        key = np.unique(np.stack([st.cta_of[run], st.warp[run], np.maximum(st.pc[run] - (st.status[run] == 2), 0)]),
+                        axis=1)
         for c, w, p in key.T:      # every (warp, pc) of the running threads: lanes may sit at different pcs
             self.samples[(int(c), int(w))].add(int(p))
         if now - self.last_change > self.stall_s:
             self._stall(sched, now)
+
+    def _seen_state(self, st) -> bool:
+        """True when the wave was in exactly this state at an earlier check (deterministic: a loop without end)."""
+        h = hashlib.blake2b(digest_size=16)
+        for arr in (st.pc, np.where(st.status == 4, 0, st.status), st.smem):
+            h.update(np.ascontiguousarray(arr).data)
+        for r in st.r:
+            h.update(np.ascontiguousarray(r).view(np.uint8).data)
+        h.update(repr(len(st.engine.queue)).encode())
+        fp = h.digest()
+        if fp not in self.states:
+            if len(self.states) > 4096:
+                self.states.clear()
+            self.states[fp] = None
+            return False
+        heap = zlib.crc32(st.heap.buf.data)     # only for a state that repeats: confirm global memory is unchanged
+        prev = self.states[fp]
+        self.states[fp] = heap
+        return prev is not None and prev == heap
 
     def _stall(self, sched, now):
         st = sched.st
@@ -183,8 +213,9 @@ class LaunchWatch:
         raise EmuError(
             f"watchdog: no forward progress for {now - self.last_change:.0f} s of wall clock (limit {self.stall_s:g} s; "
             f"{instrs:,} thread-instructions executed by this launch so far, {now - self.t0:.0f} s in total) — no "
-            f"thread exited, waited or was released and no asynchronous operation completed: a spin loop that can "
-            f"never succeed (e.g. polling a flag that no running thread or copy will write)\n"
+            f"thread exited and the wave keeps returning to states it was in before (registers, memory and "
+            f"barriers cycle): a loop that can never end, e.g. polling a flag that no running thread or copy will "
+            f"write, with or without __syncthreads() inside the loop\n"
             f"  spinning warps:\n" + "\n".join(rows) +
             (f"\n  other threads:\n{others}" if others else "") +
             "\n  what to do: fix the loop's exit condition / the missing writer; if the kernel is just slow, raise "

@@ -25,7 +25,6 @@ Indirect calls (``call %fptr`` with a prototype) are not supported: they raise w
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -39,7 +38,8 @@ MAX_LOCAL_BYTES = 1 << 30     # refuse to grow the wave's local memory (all thre
 
 
 def max_depth() -> int:
-    return int(os.environ.get("PTXLAB_EMU_CALL_DEPTH", MAX_DEPTH_DEFAULT))
+    from ... import settings
+    return int(settings.get("PTXLAB_EMU_CALL_DEPTH"))
 
 
 @dataclass

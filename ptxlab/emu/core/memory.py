@@ -15,6 +15,8 @@ from typing import Optional
 
 import numpy as np
 
+from ...errors import PtxlabError
+
 GLOBAL_BASE = 0x7F00_0000_0000
 SHARED_WIN = 0x7E00_0000_0000
 LOCAL_WIN = 0x7D00_0000_0000
@@ -35,13 +37,22 @@ class Allocation:
     size: int
     label: str
     serial: int
+    full: bool = False   # every byte written by the host (initcheck fast path: no per-byte look-up needed)
 
 
 class GlobalHeap:
-    """Device global memory: one growable byte array; pointers are GLOBAL_BASE + offset."""
+    """Device global memory: one growable byte array; pointers are GLOBAL_BASE + offset.
 
-    def __init__(self, capacity: int = 1 << 20):
+    Allocations are bump-allocated while the array has room; when it would have to grow, a freed gap that fits is
+    reused first (first fit), so a loop of alloc/free keeps its memory; freeing the topmost allocation lowers the top
+    (and a heap left mostly empty shrinks). ``limit`` bounds the heap's size: a larger request is refused with a clear
+    error and leaves the heap exactly as it was (as does a failed host allocation while growing).
+    ``written`` (when ``track_writes`` is on: global initcheck, checks/initcheck.py) flags the bytes that any writer
+    has written since their allocation."""
+
+    def __init__(self, capacity: int = 1 << 20, limit: int = 1 << 46):
         self.buf = np.zeros(capacity, dtype=np.uint8)
+        self.limit = int(limit)
         self.top = GUARD
         self.allocs: dict[int, Allocation] = {}
         self._starts: list[int] = []       # live allocations in address order (parallel lists)
@@ -49,6 +60,15 @@ class GlobalHeap:
         self._items: list[Allocation] = []
         self._serial = 0
         self._views: dict = {}
+        self.written: Optional[np.ndarray] = None
+
+    def track_writes(self) -> None:
+        """Start flagging written bytes (global initcheck); bytes already allocated count as written."""
+        if self.written is None:
+            self.written = np.zeros(self.buf.size, dtype=np.bool_)
+            self.written[: self.top] = True
+            for a in self._items:
+                a.full = True
 
     def view(self, dt: np.dtype) -> np.ndarray:
         v = self._views.get(dt)
@@ -57,36 +77,78 @@ class GlobalHeap:
             self._views[dt] = v
         return v
 
+    def _resize(self, cap: int) -> None:
+        """Replace buf (and written) by arrays of cap bytes keeping the first min(old, cap) bytes; on a host
+        allocation failure nothing changes and a PtxlabError says so."""
+        keep = min(self.buf.size, cap)
+        try:
+            nb = np.zeros(cap, dtype=np.uint8)
+            nw = np.zeros(cap, dtype=np.bool_) if self.written is not None else None
+        except MemoryError:
+            raise PtxlabError(f"emulated global memory: the host could not allocate {cap:,} bytes for the heap "
+                              f"({self.top:,} bytes in use); free device buffers or emulate a smaller problem") from None
+        nb[:keep] = self.buf[:keep]
+        if nw is not None:
+            nw[:keep] = self.written[:keep]
+            self.written = nw
+        self.buf = nb
+        self._views.clear()
+
+    def _place(self, size: int) -> int:
+        """Start offset for an allocation of size bytes: bump at the top while the array has room, else the first
+        gap between live allocations that fits (guards on both sides), else the top (the array grows)."""
+        start = (self.top + ALLOC_ALIGN - 1) // ALLOC_ALIGN * ALLOC_ALIGN
+        if start + size + GUARD <= self.buf.size:
+            return start
+        prev_end = 0
+        for s0, e0 in zip(self._starts, self._ends):
+            s = (prev_end + GUARD + ALLOC_ALIGN - 1) // ALLOC_ALIGN * ALLOC_ALIGN
+            if s + size + GUARD <= s0:
+                return s
+            prev_end = e0
+        return start
+
     def alloc(self, nbytes: int, label: str = "") -> int:
         size = max(int(nbytes), 1)
-        start = (self.top + ALLOC_ALIGN - 1) // ALLOC_ALIGN * ALLOC_ALIGN
+        start = self._place(size)
         end = start + size
-        self.top = end + GUARD
-        need = (self.top + 15) // 16 * 16
+        if end + GUARD > self.limit:
+            raise PtxlabError(
+                f"emulated global memory: an allocation of {size:,} bytes ({label or 'dev.empty / to_device'}) would "
+                f"exceed the emulator's limit of {self.limit:,} bytes ({self.in_use():,} bytes in use); emulate a "
+                "smaller problem, free buffers, or raise the limit with PTXLAB_EMU_MEMORY=BYTES / "
+                "open_device('emu', memory=BYTES)")
+        need = (max(self.top, end + GUARD) + 15) // 16 * 16
         if need > self.buf.size:
-            cap = max(need, self.buf.size * 2)
-            nb = np.zeros(cap, dtype=np.uint8)
-            nb[: self.buf.size] = self.buf
-            self.buf = nb
-            self._views.clear()
+            self._resize(max(need, min(self.buf.size * 2, self.limit)))
+        self.top = max(self.top, end + GUARD)
         self.buf[start:end] = POISON
+        if self.written is not None:
+            self.written[start:end] = False
         self._serial += 1
         a = Allocation(start, size, label or f"allocation #{self._serial}", self._serial)
         self.allocs[start] = a
-        # ``top`` only grows, so a new allocation starts after every live one: appending keeps the index sorted
-        # (O(1) per allocation; a module with ~18,000 .global variables loads in linear time).
-        self._starts.append(start)
-        self._ends.append(end)
-        self._items.append(a)
+        i = bisect.bisect_left(self._starts, start)   # at the end for a bump allocation: O(1)
+        self._starts.insert(i, start)
+        self._ends.insert(i, end)
+        self._items.insert(i, a)
         return GLOBAL_BASE + start
+
+    def in_use(self) -> int:
+        return sum(a.size for a in self._items)
 
     def free(self, ptr: int):
         off = ptr - GLOBAL_BASE
         if off not in self.allocs:
             raise KeyError(f"free of {ptr:#x}: not the start of a live allocation")
-        del self.allocs[off]
+        a = self.allocs.pop(off)
         i = bisect.bisect_left(self._starts, off)
         del self._starts[i], self._ends[i], self._items[i]
+        if self.written is not None:
+            self.written[off: off + a.size] = False
+        self.top = (self._ends[-1] + GUARD) if self._ends else GUARD
+        if self.buf.size > (64 << 20) and self.top < self.buf.size // 4:    # mostly empty: give memory back
+            self._resize(max(self.buf.size // 2, (self.top + 15) // 16 * 16))
 
     def find(self, off: int) -> Optional[Allocation]:
         i = bisect.bisect_right(self._starts, off) - 1
@@ -133,3 +195,27 @@ class GlobalHeap:
         off = ptr - GLOBAL_BASE
         b = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
         self.buf[off: off + b.size] = b
+        self.mark_range(off, b.size)
+
+    def fill(self, ptr: int, value: int, nbytes: int) -> None:
+        off = ptr - GLOBAL_BASE
+        self.buf[off: off + nbytes] = value
+        self.mark_range(off, nbytes)
+
+    def mark_range(self, off: int, n: int) -> None:
+        """Bytes [off, off+n) were written (host copies, bulk copies): initcheck's record."""
+        if self.written is None or n <= 0:
+            return
+        self.written[off: off + n] = True
+        a = self.find(off)
+        if a is not None and off <= a.start and off + n >= a.start + a.size:
+            a.full = True
+
+    def mark(self, flat: np.ndarray, nbytes: int) -> None:
+        """Accesses of nbytes at heap offsets ``flat`` wrote their bytes (kernel stores)."""
+        if self.written is None or flat.size == 0:
+            return
+        if nbytes == 1:
+            self.written[flat] = True
+        else:
+            self.written[flat[:, None] + np.arange(nbytes)] = True

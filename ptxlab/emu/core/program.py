@@ -9,7 +9,6 @@ variables allocated in the device heap when the module is loaded.
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, replace
 from typing import Callable, Optional
 
@@ -73,7 +72,8 @@ class Program:
         self.call_sites: dict = {}      # pc of a real call -> callstack.CallSite
         self._call_info: dict = {}      # id(instr) -> ("call", CallSite) | ("ret", FrameLayout) | ("raise", msg)
         self._owner = None              # FrameLayout whose body is being emitted (None: the kernel)
-        if os.environ.get("PTXLAB_EMU_INLINE", "1").strip() == "0":
+        from ... import settings
+        if not settings.get("PTXLAB_EMU_INLINE"):
             self.real = {n for n, f in module.functions.items() if f.body and not f.is_entry}
         else:
             self.real = callstack.recursive_functions(module, kernel)

@@ -12,13 +12,13 @@ either, the kernel is deadlocked and the report says which warps wait where.
 """
 from __future__ import annotations
 
-import os
 import time
 from collections import Counter
 from typing import Callable, Optional
 
 import numpy as np
 
+from ... import settings as _settings
 from ...errors import EmuError
 from ..core import isa
 from ..core.memory import (CONST_WIN, GLOBAL_BASE, LOCAL_WIN, PARAM_WIN, POISON, SHARED_WIN, WIN_SHIFT, GlobalHeap)
@@ -28,17 +28,20 @@ from ..hw import cluster as _cluster
 from ..hw import clc as _clc
 from ..checks import fidelity as _fidelity
 from . import workers as _workers
+from ..checks import initcheck as _initcheck
+from ..checks import racecheck as _racecheck
 
 from ..core.hooks import (ASYNC_COMPLETE_HOOKS, DEADLOCK_EXPLAINERS, EXPIRY_HOOKS,  # noqa: F401
                           PROGRESS_HOOKS, WAVE_END_HOOKS)
 from ..core.thread_status import BAR, EXITED, PARK, RUN, SYNC  # noqa: F401  (re-exported)
 _STATUS = {BAR: "waiting at a CTA barrier", PARK: "parked", SYNC: "waiting for its warp at a .sync instruction"}
-DEFAULT_BUDGET = int(float(os.environ.get("PTXLAB_EMU_BUDGET", "4e9")))  # thread-instructions per launch
-WAVE_THREADS = int(os.environ.get("PTXLAB_EMU_WAVE_THREADS", "8192"))
+# settings.py checks these when a device opens; import-time reads fall back to the default on a bad value
+DEFAULT_BUDGET = int(_settings.get("PTXLAB_EMU_BUDGET", fallback=True))  # thread-instructions per launch
+WAVE_THREADS = int(_settings.get("PTXLAB_EMU_WAVE_THREADS", fallback=True))
 # forward progress (ptx_docs/emulator_checks.md "Forward progress"): after this many loop iterations (back-edge
 # picks) of the lowest-PC group while other runnable threads wait at higher PCs, those others run first for as many
 # picks, so a spin-wait on a flag that another warp (or lane) sets after the loop cannot starve its writer.
-SPIN_PICKS = int(os.environ.get("PTXLAB_EMU_SPIN_PICKS", "256"))
+SPIN_PICKS = int(_settings.get("PTXLAB_EMU_SPIN_PICKS", fallback=True))
 
 
 class AsyncEngine:
@@ -132,6 +135,13 @@ class Wave:
         # 4-byte load of data that happens to be 0xA5A5A5A5 is the documented price)
         self.initcheck = bool(getattr(device, "initcheck", False))
         self.smem_written = np.zeros(self.smem.size, dtype=np.bool_) if self.initcheck else None
+        # reads of never-written global memory (checks/initcheck.py; the heap records writes when it is on)
+        self.ginitcheck = heap.written is not None
+        # shared-memory data races (checks/racecheck.py)
+        self.race = None
+        if getattr(device, "racecheck", False):
+            _racecheck.instrument(prog)
+            self.race = _racecheck.RaceShadow(self)
         # generic→async proxy check (proxy.py): shadow of SMEM bytes written by generic stores, only for kernels
         # that have an async-proxy SMEM reader (TMA store, bulk smem→gmem, tcgen05.cp/mma)
         self.proxy = _proxy.ProxyShadow(self) if _proxy.ENABLED and _proxy.program_has_async_smem_readers(prog) \
@@ -304,8 +314,13 @@ class Wave:
                        f"naturally aligned to the access size)")
         for sp, s, a in self._space_of(space, addr, sel, ins):
             buf, flat = self._flat(ins, sp, s, a, nbytes, False)
-            if self.initcheck and sp.startswith("shared"):
-                self._initcheck(ins, s, flat, nbytes)
+            if sp.startswith("shared"):
+                if self.initcheck:
+                    self._initcheck(ins, s, flat, nbytes)
+                if self.race is not None:
+                    self.race.access(ins, s, flat, nbytes, False)
+            elif sp == "global" and self.ginitcheck:
+                _initcheck.check_global(self, ins, s, flat, nbytes)
             view = buf.view(dt)
             idx = flat // dt.itemsize
             if count == 1:
@@ -338,11 +353,17 @@ class Wave:
         parts = self._space_of(space, addr, sel, ins)
         for sp, s, a in parts:
             buf, flat = self._flat(ins, sp, s, a, nbytes, True)
+            race = None
             if sp.startswith("shared"):
                 if self.initcheck:
                     self.smem_written[flat[:, None] + np.arange(nbytes)] = True
                 if self.proxy is not None:
                     self.proxy.mark(self, s, flat, nbytes)
+                race = self.race
+                if race is not None:
+                    race.access(ins, s, flat, nbytes, True)
+            elif sp == "global" and self.ginitcheck:
+                self.heap.mark(flat, nbytes)
             view = buf.view(dt)
             idx = flat // dt.itemsize
             v = vals if len(parts) == 1 else vals[np.isin(sel, s)]
@@ -350,6 +371,8 @@ class Wave:
                 view[idx] = v
             else:
                 view[idx[:, None] + np.arange(count)] = v
+            if race is not None:
+                race.check_store_values(ins, s, buf, flat, v, dt, count)
 
     def _initcheck(self, ins, sel: np.ndarray, flat: np.ndarray, nbytes: int):
         idx = flat[:, None] + np.arange(nbytes)

@@ -35,7 +35,7 @@ from typing import Iterable, Iterator, Optional
 
 import numpy as np
 
-from ...errors import EmuError
+from ...errors import UsageError
 
 POLICIES = ("every-other", "all", "never", "first:N")
 DEFAULT_POLICY = "every-other"
@@ -54,17 +54,17 @@ def parse_policy(policy: Optional[str]) -> tuple:
         return (p, None)
     if p.startswith("first:") and p[6:].isdigit():
         return ("first", int(p[6:]))
-    raise EmuError(f"clusterlaunchcontrol policy {p!r} is not one of {list(POLICIES)} (EmuDevice(clc=...) / "
-                   "PTXLAB_EMU_CLC; ptx_docs/cluster_launch_control.md)")
+    raise UsageError(f"clusterlaunchcontrol policy {p!r} is not one of {list(POLICIES)} (EmuDevice(clc=...) / "
+                     "PTXLAB_EMU_CLC; ptx_docs/cluster_launch_control.md)")
 
 
 def wave_ctas_cap(device) -> Optional[int]:
     v = getattr(device, "wave_ctas", None)
     if v is None:
-        env = os.environ.get("PTXLAB_EMU_WAVE_CTAS")
-        v = int(env) if env else None
-    if v is not None and int(v) < 1:
-        raise EmuError(f"wave_ctas={v}: must be >= 1 (EmuDevice(wave_ctas=...) / PTXLAB_EMU_WAVE_CTAS)")
+        from ... import settings
+        v = settings.get("PTXLAB_EMU_WAVE_CTAS")
+    if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or int(v) < 1):
+        raise UsageError(f"wave_ctas={v!r}: must be an integer >= 1 (EmuDevice(wave_ctas=...) / PTXLAB_EMU_WAVE_CTAS)")
     return None if v is None else int(v)
 
 

@@ -36,16 +36,16 @@ is checked on the bytes its mask selects only.  See ptx_docs/tma.md "Proxy fence
 """
 from __future__ import annotations
 
-import os
 
 import numpy as np
 
+from ... import settings as _settings
 from ..checks import fidelity as _fidelity
 
 _WBITS = 11                      # writer local tid + 1 (1..1024) in the low bits
 _WMASK = (1 << _WBITS) - 1
-ENABLED = os.environ.get("PTXLAB_EMU_PROXYCHECK", "1") != "0"
-FORCE = os.environ.get("PTXLAB_EMU_PROXYCHECK", "1") == "force"   # shadow every kernel (overhead measurements)
+ENABLED = _settings.get("PTXLAB_EMU_PROXYCHECK", fallback=True) != "0"
+FORCE = _settings.get("PTXLAB_EMU_PROXYCHECK", fallback=True) == "force"   # shadow every kernel (overhead runs)
 _READERS = ("tcgen05.cp", "tcgen05.mma", "cp.reduce.async.bulk")   # always read SMEM through the async proxy
 _SPACES = ("global", "shared::cta", "shared::cluster", "shared")
 

@@ -187,16 +187,18 @@ def operand_codes_from_bytes(b: npt.ArrayLike, fmt: str, kind: str) -> npt.NDArr
 
 
 def gather_smem_operand(smem: U8, desc: int, rows: int, fmt: str, kind: str, major: str = "K",
-                        on_read: Optional[Callable[[I64], None]] = None) -> npt.NDArray[Any]:
+                        on_read: Optional[Callable[[I64], None]] = None, what: str = "",
+                        dim: str = "") -> npt.NDArray[Any]:
     """Element codes (rows, K) of an MMA operand read from SMEM through its 64-bit descriptor.
 
-    ``on_read(addr)`` (optional) sees the SMEM byte addresses before they are read (the emulator's proxy check)."""
+    ``on_read(addr)`` (optional) sees the SMEM byte addresses before they are read (the emulator's proxy check).
+    ``what`` ("A" / "B") and ``dim`` ("M" / "N": where ``rows`` comes from) name the operand in fault reports."""
     from ptxlab.desc.smem import smem_operand_addresses
 
     K = KIND_K[kind]
     if major == "K":
         addr = smem_operand_addresses(desc, rows, 32, major="K")
-        _check_smem_range(addr, smem, desc)
+        _check_smem_range(addr, smem, desc, what, rows, dim, major)
         if on_read is not None:
             on_read(addr)
         return operand_codes_from_bytes(smem[addr], fmt, kind)
@@ -204,17 +206,29 @@ def gather_smem_operand(smem: U8, desc: int, rows: int, fmt: str, kind: str, maj
         raise MmaError(f"MN-major {fmt} operands are not supported (sub-byte MN-major layouts are figure-only)")
     eb = _BITS[fmt] // 8
     addr = smem_operand_addresses(desc, rows * eb, K, major="MN")  # (mn_bytes, k)
-    _check_smem_range(addr, smem, desc)
+    _check_smem_range(addr, smem, desc, what, rows, dim, major)
     if on_read is not None:
         on_read(addr)
     by = smem[addr].reshape(rows, eb, K).transpose(0, 2, 1)  # (rows, K, eb)
     return operand_codes_from_bytes(by.reshape(rows, K * eb), fmt, kind)
 
 
-def _check_smem_range(addr: I64, smem: U8, desc: int) -> None:
+def _check_smem_range(addr: I64, smem: U8, desc: int, what: str = "", rows: int = 0, dim: str = "",
+                      major: str = "K") -> None:
     if addr.min() < 0 or addr.max() >= smem.size:
-        raise MmaError(f"SMEM descriptor {desc:#018x} reaches byte {int(addr.max())}, beyond the CTA's {smem.size} B "
-                       "of shared memory; check start address / SBO / LBO")
+        from ptxlab.desc.smem import SmemDesc
+
+        d = SmemDesc.decode(desc, major=major)
+        fields = (f"start {d['start_address']:#x}, LBO {d['lbo']} B, SBO {d['sbo']} B, "
+                  f"swizzle {d.swizzle_name}, {major}-major")
+        op = f"{what} operand: " if what else ""
+        span = f" for {rows} rows ({dim}={rows} from the instruction descriptor)" if dim else ""
+        blame = (f"either the instruction descriptor's {dim} is larger than the {what} tile in shared memory, or the "
+                 f"{what} descriptor's start address / SBO / LBO is wrong (`python lab.py desc smem {desc:#x} "
+                 f"--rows 16`; `lab.py desc idesc --kind ... IDESC` shows {dim})" if dim else
+                 "check start address / SBO / LBO")
+        raise MmaError(f"{op}SMEM descriptor {desc:#018x} ({fields}) read{span} reaches byte {int(addr.max())}, "
+                       f"beyond the CTA's {smem.size} B of shared memory; {blame}")
 
 
 def d_lanes(M: int, lane0: int) -> I64:
@@ -286,12 +300,15 @@ def run_mma(
     lanes = d_lanes(M, d_taddr[0])
     dcols = d_taddr[1] + np.arange(N, dtype=np.int64)
     if dcols.max() >= tmem_data.shape[1]:
-        raise MmaError(f"D columns {d_taddr[1]}..{int(dcols.max())} run past TMEM column 511")
+        raise MmaError(f"D (accumulator) operand: columns {d_taddr[1]}..{int(dcols.max())} (the D TMEM address's column "
+                       f"{d_taddr[1]} + N={N} from the instruction descriptor) run past TMEM column 511; check the "
+                       "instruction descriptor's N or the D address")
     if (a_desc is None) == (a_taddr is None):
         raise MmaError("exactly one of a_desc / a_taddr must be given")
     if a_desc is not None:
         a = gather_smem_operand(smem, a_desc, M, spec.a_fmt, spec.kind, spec.a_major,
-                                on_read=(lambda ad: on_smem_read("A", ad)) if on_smem_read else None)
+                                on_read=(lambda ad: on_smem_read("A", ad)) if on_smem_read else None, what="A",
+                                dim="M")
     else:
         assert a_taddr is not None
         if spec.kind in ("mxf4", "mxf4nvf4"):
@@ -310,7 +327,8 @@ def run_mma(
         b = b_codes
     else:
         b = gather_smem_operand(smem, b_desc, N, spec.b_fmt, spec.kind, spec.b_major,
-                                on_read=(lambda ad: on_smem_read("B", ad)) if on_smem_read else None)
+                                on_read=(lambda ad: on_smem_read("B", ad)) if on_smem_read else None, what="B",
+                                dim="N")
 
     kw: dict[str, Any] = dict(a_fmt=spec.a_fmt, b_fmt=spec.b_fmt, d_fmt=spec.d_fmt, negate_a=spec.negate_a,
                               negate_b=spec.negate_b, saturate=spec.saturate)

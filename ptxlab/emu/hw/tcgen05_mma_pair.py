@@ -80,7 +80,8 @@ def run_mma_pair(
     b_parts = []
     for v in (0, 1):
         cb = (lambda ad, _v=v: on_smem_read(_v, "B", ad)) if on_smem_read else None
-        b_parts.append(gather_smem_operand(smems[v], b_desc, half, spec.b_fmt, spec.kind, spec.b_major, on_read=cb))
+        b_parts.append(gather_smem_operand(smems[v], b_desc, half, spec.b_fmt, spec.kind, spec.b_major, on_read=cb,
+                                           what="B", dim="N/2"))
     b = np.concatenate(b_parts, axis=0)
     assert b.shape[0] == N
     if spec.M == 128:
@@ -117,7 +118,7 @@ def _layout_b(spec: MmaSpec, smem: U8, tmem_data: U32, b: npt.NDArray[Any], *, d
     cols = d_taddr[1] + np.arange(half, dtype=np.int64)
     if cols.max() >= tmem_data.shape[1]:
         raise MmaError(f"D columns {d_taddr[1]}..{int(cols.max())} run past TMEM column 511")
-    a = gather_smem_operand(smem, a_desc, 64, spec.a_fmt, spec.kind, spec.a_major, on_read=on_read)
+    a = gather_smem_operand(smem, a_desc, 64, spec.a_fmt, spec.kind, spec.a_major, on_read=on_read, what="A", dim="M/2")
     gl, gc = np.meshgrid(lanes, cols, indexing="ij")
     reads: list[tuple[str, I64, I64]] = []
     c = None

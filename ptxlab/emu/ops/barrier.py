@@ -54,6 +54,8 @@ def _release(st, bid: int) -> bool:
         synccheck.check_overshoot(st, s, bid, np.flatnonzero(done & ~default & (s.arrived[bid] > exp)), waiting)
     if st.proxy is not None:   # generic→async proxy check: publish the participants' SMEM writes (proxy.py)
         st.proxy.release(st, bid, done, waiting)
+    if st.race is not None:    # racecheck: a full CTA barrier orders everything before it (racecheck.py)
+        st.race.barrier(np.flatnonzero(default & done))
     red = s.red_op.get(bid)
     if red is not None:
         op, wr = red

@@ -193,6 +193,7 @@ class _TensorStore:
                 st.fault(self.ins, self.thread, "TMA store writes outside every global allocation",
                          "the tensor map's extent is not inside one allocation")
             st.heap.buf[off] = smem[plan.smem_addrs]
+            st.heap.mark(off, 1)          # global initcheck: these bytes are written now (checks/initcheck.py)
         self.done = True
 
 
@@ -235,11 +236,13 @@ class _BulkCopy:
         off = self.dst - GLOBAL_BASE
         if self.byte_mask is None:
             st.heap.buf[off:off + n] = data
+            st.heap.mark_range(off, n)    # global initcheck (checks/initcheck.py)
         else:   # .cp_mask: bit i of byteMask copies byte i of every 16-byte chunk (9.7.9.25.4.1)
             keep = np.array([(self.byte_mask >> i) & 1 for i in range(16)], bool)
             keep = np.tile(keep, n // 16)
             tgt = st.heap.buf[off:off + n]
             tgt[keep] = data[keep]
+            st.heap.mark(off + np.flatnonzero(keep), 1)
         self.done = True
 
 

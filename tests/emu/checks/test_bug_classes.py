@@ -113,7 +113,8 @@ def test_d2_sbo_in_fp4_elements_is_caught(ctx, monkeypatch):
     monkeypatch.setattr(D.H, "compile_stage", bad_compile)
     text = _fails(D.run_d2(ctx, shapes=[(128, 256, 1)]))
     assert "kernel ran (128x256x1)" in text and "SMEM descriptor 0x" in text, text
-    assert "beyond the CTA's" in text and "check start address / SBO / LBO" in text, text
+    assert "A operand: SMEM descriptor" in text and "SBO 2048 B" in text and "beyond the CTA's" in text, text
+    assert "start address / SBO / LBO is wrong" in text and "M=128 from the instruction descriptor" in text, text
 
 
 def _kmajor_none(smem: np.ndarray, base: int, rowbytes: np.ndarray, sbo: int, lbo: int) -> None:

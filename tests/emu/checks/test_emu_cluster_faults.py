@@ -58,10 +58,15 @@ def test_access_after_owner_exited(dev, mod):
     assert "ld.shared::cluster" in msg                     # the later access is the faulting instruction
 
 
-def test_unordered_access_before_owner_exit(dev, mod):
+def test_unordered_access_before_owner_exit(mod):
+    """Rank 1 stores into rank 0's SMEM while rank 0 reads it and exits: a race (racecheck reports it first, with both
+    accesses) and a DSMEM lifetime fault (reported with racecheck off)."""
+    with pytest.raises(EmuError, match=r"racecheck: read-after-write hazard \(RAW\) on shared memory") as ei:
+        _dsmem(ptxlab.open_device("emu"), mod, 3, n=2)
+    assert "st.shared::cluster" in str(ei.value) and "block (1, 0, 0)" in str(ei.value)
     with pytest.raises(EmuError, match=r"DSMEM (lifetime: CTA \(0, 0, 0\) \(cluster rank 0\) exited while this access|"
                                        r"store to the shared memory of CTA \(0, 0, 0\).*already exited)") as ei:
-        _dsmem(dev, mod, 3, n=2)
+        _dsmem(ptxlab.open_device("emu", racecheck=False), mod, 3, n=2)
     assert "st.shared::cluster" in str(ei.value)
 
 

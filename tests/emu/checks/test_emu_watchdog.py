@@ -97,16 +97,22 @@ def test_shortest_path_is_a_lower_bound(rng):
     assert 1 <= per and n * per <= dev.last_stats["thread_instrs"]
 
 
-def test_spin_loop_reported_by_stall_limit_with_warps_and_lines():
-    mod = ptxlab.compile(SPIN, arch="sm_90a", name="spin.cu", options=("-lineinfo",))
-    dev = ptxlab.open_device("emu", stall_seconds=1.0)        # budget: the default, far away
+def _stalled(src: str, kernel: str, limit_s: float) -> str:
+    """The watchdog report of a 128-thread kernel spinning on a flag nobody sets (stall limit 1 s, default budget)."""
+    mod = ptxlab.compile(src, arch="sm_90a", name=f"{kernel}.cu", options=("-lineinfo",))
+    dev = ptxlab.open_device("emu", stall_seconds=1.0)
     flag, y = dev.to_device(np.zeros(4, np.uint32)), dev.empty(4 * 128)
     t0 = time.monotonic()
     with pytest.raises(EmuError) as ei:
-        dev.launch(mod, "spin", grid=(1, 1, 1), block=(128, 1, 1), args=[flag, y])
-    assert time.monotonic() - t0 < 20
+        dev.launch(mod, kernel, grid=(1, 1, 1), block=(128, 1, 1), args=[flag, y])
+    assert time.monotonic() - t0 < limit_s
     msg = str(ei.value)
-    assert "no forward progress" in msg and "PTXLAB_EMU_STALL_S" in msg
+    assert "no forward progress" in msg and "PTXLAB_EMU_STALL_S" in msg, msg
+    return msg
+
+
+def test_spin_loop_reported_by_stall_limit_with_warps_and_lines():
+    msg = _stalled(SPIN, "spin", 20)
     for w in range(4):
         assert f"block (0, 0, 0) warp {w}: spinning in PTX line" in msg
     assert "spin.cu:3" in msg                       # the CUDA line of the while loop
@@ -129,6 +135,29 @@ def test_progress_resets_the_stall_limit(rng):
         a = (a + np.roll(a, -1)) & 0xFFFFFFFF
     assert (dev.to_host(y, np.uint32) == a.astype(np.uint32)).all()
     assert elapsed > 0.6, f"the kernel ran {elapsed:.2f} s, too short to show the limit is reset by progress"
+
+
+BARRIER_SPIN = r'''
+extern "C" __global__ void barspin(volatile unsigned* flag, unsigned* y) {
+  __shared__ unsigned s[128];
+  unsigned k = 0;
+  while (flag[0] == 0u) {
+    s[threadIdx.x] = k;
+    __syncthreads();
+    k = s[(threadIdx.x + 1u) & 127u] & 7u;
+    __syncthreads();
+  }
+  y[threadIdx.x] = k;
+}'''
+
+
+def test_spin_loop_with_barriers_is_reported():
+    """A spin loop that contains __syncthreads(): barriers complete every iteration (the old progress signal), but the
+    wave's state cycles, so the stall limit stops it, naming the loop's PTX and CUDA lines."""
+    msg = _stalled(BARRIER_SPIN, "barspin", 30)
+    assert "with or without __syncthreads()" in msg, msg
+    assert re.search(r"block \(0, 0, 0\) warp \d: spinning in PTX lines? \d+", msg), msg
+    assert re.search(r"barspin\.cu:(4|5|6|7|8)", msg), msg          # CUDA lines of the loop body
 
 
 def test_default_stall_limit_is_the_documented_one(monkeypatch):

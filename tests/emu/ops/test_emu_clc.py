@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import ptxlab
-from ptxlab.errors import EmuError
+from ptxlab.errors import EmuError, UsageError
 
 SRC = r'''
 __device__ __forceinline__ unsigned sa(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
@@ -192,7 +192,7 @@ def test_env_policy(mod, monkeypatch):
 
 
 def test_bad_policy_is_refused():
-    with pytest.raises(EmuError, match="policy"):
+    with pytest.raises(UsageError, match="policy"):      # a bad option is a usage error (ptxlab.settings)
         ptxlab.open_device("emu", clc="sometimes")
 
 
