@@ -18,8 +18,10 @@ def _module(ptx: str):
     return types.SimpleNamespace(ptx=ptx, name="diff.ptx")
 
 
-def _run(engine: str, mod, data: np.ndarray, grid: int, block: int):
-    dev = ptxlab.open_device("emu", engine=engine)
+def _run(engine: str, mod, data: np.ndarray, grid: int, block: int, racecheck: bool = False):
+    # the random kernels share their shared-memory slots between thread tiles (a race racecheck reports; both engines
+    # run the threads in the same order, so the values still agree); test_racecheck_reports_alike covers the check
+    dev = ptxlab.open_device("emu", engine=engine, racecheck=racecheck)
     x = dev.to_device(data)
     y = dev.empty(4 * nc.OUT_WORDS * grid * block)
     dev.memset(y, 0xFF)
@@ -27,10 +29,10 @@ def _run(engine: str, mod, data: np.ndarray, grid: int, block: int):
     return dev, dev.to_host(y, np.uint32).reshape(grid * block, nc.OUT_WORDS)
 
 
-def _outcome(engine, mod, data, grid, block):
+def _outcome(engine, mod, data, grid, block, racecheck: bool = False):
     """(device, output words) or (device, the EmuError's text): a fault must be reported identically too."""
     try:
-        return _run(engine, mod, data, grid, block)
+        return _run(engine, mod, data, grid, block, racecheck)
     except ptxlab.errors.EmuError as e:
         return None, str(e)
 
@@ -80,6 +82,21 @@ def test_illegal_forms_refused_alike(rng):
         _, got = _outcome("native", mod, data, 1, 64)
         assert isinstance(ref, str) and "not implemented" in ref, f"{form[0]}: the interpreter ran it"
         assert got == ref, f"{form[0]}: engines differ:\n--- interp ---\n{ref}\n--- native ---\n{got}"
+
+
+def test_racecheck_reports_alike(rng):
+    """A random kernel with 320 threads per block writes the same shared slot from two thread tiles with no barrier:
+    racecheck (on by default) must stop both engines with the same report."""
+    for _ in range(20):
+        mod = _module(nc.kernel(rng, n_ins=90))
+        data = nc.inputs(rng, 320)
+        _, ref = _outcome("interp", mod, data, 1, 320, racecheck=True)
+        if isinstance(ref, str) and "racecheck" in ref:
+            break
+    else:
+        pytest.fail("20 random kernels of 320 threads raced on no shared slot: the corpus changed, write one by hand")
+    _, got = _outcome("native", mod, data, 1, 320, racecheck=True)
+    assert got == ref
 
 
 @pytest.mark.parametrize("seed", range(12))
