@@ -102,6 +102,7 @@ def launch(s, handle: int, grid, block, smem: int, params: int, extra: int, attr
         raise DriverError(CUresult.INVALID_VALUE,
                           f"{what} of {f.name}: {smem} bytes of dynamic shared memory exceed the kernel's limit of "
                           f"{limit} (set CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES first, as on a GPU)")
+    s.last_launch = (f.name, args)
     non_portable = any(attr_name(k) == "NON_PORTABLE_CLUSTER_SIZE_ALLOWED" and v for k, v in f.attrs.items())
     try:
         s.dev.launch(f.image, f.name, grid=grid, block=block, args=args, shared_bytes=smem,

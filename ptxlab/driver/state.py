@@ -51,6 +51,7 @@ class DriverState:
         self.faults: list = []
         self.last_error: Optional[str] = None
         self.launches = 0
+        self.last_launch = None                 # (kernel name, [bytes of each parameter]) of the latest launch
 
     # ------------------------------------------------------------------ device
     @property
