@@ -4,13 +4,16 @@ are read, and how a handler's outcome becomes a ``CUresult`` (CUDA Driver API re
 A handler is registered with ``@call("cuMemAlloc_v2", "cuMemAlloc")`` and receives ``(state, a)``: ``a[i]`` is the
 i-th argument as an unsigned 64-bit integer, with helpers to read C strings and to store results through output
 pointers. It returns nothing on success or raises :class:`DriverError` with a CUresult and one line of text.
+``PTXLAB_DRIVER_TRACE=1`` prints every call's name (``=stack``: also the Python stack of calls no table implements).
 Emulator faults (:class:`ptxlab.errors.EmuError`) are reported once on stderr, as ``lab.py`` reports them, and
 become ``CUDA_ERROR_LAUNCH_FAILED``; any other exception is a bug of the layer and becomes ``CUDA_ERROR_UNKNOWN``
-with its traceback. A call no table implements fails with ``CUDA_ERROR_NOT_SUPPORTED`` and one line naming it.
+with its traceback. A call no table implements fails with ``CUDA_ERROR_NOT_SUPPORTED`` and one line naming it (the
+first time; ``state.unimplemented`` counts them).
 """
 from __future__ import annotations
 
 import ctypes
+import os
 import sys
 import traceback
 from typing import Callable, Dict
@@ -79,6 +82,11 @@ class Args:
         ctype.from_address(p).value = value
 
 
+# Entry points probed during the CUDA runtime's lazy initialisation (cuda.bindings.runtime links it statically): its
+# private export tables are not served; the runtime function that needed them fails with its own error code, and
+# the ones the CuTe DSL calls are replaced (cute_dsl.RUNTIME_PATCHES). No line for these.
+QUIET = frozenset({"cuGetExportTable"})
+
 Handler = Callable[..., None]
 HANDLERS: Dict[str, Handler] = {}
 
@@ -103,11 +111,19 @@ def dispatch(state, name: str, raw) -> int:
     """Run the handler of ``name``; never raises (the caller is C)."""
     fn = HANDLERS.get(name)
     a = Args(name, raw)
+    trace = os.environ.get("PTXLAB_DRIVER_TRACE", "")
+    if trace:
+        report(f"call {name}" + ("" if fn else " (not implemented)"))
+        if trace == "stack" and fn is None:
+            traceback.print_stack(limit=12)
     try:
         if fn is None:
+            first = name not in state.unimplemented
+            state.unimplemented[name] = state.unimplemented.get(name, 0) + 1
             raise DriverError(CUresult.NOT_SUPPORTED,
                               f"{name} is not implemented by ptxlab's driver layer (ptxlab/driver); the emulator "
-                              "serves the calls listed in ptx_docs/cute_dsl.md")
+                              "serves the calls listed in ptx_docs/cute_dsl.md (reported once per process)",
+                              loud=first and name not in QUIET)
         if state.sticky is not None and name in state.STICKY_CALLS:
             raise DriverError(state.sticky, f"{name}: the context is unusable after an earlier kernel fault "
                                             "(as on a GPU); restart the process", loud=False)

@@ -82,6 +82,11 @@ def install(device_factory=None) -> "_Installed":
     global _current
     with _lock:
         if _current is None:
+            import sys
+            if "cutlass" in sys.modules:
+                from ptxlab.driver.calls import report
+                report("install() after `import cutlass`: the CuTe DSL may already have read its settings (its PTX "
+                       "would not be kept for the emulator); install first, as `lab.py exec` does")
             _current = _Installed(device_factory)
         return _current
 

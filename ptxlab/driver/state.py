@@ -50,6 +50,7 @@ class DriverState:
         self.sticky: Optional[int] = None
         self.faults: list = []
         self.last_error: Optional[str] = None
+        self.unimplemented: Dict[str, int] = {}  # calls made that no table serves -> count
         self.launches = 0
         self.last_launch = None                 # (kernel name, [bytes of each parameter]) of the latest launch
 

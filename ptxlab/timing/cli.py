@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import runpy
 import sys
 from typing import List
 
@@ -186,8 +185,10 @@ def main(argv: List[str]) -> int:
                 from ptxlab.lab.cli import main as lab_main
                 rc = lab_main(["run", "--stage", args.stage, "--backend", "emu"])
             else:
-                sys.argv = [args.script] + list(args.script_args)
-                runpy.run_path(args.script, run_name="__main__")
+                from ptxlab.driver import install      # cuda-python / CuTe DSL scripts: driver calls on the emulator
+                from ptxlab.lab.exec_cli import run_script
+                install()
+                rc = run_script(args.script, list(args.script_args))
         finally:
             sys.argv = saved_argv
             for k, v in saved.items():
