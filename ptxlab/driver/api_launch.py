@@ -104,10 +104,14 @@ def launch(s, handle: int, grid, block, smem: int, params: int, extra: int, attr
                           f"{limit} (set CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES first, as on a GPU)")
     s.last_launch = (f.name, args)
     non_portable = any(attr_name(k) == "NON_PORTABLE_CLUSTER_SIZE_ALLOWED" and v for k, v in f.attrs.items())
+    for before, _ in s.launch_hooks:
+        before()
     try:
         s.dev.launch(f.image, f.name, grid=grid, block=block, args=args, shared_bytes=smem,
                      cluster=attrs.get("cluster"), non_portable_cluster=non_portable and attrs.get("cluster") is not None,
                      pdl=attrs.get("pdl", False))
+        for _, after in s.launch_hooks:
+            after()
     except EmuError:
         raise
     except (LaunchError, DeviceUnavailable) as e:

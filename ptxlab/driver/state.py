@@ -52,6 +52,7 @@ class DriverState:
         self.last_error: Optional[str] = None
         self.unimplemented: Dict[str, int] = {}  # calls made that no table serves -> count
         self.launches = 0
+        self.launch_hooks: list = []             # (before, after) callables around every launch (torch_cuda.py)
         self.last_launch = None                 # (kernel name, [bytes of each parameter]) of the latest launch
 
     # ------------------------------------------------------------------ device

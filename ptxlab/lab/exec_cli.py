@@ -5,7 +5,8 @@ The script runs as ``python script.py args`` would (``__main__``, ``sys.argv``, 
 ``sys.path``), after ``ptxlab.driver.install()`` has put the stand-in ``libcuda.so.1`` in place: cuda-python and the
 CuTe DSL then reach the emulator. The exit status is the script's (an uncaught exception prints its traceback and
 exits 1, as Python does); emulator faults are reported on stderr when they happen, naming the kernel's PTX line and
-its source line (for CuTe DSL kernels the Python line: ``CUTE_DSL_LINEINFO=1`` is set).
+its source line (for CuTe DSL kernels the Python line: ``CUTE_DSL_LINEINFO=1`` is set). With torch installed,
+``device="cuda"`` tensors become emulator tensors (``ptxlab/driver/torch_cuda.py``; ``--no-torch-cuda`` to opt out).
 """
 from __future__ import annotations
 
@@ -49,6 +50,8 @@ def run_script(script: str, args: List[str]) -> int:
 
 def main(argv: List[str]) -> int:
     ap = argparse.ArgumentParser(prog="lab.py exec", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--no-torch-cuda", action="store_true",
+                    help="do not turn device='cuda' torch tensors into emulator tensors (ptxlab/driver/torch_cuda.py)")
     ap.add_argument("script", help="the Python script to run")
     ap.add_argument("script_args", nargs=argparse.REMAINDER, help="its arguments")
     args = ap.parse_args(argv)
@@ -56,5 +59,9 @@ def main(argv: List[str]) -> int:
         raise UsageError(f"script {args.script}: no such file")
     from ptxlab.driver import install
     install()
+    import importlib.util
+    if not args.no_torch_cuda and importlib.util.find_spec("torch") is not None:
+        from ptxlab.driver import torch_cuda
+        torch_cuda.enable()
     sys.stdout.flush()
     return run_script(args.script, args.script_args)
