@@ -23,7 +23,11 @@ def device_range(s, ptr: int, n: int, what: str) -> None:
     off = ptr - GLOBAL_BASE
     a = heap.find(off) if off >= 0 else None
     if a is None or off + n > a.start + a.size:
-        where = heap.nearest(off) if off >= 0 else "below every allocation"
+        if a is not None:
+            where = (f"it runs {off + n - a.start - a.size} bytes past the end of {a.label} ({a.size} bytes at "
+                     f"0x{GLOBAL_BASE + a.start:x})")
+        else:
+            where = heap.nearest(off) if off >= 0 else "below every allocation"
         raise DriverError(CUresult.INVALID_VALUE, f"{what}: device range 0x{ptr:x} + {n} bytes is not inside one "
                                                   f"allocation ({where}); check the pointer and size")
 

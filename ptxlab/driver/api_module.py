@@ -14,7 +14,7 @@ from ptxlab.driver.calls import CUresult, DriverError, call
 from ptxlab.driver.images import Image, image_from_bytes, read_image
 from ptxlab.driver.state import Function
 
-__all__ = ["attr_name", "get_function", "function_attribute", "set_function_attribute", "DEFAULT_DYNAMIC_SMEM"]
+__all__ = ["attr_name", "entry", "get_function", "function_attribute", "set_function_attribute", "DEFAULT_DYNAMIC_SMEM"]
 
 DEFAULT_DYNAMIC_SMEM = 48 * 1024      # dynamic shared memory allowed without the opt-in attribute
 
@@ -54,23 +54,25 @@ def cu_library_unload(s, a):
     s.release(a[0], "library", what="cuLibraryUnload")
 
 
-def _entry(s, img: Image, name: str, what: str) -> Function:
+def entry(img: Image, name: str, what: str) -> Function:
     if name not in img.kernels:
         raise DriverError(CUresult.NOT_FOUND, f"{what}({name!r}): no such kernel entry in the image "
                                               f"(entries: {', '.join(img.kernels) or 'none'})")
-    return Function(img, name)
+    if name not in img.functions:
+        img.functions[name] = Function(img, name)
+    return img.functions[name]
 
 
 @call("cuModuleGetFunction")
 def cu_module_get_function(s, a):
     img = s.get(a[1], "module", what="cuModuleGetFunction")
-    a.out(0, s.new_handle("function", _entry(s, img, a.cstr(2), "cuModuleGetFunction")))
+    a.out(0, s.new_handle("function", entry(img, a.cstr(2), "cuModuleGetFunction")))
 
 
 @call("cuLibraryGetKernel")
 def cu_library_get_kernel(s, a):
     img = s.get(a[1], "library", what="cuLibraryGetKernel")
-    a.out(0, s.new_handle("kernel", _entry(s, img, a.cstr(2), "cuLibraryGetKernel")))
+    a.out(0, s.new_handle("kernel", entry(img, a.cstr(2), "cuLibraryGetKernel")))
 
 
 @call("cuLibraryGetModule")

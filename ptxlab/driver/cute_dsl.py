@@ -8,7 +8,9 @@
   reports name the DSL kernel's Python line;
 * the few CUDA-runtime functions the DSL's Python code calls through ``cuda.bindings.runtime`` (whose statically
   linked CUDA runtime needs the driver's private export tables, which the layer does not serve) are replaced by
-  ones that go through the driver layer (``RUNTIME_PATCHES``); CUDA graphs are refused with a line.
+  ones that go through the driver layer (``RUNTIME_PATCHES``); CUDA graphs are refused with a line;
+* a compile given its own dump directory (``cute.compile(..., options="--dump-dir=D")``, as the DSL's
+  ``HardwareInfo`` does) has that directory searched too (``watch_dump_dirs``).
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from pathlib import Path
 from ptxlab.driver import images
 from ptxlab.driver.calls import CUresult, dispatch, report
 
-__all__ = ["setup_env", "patch_cuda_runtime", "RUNTIME_PATCHES"]
+__all__ = ["setup_env", "patch_cuda_runtime", "watch_dump_dirs", "RUNTIME_PATCHES"]
 
 
 def setup_env(lib_path: Path) -> Path:
@@ -88,3 +90,23 @@ def patch_cuda_runtime() -> None:
     for name, fn in RUNTIME_PATCHES.items():
         if getattr(rt, name, None) is not fn:
             setattr(rt, name, fn)
+
+
+def watch_dump_dirs() -> None:
+    """Add the dump directory of every DSL compile to the PTX search path (wraps
+    ``CompileOptions.apply_envar_settings``, where the DSL resolves it; a DSL without it is left alone)."""
+    try:
+        from cutlass.base_dsl import compiler as C
+    except Exception:            # noqa: BLE001 - no CuTe DSL in this environment
+        return
+    orig = getattr(C.CompileOptions, "apply_envar_settings", None)
+    if orig is None or getattr(orig, "_ptxlab", False):
+        return
+
+    def apply_envar_settings(self, envar, function_name):
+        orig(self, envar, function_name)
+        d = self.options[C.DumpDir].value or envar.dump_dir
+        if d and Path(d) not in images.CUBIN_PTX_DIRS:
+            images.CUBIN_PTX_DIRS.append(Path(d))
+    apply_envar_settings._ptxlab = True
+    C.CompileOptions.apply_envar_settings = apply_envar_settings

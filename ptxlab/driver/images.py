@@ -38,6 +38,7 @@ class Image:
     arch: Optional[str] = None
     source: Optional[str] = None          # no CUDA source: line info comes from the PTX's own .loc directives
     options: tuple = ()
+    functions: dict = field(default_factory=dict)   # entry name -> its one Function (attributes shared by handles)
 
     @classmethod
     def from_ptx(cls, ptx: str, name: str) -> "Image":

@@ -30,7 +30,8 @@ _current: Optional["_Installed"] = None
 
 class _Installed:
     def __init__(self, device_factory=None) -> None:
-        from ptxlab.driver import api_device, api_launch, api_memory, api_module, api_runtime, api_tensormap  # noqa: F401
+        from ptxlab.driver import (api_device, api_launch, api_memory, api_module, api_occupancy,  # noqa: F401
+                                   api_runtime, api_tensormap)
         from ptxlab.driver.api_runtime import RUNTIME_EXPORTS
         self.names: List[str] = sorted(set(HANDLERS) | set(RUNTIME_EXPORTS) | set(_DIRECT))
         self.path = native.build(self.names)
@@ -47,6 +48,7 @@ class _Installed:
         from ptxlab.driver import cute_dsl
         self.dump_dir = cute_dsl.setup_env(self.path)
         cute_dsl.patch_cuda_runtime()
+        cute_dsl.watch_dump_dirs()
 
     def _dispatch(self, slot: int, args) -> int:
         name = self.slot_names[slot] if slot < len(self.slot_names) else f"<slot {slot}>"
