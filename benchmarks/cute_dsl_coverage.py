@@ -32,7 +32,7 @@ ENTRIES = [
     ("fp16_gemm_4", "cutlass", f"{TUT}/tutorial_gemm/fp16_gemm_4.py", ["--mnk", "256,256,128"]),
     ("fp16_gemm_5", "cutlass", f"{TUT}/tutorial_gemm/fp16_gemm_5.py", ["--mnk", "256,128,128"]),
     ("fp16_gemm_6", "cutlass", f"{TUT}/tutorial_gemm/fp16_gemm_6.py", ["--mnk", "256,256,128"]),
-    ("nvfp4_gemm_0", "cutlass", f"{TUT}/tutorial_gemm/nvfp4_gemm_0.py", ["--mnkl", "128,128,256,1"]),
+    ("nvfp4_gemm_0", "cutlass", f"{TUT}/tutorial_gemm/nvfp4_gemm_0.py", ["--mnkl", "128,256,256,1"]),
     ("nvfp4_gemm_1", "cutlass", f"{TUT}/tutorial_gemm/nvfp4_gemm_1.py", ["--mnkl", "256,256,256,1"]),
     ("tma_v0", "cutlass", f"{TUT}/tutorial_tma/tma_v0.py", ["--M", "128", "--N", "64", "--num_warmup", "0",
                                                            "--num_iters", "1"]),

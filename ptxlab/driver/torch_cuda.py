@@ -10,8 +10,11 @@ so torch code between launches (references, ``assert_close``, ``.cpu()``) sees w
 ``enable()`` installs a ``TorchFunctionMode`` that turns ``device="cuda"`` arguments, ``.cuda()`` and
 ``.to("cuda")`` into mirrors, and replaces the ``torch.cuda`` functions such scripts call (``is_available``,
 ``synchronize``, ``current_stream``, ``Event``, capability queries) with ones that describe the emulated device.
-Other ``torch.cuda`` features (CUDA kernels of torch itself, e.g. ``torch._scaled_mm`` on a GPU) do not exist here:
-those ops run on the CPU build, or fail with torch's own error.
+Torch's own CUDA kernels do not exist here: ops on mirrors run on the CPU build, or fail with torch's own error.
+One exception, because NVIDIA's NVFP4 examples and the gpu-mode problems use it as their reference:
+``torch._scaled_mm`` of ``float4_e2m1fn_x2`` operands with ``float8_e4m3fn`` block scales (16 values per scale, cuBLAS
+"blocked" scale layout), which the CPU build refuses, is computed from its definition (:func:`scaled_mm_nvfp4`:
+every product and sum in float64, rounded once to the output type).
 """
 from __future__ import annotations
 
@@ -128,9 +131,37 @@ def _fresh(out: Any, inputs) -> Any:
     return out
 
 
+def scaled_mm_nvfp4(a, b, scale_a, scale_b, bias=None, out_dtype=None, **kwargs):
+    """``torch._scaled_mm`` for NVFP4: a (m, k/2) and b (k/2, n) ``float4_e2m1fn_x2`` (b the transpose of a K-major
+    (n, k/2) tensor), scale_a / scale_b ``float8_e4m3fn`` in cuBLAS's blocked layout of (m, k/16) / (n, k/16)."""
+    import numpy as np
+
+    from ptxlab.numerics import decode_e4m3, decode_fp4x2
+    from ptxlab.scales import from_blocked
+    if bias is not None or kwargs.get("scale_result") is not None:
+        raise NotImplementedError("ptxlab torch._scaled_mm (NVFP4): bias / scale_result are not supported")
+    u8 = lambda t: t.as_subclass(torch.Tensor).contiguous().view(torch.uint8).numpy()  # noqa: E731
+    av = decode_fp4x2(u8(a)).astype(np.float64)                      # (m, k)
+    bv = decode_fp4x2(u8(b.t())).astype(np.float64)                  # (n, k)
+    m, k = av.shape
+    n = bv.shape[0]
+    sa = decode_e4m3(from_blocked(u8(scale_a).reshape(-1), m, k // 16)).astype(np.float64)
+    sb = decode_e4m3(from_blocked(u8(scale_b).reshape(-1), n, k // 16)).astype(np.float64)
+    out = (av * np.repeat(sa, 16, axis=1)) @ (bv * np.repeat(sb, 16, axis=1)).T
+    res = torch.from_numpy(out.astype(np.float32)).to(out_dtype or torch.float32)
+    return mirror(res) if isinstance(a, EmuCudaTensor) else res
+
+
+def _is_nvfp4_scaled_mm(func, args) -> bool:
+    return func is torch._scaled_mm and len(args) >= 2 and all(
+        isinstance(x, torch.Tensor) and x.dtype == torch.float4_e2m1fn_x2 for x in args[:2])
+
+
 class _CudaOnEmulator(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = dict(kwargs or {})
+        if _is_nvfp4_scaled_mm(func, args):
+            return scaled_mm_nvfp4(*args, **kwargs)
         if func is torch.Tensor.cuda:
             return _fresh(args[0].as_subclass(torch.Tensor), [args[0]])
         if func is torch.Tensor.cpu and isinstance(args[0], EmuCudaTensor):
