@@ -108,7 +108,13 @@ def sync_to_host() -> None:
             ctypes.memmove(base, dev._read(dptr, n), n)
 
 
+def _lazy_init() -> None:
+    """What torch's lazy CUDA initialisation does to the driver: cuInit, the primary context current."""
+    install().state.ensure_primary()
+
+
 def mirror(t: torch.Tensor) -> EmuCudaTensor:
+    _lazy_init()
     return t if isinstance(t, EmuCudaTensor) else t.as_subclass(EmuCudaTensor)
 
 
@@ -229,6 +235,14 @@ _CUDA_FUNCS = {
 _mode = None
 
 
+def _initializing(fn):
+    def wrapper(*args, **kwargs):
+        _lazy_init()
+        return fn(*args, **kwargs)
+    wrapper.__name__ = getattr(fn, "__name__", "fn")
+    return wrapper
+
+
 def enable() -> None:
     """Turn on the CUDA-tensor mirrors and the torch.cuda replacements for this process (idempotent)."""
     global _mode
@@ -237,6 +251,6 @@ def enable() -> None:
     s = install().state
     s.launch_hooks.append((sync_to_device, sync_to_host))
     for name, fn in _CUDA_FUNCS.items():
-        setattr(torch.cuda, name, fn)
+        setattr(torch.cuda, name, _initializing(fn))
     _mode = _CudaOnEmulator()
     _mode.__enter__()
