@@ -6,7 +6,10 @@ geometry, shared-memory and cluster rules as ``dev.launch``). Streams are theref
 empty: creating, waiting on and synchronising them succeed at once; events record the host time of the point in the
 stream they mark. Launch attributes (``CUlaunchAttribute``, 72 bytes: id at 0, value union at 8) that change what a
 kernel computes are applied (cluster dimension, programmatic stream serialisation, cooperative); scheduling hints
-are accepted; anything else is refused with a line naming it.
+are accepted; ``PREFERRED_CLUSTER_DIMENSION`` is accepted and the launch uses the required (fallback) cluster shape,
+which the CUDA Programming Guide allows the driver to choose ("Launch with Preferred Cluster Dimension"); anything
+else is refused with a line naming it. During a graph capture (``state.capture``, torch_cuda.py's ``CUDAGraph``)
+launches are recorded with their parameter bytes and run at replay.
 """
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ __all__ = ["launch", "parse_attrs"]
 _ATTR_SIZE = 72
 _HINTS = {"ACCESS_POLICY_WINDOW", "SYNCHRONIZATION_POLICY", "CLUSTER_SCHEDULING_POLICY_PREFERENCE", "PRIORITY",
           "MEM_SYNC_DOMAIN_MAP", "MEM_SYNC_DOMAIN", "PREFERRED_SHARED_MEMORY_CARVEOUT", "LAUNCH_COMPLETION_EVENT",
-          "DEVICE_UPDATABLE_KERNEL_NODE"}
+          "DEVICE_UPDATABLE_KERNEL_NODE", "PREFERRED_CLUSTER_DIMENSION"}
 # CU_LAUNCH_PARAM_* markers of cuLaunchKernel's ``extra`` array
 _PARAM_END, _PARAM_BUFFER_POINTER, _PARAM_BUFFER_SIZE = 0, 1, 2
 
@@ -102,6 +105,13 @@ def launch(s, handle: int, grid, block, smem: int, params: int, extra: int, attr
         raise DriverError(CUresult.INVALID_VALUE,
                           f"{what} of {f.name}: {smem} bytes of dynamic shared memory exceed the kernel's limit of "
                           f"{limit} (set CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES first, as on a GPU)")
+    if s.capture is not None:
+        s.capture.append(lambda: _run(s, f, grid, block, smem, args, attrs))
+        return
+    _run(s, f, grid, block, smem, args, attrs)
+
+
+def _run(s, f, grid, block, smem, args, attrs) -> None:
     s.last_launch = (f.name, args)
     non_portable = any(attr_name(k) == "NON_PORTABLE_CLUSTER_SIZE_ALLOWED" and v for k, v in f.attrs.items())
     for before, _ in s.launch_hooks:

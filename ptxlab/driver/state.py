@@ -53,6 +53,7 @@ class DriverState:
         self.unimplemented: Dict[str, int] = {}  # calls made that no table serves -> count
         self.launches = 0
         self.launch_hooks: list = []             # (before, after) callables around every launch (torch_cuda.py)
+        self.capture: Optional[list] = None      # launches recorded during a graph capture (torch_cuda.CUDAGraph)
         self.last_launch = None                 # (kernel name, [bytes of each parameter]) of the latest launch
 
     # ------------------------------------------------------------------ device

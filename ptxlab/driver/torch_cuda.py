@@ -215,7 +215,49 @@ class _Event:
         return (end.t - self.t) * 1e3
 
 
+class CUDAGraph:
+    """``torch.cuda.CUDAGraph``: kernel launches made during capture are recorded (with their parameter bytes) and
+    run, in order, by ``replay()``; other GPU work during a capture is not recorded (copies run at once)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        self.launches: list = []
+
+    def capture_begin(self, *args, **kwargs) -> None:
+        install().state.capture = self.launches = []
+
+    def capture_end(self) -> None:
+        install().state.capture = None
+
+    def replay(self) -> None:
+        from ptxlab.errors import EmuError
+        s = install().state
+        for run in self.launches:
+            try:
+                run()
+            except EmuError as e:           # as a launch does: report once, context lost; torch raises
+                s.record_fault(e)
+                raise RuntimeError("CUDA error: unspecified launch failure (the emulator stopped a kernel of the "
+                                   "graph; report above)") from None
+
+    def reset(self) -> None:
+        self.launches = []
+
+
+class _graph:
+    def __init__(self, cuda_graph: CUDAGraph, *args, **kwargs) -> None:
+        self.g = cuda_graph
+
+    def __enter__(self):
+        self.g.capture_begin()
+        return self.g
+
+    def __exit__(self, *exc) -> None:
+        self.g.capture_end()
+
+
 _CUDA_FUNCS = {
+    "CUDAGraph": CUDAGraph,
+    "graph": _graph,
     "is_available": lambda: True,
     "device_count": lambda: 1,
     "current_device": lambda: 0,
