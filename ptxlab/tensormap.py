@@ -333,9 +333,11 @@ def _code_to_name(table: dict[str, int], code: int, what: str) -> str:
     raise TensorMapError(f"emulator tensor map: unknown {what} code {code}; the 128 bytes are corrupt")
 
 
-def encode_emu(spec: TensorMapSpec) -> bytes:
-    """Validate spec and pack it into the emulator's 128-byte tensor map image."""
-    validate(spec)
+def encode_emu(spec: TensorMapSpec, check: bool = True) -> bytes:
+    """Validate spec (unless ``check=False``: an intermediate state of in-kernel ``tensormap.replace`` edits, checked
+    when a TMA uses it) and pack it into the emulator's 128-byte tensor map image."""
+    if check:
+        validate(spec)
     buf = bytearray(128)
     _HDR.pack_into(buf, 0, EMU_MAGIC, EMU_VERSION, DTYPE_CODES[spec.dtype], spec.rank,
                    INTERLEAVE_CODES[spec.interleave], SWIZZLE_CODES[spec.swizzle],

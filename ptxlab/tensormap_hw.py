@@ -18,7 +18,8 @@ from __future__ import annotations
 from ptxlab.errors import TensorMapError
 from ptxlab.tensormap import EMU_MAGIC, TensorMapSpec, decode_emu
 
-__all__ = ["FIELDS", "IGNORED_BITS", "TMA_DATA_FORMAT", "decode_hw", "looks_like_hw", "decode_any"]
+__all__ = ["FIELDS", "IGNORED_BITS", "TMA_DATA_FORMAT", "decode_hw", "looks_like_hw", "decode_any", "replace_field",
+           "ELEMTYPE"]
 
 # name -> (first bit, width) in the 512-bit little-endian integer of bytes 0..63
 FIELDS = {
@@ -108,3 +109,88 @@ def decode_any(raw: bytes) -> TensorMapSpec:
     if raw[:8] == EMU_MAGIC or not looks_like_hw(raw):
         return decode_emu(raw)
     return decode_hw(raw)
+
+
+# tensormap.replace .elemtype new_val (PTX ISA 9.7.9.28, Table 33; not the CUtensorMapDataType values) -> dtype name
+ELEMTYPE = {0: "UINT8", 1: "UINT16", 2: "UINT32", 3: "INT32", 4: "UINT64", 5: "INT64", 6: "FLOAT16", 7: "FLOAT32",
+            8: "FLOAT32_FTZ", 9: "FLOAT64", 10: "BFLOAT16", 11: "TFLOAT32", 12: "TFLOAT32_FTZ", 13: "16U4_ALIGN8B",
+            14: "16U4_ALIGN16B", 15: "16U6_ALIGN16B"}
+_FORMAT_OF = {v: k for k, v in TMA_DATA_FORMAT.items()}
+# fields whose encoding ptxlab does not decode: only the value the decoders assume is accepted (a no-op)
+_DEFAULT_ONLY = {"element_stride": 1, "interleave_layout": 0, "fill_mode": 0, "swizzle_atomicity": 0}
+
+
+def _set(v: int, name: str, value: int) -> int:
+    lo, w = FIELDS[name]
+    if not 0 <= value < (1 << w):
+        raise TensorMapError(f"tensormap.replace: {name} value {value} does not fit its {w}-bit field")
+    return (v & ~(((1 << w) - 1) << lo)) | (value << lo)
+
+
+def _replace_hw(raw: bytes, field: str, ord_: int, value: int) -> bytes:
+    v = int.from_bytes(raw[:64], "little")
+    if field == "global_address":
+        if value % 16:
+            raise TensorMapError(f"tensormap.replace: global_address 0x{value:x} is not 16-byte aligned")
+        v = _set(v, "global_address", value)
+    elif field == "rank":
+        v = _set(v, "rank_m1", value)
+    elif field == "global_dim":
+        v = _set(v, f"dim{ord_}_m1", value - 1)
+    elif field == "box_dim":
+        v = _set(v, f"box{ord_}_m1", value - 1)
+    elif field == "global_stride":
+        if value % 16:
+            raise TensorMapError(f"tensormap.replace: global_stride[{ord_}] = {value} bytes is not a multiple of 16")
+        v = _set(v, f"stride{ord_ + 1}", value >> 4)
+    elif field == "elemtype":
+        v = _set(v, "data_format", _FORMAT_OF[ELEMTYPE[value]])
+    elif field == "swizzle_mode":
+        v = _set(v, "swizzle", value)
+    return v.to_bytes(64, "little") + raw[64:]
+
+
+def _replace_emu(raw: bytes, field: str, ord_: int, value: int) -> bytes:
+    import dataclasses
+
+    from ptxlab import tensormap as T
+    spec = T.decode_emu(raw)
+    def at(seq, i, x):
+        seq = list(seq)
+        if not 0 <= i < len(seq):
+            raise TensorMapError(f"tensormap.replace: ordinal {i} is beyond the rank-{spec.rank} map")
+        seq[i] = x
+        return tuple(seq)
+    if field == "global_address":
+        spec = dataclasses.replace(spec, global_address=value)
+    elif field == "global_dim":
+        spec = dataclasses.replace(spec, global_shape=at(spec.global_shape, ord_, value))
+    elif field == "box_dim":
+        spec = dataclasses.replace(spec, box=at(spec.box, ord_, value))
+    elif field == "global_stride":
+        spec = dataclasses.replace(spec, global_strides=at(spec.global_strides, ord_, value))
+    elif field == "elemtype":
+        spec = dataclasses.replace(spec, dtype=ELEMTYPE[value])
+    elif field == "swizzle_mode":
+        spec = dataclasses.replace(spec, swizzle=_SWIZZLE[value])
+    elif field == "rank":
+        raise TensorMapError("tensormap.replace .rank of an emulator tensor map is not supported; build the map "
+                             "with the rank it needs")
+    return T.encode_emu(spec, check=False)
+
+
+def replace_field(raw: bytes, field: str, ord_: int, value: int) -> bytes:
+    """The 128 bytes of ``raw`` with one field replaced as ``tensormap.replace.tile.<field>`` does (PTX ISA 9.7.9.28:
+    natural units -- dimension sizes in elements, strides in bytes, ``.rank`` zero-based, ``.elemtype`` /
+    ``.swizzle_mode`` Table 33 codes), for either image."""
+    raw = bytes(raw)
+    if field in _DEFAULT_ONLY:
+        if value != _DEFAULT_ONLY[field]:
+            raise TensorMapError(f"tensormap.replace .{field} {value}: ptxlab models only {_DEFAULT_ONLY[field]} "
+                                 "for this field (ptx_docs/tensor_maps.md)")
+        return raw
+    if field == "elemtype" and value not in ELEMTYPE or field == "swizzle_mode" and value not in _SWIZZLE:
+        raise TensorMapError(f"tensormap.replace .{field} {value}: not a value ptxlab models (PTX ISA Table 33)")
+    if raw[:8] == EMU_MAGIC or not looks_like_hw(raw):
+        return _replace_emu(raw, field, ord_, value)
+    return _replace_hw(raw, field, ord_, value)

@@ -31,7 +31,7 @@ from ptxlab.driver.install import install
 __all__ = ["EmuCudaTensor", "enable", "mirror", "sync_to_device", "sync_to_host"]
 
 kDLCUDA = 2
-_MIRRORS: Dict[int, list] = {}       # host storage address -> [device address, nbytes, weakref to an owner tensor]
+_MIRRORS: Dict[int, list] = {}       # host storage address -> [device address, nbytes, weakref to the storage]
 
 
 class EmuCudaTensor(torch.Tensor):
@@ -70,14 +70,15 @@ def _device_address(t: torch.Tensor, host_ptr: int = None) -> int:
     st = _storage(t)
     base, nbytes = st.data_ptr(), st.nbytes()
     ent = _MIRRORS.get(base)
-    if ent is None or ent[2]() is None:
+    if ent is None or ent[2]() is not st:
         s = install().state
         s.ensure_primary()
         dev = alloc(s, max(nbytes, 1), "torch cuda tensor")
-        ent = _MIRRORS[base] = [dev, nbytes, weakref.ref(t)]
+        # the mirror lives as long as the storage (one Python object per storage, kept while any view uses it)
+        ent = _MIRRORS[base] = [dev, nbytes, weakref.ref(st)]
         if nbytes:
             s.dev._write(dev, ctypes.string_at(base, nbytes))
-        weakref.finalize(t, _release, base, dev)
+        weakref.finalize(st, _release, base, dev)
     if host_ptr is None:
         host_ptr = t.as_subclass(torch.Tensor).data_ptr()
     return ent[0] + (host_ptr - base)
