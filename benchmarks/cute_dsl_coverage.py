@@ -48,15 +48,24 @@ ENTRIES = [
     ("grouped_blockscaled_gemm", "cutlass", f"{KER}/blockscaled_grouped_gemm/grouped_blockscaled_gemm.py",
      ["--num_groups", "2", "--problem_sizes_mnkl", "(128,128,256,1),(256,128,256,1)", "--mma_tiler_mn", "128,128",
       "--cluster_shape_mn", "1,1"]),
+    # gpu-mode reference submissions, checked by benchmarks/gpumode_check.py against the problem's own reference
+    ("gpumode nvfp4_gemm", "gpumode", "problems/nvidia/nvfp4_gemm", ["--test", "0"]),
+    ("gpumode nvfp4_dual_gemm", "gpumode", "problems/nvidia/nvfp4_dual_gemm", ["--test", "1"]),
+    ("gpumode nvfp4_group_gemm", "gpumode", "problems/nvidia/nvfp4_group_gemm", ["--test", "0"]),
 ]
 
 
 def run(entry, roots: dict, default_size: bool, timeout: int) -> tuple:
     name, root, script, small = entry
     path = Path(roots[root]) / script
-    if not path.is_file():
+    if not (path.is_dir() if root == "gpumode" else path.is_file()):
         return name, "MISSING", 0.0, f"{path} not found"
-    cmd = [sys.executable, str(REPO / "lab.py"), "exec", str(path)] + ([] if default_size else small)
+    if root == "gpumode":      # a problem directory: its submission against its reference (gpumode_check.py)
+        cmd = [sys.executable, str(REPO / "lab.py"), "exec", str(REPO / "benchmarks" / "gpumode_check.py"), str(path)]
+        cmd += small if not default_size else ["--test", "0"]
+        path = path / "task.yml"
+    else:
+        cmd = [sys.executable, str(REPO / "lab.py"), "exec", str(path)] + ([] if default_size else small)
     t0 = time.perf_counter()
     try:
         p = subprocess.run(cmd, cwd=path.parent, capture_output=True, text=True, timeout=timeout)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
-from helpers import SCRIPTS, run_exec
+from cute_helpers import SCRIPTS, run_exec
 
 
 def test_plain_driver_api_script_runs_bit_exact(rng):

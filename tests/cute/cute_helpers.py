@@ -13,10 +13,19 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 SCRIPTS = Path(__file__).resolve().parent / "scripts"
 
-# the CuTe DSL comes with the optional extra .[cute]; .ci/run installs it (a skip for this reason fails CI)
-needs_cute = pytest.mark.skipif(importlib.util.find_spec("cutlass") is None or
-                                importlib.util.find_spec("cutlass.cute") is None,
-                                reason="CuTe DSL not installed: pip install -e '.[cute]'")
+def _need_cute():
+    if importlib.util.find_spec("cutlass") is None or importlib.util.find_spec("cutlass.cute") is None:
+        pytest.fail("the CuTe DSL is not installed: pip install -e '.[test,cute]' (the README's and .ci/run's "
+                    "install; these tests do not skip)", pytrace=False)
+
+
+# the CuTe DSL comes with the extra .[cute], which .ci/run installs: without it these tests fail (never skip)
+needs_cute = pytest.mark.usefixtures("cute_dsl")
+
+
+@pytest.fixture
+def cute_dsl():
+    _need_cute()
 
 
 def run_exec(script, *args: str, timeout: int = 600, env: dict | None = None, opts=("--no-torch-cuda",)):
