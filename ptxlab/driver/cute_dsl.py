@@ -2,7 +2,8 @@
 
 * ``CUTE_DSL_LIBS`` -> the stand-in library (it also exports the DSL runtime's ``_cuda*`` entry points,
   ``api_runtime.py``), so the JIT host code's launches reach the emulator;
-* ``CUTE_DSL_KEEP`` += ``ptx,cubin`` and a dump directory (``CUTE_DSL_DUMP_DIR``, a fresh temporary one unless set):
+* ``CUTE_DSL_KEEP`` += ``ptx,cubin`` and a dump directory (``CUTE_DSL_DUMP_DIR``; unless set, a temporary one that
+  is removed at exit):
   the DSL writes each kernel's PTX next to its cubin there, and ``images.py`` finds the PTX of the cubin it loads;
 * ``CUTE_DSL_LINEINFO=1`` unless set: the PTX carries ``.loc`` lines of the kernel's Python source, so emulator
   reports name the DSL kernel's Python line;
@@ -32,8 +33,11 @@ def setup_env(lib_path: Path) -> Path:
     os.environ["CUTE_DSL_KEEP"] = ",".join(sorted(keep | {"ptx", "cubin"}))
     dump = os.environ.get("CUTE_DSL_DUMP_DIR")
     if not dump:
+        import atexit
+        import shutil
         dump = tempfile.mkdtemp(prefix="ptxlab_cute_")
         os.environ["CUTE_DSL_DUMP_DIR"] = dump
+        atexit.register(shutil.rmtree, dump, True)      # ours: removed when the process ends
     os.environ.setdefault("CUTE_DSL_LINEINFO", "1")
     path = Path(dump)
     if path not in images.CUBIN_PTX_DIRS:
