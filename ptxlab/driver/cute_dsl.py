@@ -50,9 +50,11 @@ def _rt():
     return runtime
 
 
+_STATE: list = []            # the DriverState the replaced functions use (patch_cuda_runtime sets it)
+
+
 def _call(name: str, *values: int) -> int:
-    from ptxlab.driver.install import state
-    return dispatch(state(), name, list(values) + [0] * (16 - len(values)))
+    return dispatch(_STATE[0], name, list(values) + [0] * (16 - len(values)))
 
 
 def _get_device_count():
@@ -88,8 +90,9 @@ RUNTIME_PATCHES = {
 }
 
 
-def patch_cuda_runtime() -> None:
-    """Replace the functions of ``cuda.bindings.runtime`` listed in RUNTIME_PATCHES (idempotent)."""
+def patch_cuda_runtime(state) -> None:
+    """Replace the functions of ``cuda.bindings.runtime`` listed in RUNTIME_PATCHES, served by ``state`` (idempotent)."""
+    _STATE[:] = [state]
     rt = _rt()
     for name, fn in RUNTIME_PATCHES.items():
         if getattr(rt, name, None) is not fn:

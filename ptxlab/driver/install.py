@@ -47,7 +47,7 @@ class _Installed:
         self.lib.ptxlab_driver_set_dispatch(self._cb)
         from ptxlab.driver import cute_dsl
         self.dump_dir = cute_dsl.setup_env(self.path)
-        cute_dsl.patch_cuda_runtime()
+        cute_dsl.patch_cuda_runtime(self.state)
         cute_dsl.watch_dump_dirs()
 
     def _dispatch(self, slot: int, args) -> int:

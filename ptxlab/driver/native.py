@@ -91,7 +91,7 @@ def build(names: Sequence[str]) -> Path:
         c_file = Path(tmp) / "ptxlab_cuda.c"
         c_file.write_text(src)
         tmp_lib = Path(tmp) / "libcuda.so.1"
-        cmd = [cc, "-O1", "-shared", "-fPIC", "-fvisibility=hidden", "-Wl,-soname,libcuda.so.1",
+        cmd = [cc, "-O0", "-shared", "-fPIC", "-fvisibility=hidden", "-Wl,-soname,libcuda.so.1",
                "-o", str(tmp_lib), str(c_file)]
         res = subprocess.run(cmd, capture_output=True, text=True)
         if res.returncode != 0:
