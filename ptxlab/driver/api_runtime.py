@@ -67,6 +67,39 @@ def _init(s):
     s.ensure_primary()
 
 
+# runtime entry point -> (driver call taking the same arguments in the same order, runtime initialisation first?)
+FORWARD = {
+    "_cudaDeviceGetAttribute": ("cuDeviceGetAttribute", True),   # cudaDeviceAttr values are the driver's
+    "_cuDeviceGet": ("cuDeviceGet", True),
+    "_cudaLibraryUnload": ("cuLibraryUnload", False), "_cuLibraryUnload": ("cuLibraryUnload", False),
+    "_cudaLibraryGetKernel": ("cuLibraryGetKernel", False), "_cuLibraryGetKernel": ("cuLibraryGetKernel", False),
+    "_cudaLibraryGetKernelCount": ("cuLibraryGetKernelCount", False),
+    "_cuLibraryGetKernelCount": ("cuLibraryGetKernelCount", False),
+    "_cudaLibraryGetGlobal": ("cuLibraryGetGlobal", False), "_cuLibraryGetGlobal": ("cuLibraryGetGlobal", False),
+    "_cuLibraryGetModule": ("cuLibraryGetModule", False),
+    "_cuKernelGetAttribute": ("cuKernelGetAttribute", False),   # (int *pi, attrib, CUkernel, int deviceOrdinal)
+    "_cuTensorMapEncodeTiled": ("cuTensorMapEncodeTiled", False),
+    "_cudaMalloc": ("cuMemAlloc_v2", True), "_cudaMallocAsync": ("cuMemAlloc_v2", True),
+    "_cudaFree": ("cuMemFree_v2", True), "_cudaFreeAsync": ("cuMemFree_v2", True),
+    "_cudaStreamDestroy": ("cuStreamDestroy_v2", False), "_cudaStreamWaitEvent": ("cuStreamWaitEvent", False),
+    "_cudaEventDestroy": ("cuEventDestroy_v2", False), "_cudaEventRecord": ("cuEventRecord", False),
+    "_cudaEventElapsedTime": ("cuEventElapsedTime", False),
+}
+
+
+def _forwarder(target: str, init: bool):
+    def handler(s, a):
+        if init:
+            _init(s)
+        HANDLERS[target](s, a)
+    handler.__doc__ = f"served by {target} (same arguments)"
+    return handler
+
+
+for _name, (_target, _init_first) in FORWARD.items():
+    call(_name)(_forwarder(_target, _init_first))
+
+
 # ------------------------------------------------------------------------------------------------- device
 @call("_cudaGetDevice")
 def rt_get_device(s, a):
@@ -85,19 +118,6 @@ def rt_set_device(s, a):
     _init(s)
     if a.i32(0) != 0:
         raise DriverError(CUresult.INVALID_VALUE, f"cudaSetDevice({a.i32(0)}): the emulator is device 0 only")
-
-
-@call("_cudaDeviceGetAttribute")
-def rt_device_get_attribute(s, a):
-    """cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int device): cudaDeviceAttr values are the driver's."""
-    _init(s)
-    _drv(s, "cuDeviceGetAttribute", a[0], a[1], a[2])
-
-
-@call("_cuDeviceGet")
-def rt_cu_device_get(s, a):
-    _init(s)
-    _drv(s, "cuDeviceGet", a[0], a[1])
 
 
 @call("_cudaDeviceSynchronize", "_cudaStreamSynchronize")
@@ -121,32 +141,6 @@ def rt_library_load_from_file(s, a):
     _drv(s, "cuLibraryLoadData", a[0], ctypes.addressof(buf))
 
 
-@call("_cudaLibraryUnload", "_cuLibraryUnload")
-def rt_library_unload(s, a):
-    _drv(s, "cuLibraryUnload", a[0])
-
-
-@call("_cudaLibraryGetKernel", "_cuLibraryGetKernel")
-def rt_library_get_kernel(s, a):
-    _drv(s, "cuLibraryGetKernel", a[0], a[1], a[2])
-
-
-@call("_cudaLibraryGetKernelCount", "_cuLibraryGetKernelCount")
-def rt_library_get_kernel_count(s, a):
-    _drv(s, "cuLibraryGetKernelCount", a[0], a[1])
-
-
-@call("_cudaLibraryGetGlobal", "_cuLibraryGetGlobal")
-def rt_library_get_global(s, a):
-    """cudaLibraryGetGlobal(void **dptr, size_t *bytes, cudaLibrary_t, const char *name)."""
-    _drv(s, "cuLibraryGetGlobal", a[0], a[1], a[2], a[3])
-
-
-@call("_cuLibraryGetModule")
-def rt_library_get_module(s, a):
-    _drv(s, "cuLibraryGetModule", a[0], a[1])
-
-
 @call("_cudaKernelSetAttributeForDevice")
 def rt_kernel_set_attribute_for_device(s, a):
     """cudaKernelSetAttributeForDevice(cudaKernel_t kernel, cudaFuncAttribute attr, int value, int device)."""
@@ -159,17 +153,6 @@ def rt_func_set_attribute(s, a):
     """cudaFuncSetAttribute(const void *func, cudaFuncAttribute attr, int value): func is a kernel handle here."""
     what = "cudaFuncSetAttribute"
     set_function_attribute(s, get_function(s, a[0], what), _driver_func_attr(a.i32(1), what), a.i32(2), what)
-
-
-@call("_cuKernelGetAttribute")
-def rt_cu_kernel_get_attribute(s, a):
-    """_cuKernelGetAttribute(int *pi, CUfunction_attribute attrib, CUkernel kernel, int deviceOrdinal)."""
-    _drv(s, "cuKernelGetAttribute", a[0], a[1], a[2], a[3])
-
-
-@call("_cuTensorMapEncodeTiled")
-def rt_tensor_map_encode_tiled(s, a):
-    HANDLERS["cuTensorMapEncodeTiled"](s, a)
 
 
 # ------------------------------------------------------------------------------------------------- launch
@@ -199,18 +182,6 @@ def rt_launch_kernel(s, a):
 
 
 # ------------------------------------------------------------------------------------------------- memory
-@call("_cudaMalloc", "_cudaMallocAsync")
-def rt_malloc(s, a):
-    _init(s)
-    _drv(s, "cuMemAlloc_v2", a[0], a[1])
-
-
-@call("_cudaFree", "_cudaFreeAsync")
-def rt_free(s, a):
-    _init(s)
-    _drv(s, "cuMemFree_v2", a[0])
-
-
 _MEMCPY_KIND = {1: "cuMemcpyHtoD_v2", 2: "cuMemcpyDtoH_v2", 3: "cuMemcpyDtoD_v2", 4: "cuMemcpy"}
 
 
@@ -240,32 +211,8 @@ def rt_stream_create(s, a):
     _drv(s, "cuStreamCreate", a[0], 0)
 
 
-@call("_cudaStreamDestroy")
-def rt_stream_destroy(s, a):
-    _drv(s, "cuStreamDestroy_v2", a[0])
-
-
-@call("_cudaStreamWaitEvent")
-def rt_stream_wait_event(s, a):
-    _drv(s, "cuStreamWaitEvent", a[0], a[1], a[2])
-
-
 @call("_cudaEventCreate")
 def rt_event_create(s, a):
     _init(s)
     _drv(s, "cuEventCreate", a[0], 0)
 
-
-@call("_cudaEventDestroy")
-def rt_event_destroy(s, a):
-    _drv(s, "cuEventDestroy_v2", a[0])
-
-
-@call("_cudaEventRecord")
-def rt_event_record(s, a):
-    _drv(s, "cuEventRecord", a[0], a[1])
-
-
-@call("_cudaEventElapsedTime")
-def rt_event_elapsed_time(s, a):
-    _drv(s, "cuEventElapsedTime", a[0], a[1], a[2])

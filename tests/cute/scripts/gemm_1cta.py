@@ -7,6 +7,7 @@ fp32 result is exact: ``python lab.py exec tests/cute/scripts/gemm_1cta.py SEED 
 """
 import sys
 
+import exact
 import numpy as np
 
 import cutlass
@@ -17,6 +18,7 @@ import cutlass.utils.blackwell_helpers as sm100
 import ptxlab.driver as pd
 from cutlass.cute.nvgpu import cpasync, tcgen05
 from cutlass.cute.runtime import from_dlpack
+from tmem_epilogue import store_fp32_accumulator
 
 TILE = (128, 128, 64)           # CTA tile M, N, K
 INST = (128, 128, 16)           # one tcgen05.mma
@@ -87,14 +89,7 @@ def gemm_kernel(mma: cute.TiledMma, tma_a: cute.CopyAtom, gA_tma: cute.Tensor, t
     tmem.relinquish_alloc_permit()
 
     done = acc_full.wait_and_advance()
-    ld = tcgen05.make_tmem_copy(cute.make_copy_atom(tcgen05.Ld32x32bOp(tcgen05.Repetition.x32), cutlass.Float32),
-                                acc)
-    thr = ld.get_slice(tidx)
-    src, dst = thr.partition_S(acc), thr.partition_D(tCgD)
-    regs = cute.make_rmem_tensor(dst.shape, cutlass.Float32)
-    cute.copy(ld, src, regs)
-    cute.arch.fence_view_async_tmem_op("load")
-    cute.autovec_copy(regs, dst)
+    store_fp32_accumulator(acc, tCgD, tidx)
     done.release()
     pipeline.sync(barrier_id=1)
     tmem.free(acc.iterator)
@@ -123,14 +118,7 @@ def main(seed: int, m: int, n: int, k: int) -> int:
         .mark_compact_shape_dynamic(mode=1, divisibility=div)  # noqa: E731
     gemm(dyn(a, k), dyn(b, k), dyn(d, n))
     want = A.astype(np.float64) @ B.astype(np.float64).T
-    got = d.numpy()
-    if not np.array_equal(got, want.astype(np.float32)):
-        bad = np.argwhere(got != want)
-        print(f"MISMATCH: {len(bad)} of {got.size} values differ, first at {tuple(bad[0])}: "
-              f"{got[tuple(bad[0])]} != {want[tuple(bad[0])]}")
-        return 1
-    print(f"gemm {m}x{n}x{k}: fp32 result bit-exact")
-    return 0
+    return exact.report(d.numpy(), want.astype(np.float32), f"gemm {m}x{n}x{k}: fp32 result bit-exact")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ representable, so D is compared bit for bit: ``python lab.py exec tests/cute/scr
 """
 import sys
 
+import exact
 import numpy as np
 
 import cutlass
@@ -21,6 +22,7 @@ import ptxlab.driver as pd
 from cutlass.cute.nvgpu import cpasync, tcgen05
 from cutlass.cute.runtime import make_ptr
 from ptxlab import numerics, scales
+from tmem_epilogue import store_fp32_accumulator
 
 TILE = (128, 128, 256)
 INST_K = 64
@@ -126,14 +128,7 @@ def nvfp4_kernel(mma: cute.TiledMma, tma_a: cute.CopyAtom, tA: cute.Tensor, tma_
     tmem.relinquish_alloc_permit()
 
     done = acc_full.wait_and_advance()
-    ld = tcgen05.make_tmem_copy(cute.make_copy_atom(tcgen05.Ld32x32bOp(tcgen05.Repetition.x32), cutlass.Float32),
-                                acc)
-    thr = ld.get_slice(tidx)
-    dst = thr.partition_D(gD)
-    regs = cute.make_rmem_tensor(dst.shape, cutlass.Float32)
-    cute.copy(ld, thr.partition_S(acc), regs)
-    cute.arch.fence_view_async_tmem_op("load")
-    cute.autovec_copy(regs, dst)
+    store_fp32_accumulator(acc, gD, tidx)
     done.release()
     pipeline.sync(barrier_id=1)
     tmem.free(base)
@@ -182,14 +177,7 @@ def main(seed: int, m: int, n: int, k: int) -> int:
     deq = lambda c, s: numerics.E2M1_VALUES[c].astype(np.float64) * \
         np.repeat(numerics.decode_ue4m3(s[:, :, 0]).astype(np.float64), SF_VEC, axis=1)  # noqa: E731
     want = deq(a_codes, sfa_ref) @ deq(b_codes, sfb_ref).T
-    got = d.numpy()
-    if not np.array_equal(got, want.astype(np.float32)):
-        bad = np.argwhere(got != want)
-        print(f"MISMATCH: {len(bad)} of {got.size} values differ, first at {tuple(bad[0])}: "
-              f"{got[tuple(bad[0])]} != {want[tuple(bad[0])]}")
-        return 1
-    print(f"nvfp4 gemm {m}x{n}x{k}: fp32 result bit-exact")
-    return 0
+    return exact.report(d.numpy(), want.astype(np.float32), f"nvfp4 gemm {m}x{n}x{k}: fp32 result bit-exact")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@
 """
 import sys
 
+import exact
 import numpy as np
 
 import cutlass
@@ -75,13 +76,7 @@ def main(seed: int, cols: int, bug: bool) -> int:
     # --bug allocates half the columns the copies use: the emulator must stop at the tcgen05.st (the Python line)
     alloc = max(32, cols) // (2 if bug else 1)
     roundtrip(from_dlpack(src, assumed_align=16), from_dlpack(dst, assumed_align=16), cols, alloc)
-    got = dst.numpy()
-    if not np.array_equal(got.view(np.uint32), host.view(np.uint32)):
-        bad = np.argwhere(got.view(np.uint32) != host.view(np.uint32))
-        print(f"MISMATCH: {len(bad)} of {host.size} values differ, first at {tuple(bad[0])}")
-        return 1
-    print(f"tmem round trip: {LANES} x {cols} fp32 bit-exact")
-    return 0
+    return exact.report(dst.numpy(), host, f"tmem round trip: {LANES} x {cols} fp32 bit-exact")
 
 
 if __name__ == "__main__":
