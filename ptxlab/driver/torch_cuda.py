@@ -155,7 +155,12 @@ def scaled_mm_nvfp4(a, b, scale_a, scale_b, bias=None, out_dtype=None, **kwargs)
     sa = decode_e4m3(from_blocked(u8(scale_a).reshape(-1), m, k // 16)).astype(np.float64)
     sb = decode_e4m3(from_blocked(u8(scale_b).reshape(-1), n, k // 16)).astype(np.float64)
     out = (av * np.repeat(sa, 16, axis=1)) @ (bv * np.repeat(sb, 16, axis=1)).T
-    res = torch.from_numpy(out.astype(np.float32)).to(out_dtype or torch.float32)
+    target = out_dtype or torch.float32                              # one rounding, from float64 to the output type
+    if target == torch.bfloat16:
+        import ml_dtypes
+        res = torch.from_numpy(out.astype(ml_dtypes.bfloat16).view(np.int16)).view(torch.bfloat16)
+    else:
+        res = torch.from_numpy(out.astype({torch.float16: np.float16, torch.float32: np.float32}[target]))
     return mirror(res) if isinstance(a, EmuCudaTensor) else res
 
 
