@@ -65,8 +65,8 @@ def test_replace_fields(kind, rng):
     base = decode_hw(_image(DSL_IMAGES[6][0]))
     raw = _image(DSL_IMAGES[6][0]) if kind == "hw" else T.encode_emu(base)
     addr = 0x7F0000000000 + 16 * int(rng.integers(1, 1 << 20))
-    m, k = int(rng.integers(1, 5000)), 16 * int(rng.integers(1, 300))
-    stride = 16 * int(rng.integers(1, 1 << 20))
+    m, k = int(rng.integers(1, 1000)), 16 * int(rng.integers(1, 300))
+    stride = 16 * int(rng.integers(1, 1 << 16))        # stride * m < 64 GiB: the hardware field is 32 bits of bytes >> 4
     raw = replace_field(raw, "global_address", 0, addr)
     raw = replace_field(raw, "global_dim", 0, k)
     raw = replace_field(raw, "global_dim", 1, m)
