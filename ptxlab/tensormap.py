@@ -333,9 +333,11 @@ def _code_to_name(table: dict[str, int], code: int, what: str) -> str:
     raise TensorMapError(f"emulator tensor map: unknown {what} code {code}; the 128 bytes are corrupt")
 
 
-def encode_emu(spec: TensorMapSpec) -> bytes:
-    """Validate spec and pack it into the emulator's 128-byte tensor map image."""
-    validate(spec)
+def encode_emu(spec: TensorMapSpec, check: bool = True) -> bytes:
+    """Validate spec (unless ``check=False``: an intermediate state of in-kernel ``tensormap.replace`` edits, checked
+    when a TMA uses it) and pack it into the emulator's 128-byte tensor map image."""
+    if check:
+        validate(spec)
     buf = bytearray(128)
     _HDR.pack_into(buf, 0, EMU_MAGIC, EMU_VERSION, DTYPE_CODES[spec.dtype], spec.rank,
                    INTERLEAVE_CODES[spec.interleave], SWIZZLE_CODES[spec.swizzle],
@@ -393,3 +395,42 @@ class TensorMap:
     def __post_init__(self) -> None:
         if len(self.raw) != 128:
             raise TensorMapError(f"TensorMap.raw must be 128 bytes (a CUtensorMap), got {len(self.raw)}")
+
+
+# --- tensormap.replace on an emulator image (PTX ISA 9.7.9.28; ptxlab/tensormap_hw.py does hardware images) ---
+_ELEMTYPE = ["UINT8", "UINT16", "UINT32", "INT32", "UINT64", "INT64", "FLOAT16", "FLOAT32", "FLOAT32_FTZ",
+             "FLOAT64", "BFLOAT16", "TFLOAT32", "TFLOAT32_FTZ", "16U4_ALIGN8B", "16U4_ALIGN16B", "16U6_ALIGN16B"]
+_SWIZZLE = ["none", "32B", "64B", "128B"]
+_INTERLEAVE = ["none", "16B", "32B"]
+_FILL = ["none", "nan"]
+# (byte offset, struct format) of each field in the image; per-ordinal fields: base offset and element size
+_FIELD = {"global_address": (16, "<Q"), "rank": (11, "<B"), "elemtype": (10, "<B"), "interleave_layout": (12, "<B"),
+          "swizzle_mode": (13, "<B"), "fill_mode": (15, "<B"), "global_dim": (24, "<Q"), "global_stride": (64, "<Q"),
+          "box_dim": (96, "<H"), "element_stride": (106, "<B")}
+
+
+def _code(field: str, v: int) -> int:
+    table = {"elemtype": (_ELEMTYPE, DTYPE_CODES), "swizzle_mode": (_SWIZZLE, SWIZZLE_CODES),
+             "interleave_layout": (_INTERLEAVE, INTERLEAVE_CODES), "fill_mode": (_FILL, OOB_FILL_CODES)}[field]
+    names, codes = table
+    if not 0 <= v < len(names):
+        raise TensorMapError(f".{field} value {v} is not in the PTX ISA's Table 33 (or not emulated)")
+    return codes[names[v]]
+
+
+def replace_field_emu(raw: bytes, field: str, ordinal: int, value: int) -> bytes:
+    """tensormap.replace (PTX ISA 9.7.9.28) on an emulator image: the 128-byte image with ``field`` (element ``ordinal`` of the per-dimension fields) set to ``value``."""
+    buf = bytearray(raw)
+    off, fmt = _FIELD[field]
+    if field in ("global_dim", "global_stride", "box_dim", "element_stride"):
+        limit = 4 if field == "global_stride" else 5
+        if not 0 <= ordinal < limit:
+            raise TensorMapError(f".{field} ordinal {ordinal} out of range 0..{limit - 1}")
+        off += ordinal * struct.calcsize(fmt)
+    if field == "rank":
+        value += 1                       # the field is zero-based (PTX ISA 9.7.9.28)
+    elif field in ("elemtype", "swizzle_mode", "interleave_layout", "fill_mode"):
+        value = _code(field, value)
+    struct.pack_into(fmt, buf, off, value & ((1 << (8 * struct.calcsize(fmt))) - 1))
+    struct.pack_into("<I", buf, 124, zlib.crc32(bytes(buf[:124])))
+    return bytes(buf)

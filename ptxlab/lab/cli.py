@@ -243,6 +243,8 @@ SUBCOMMANDS: Dict[str, Subcommand] = {
         Subcommand("graduate", "record a stage that passed on its current source", "ptxlab.lab.graduate:main"),
         Subcommand("cutlass", "run a CUTLASS example unmodified, bit-exact vs its reference (ptxlab.cutlass)",
                    "ptxlab.cutlass.cli:main"),
+        Subcommand("exec", "run a Python script (cuda-python, CuTe DSL) with its CUDA driver calls on the emulator "
+                   "(ptxlab.driver)", "ptxlab.lab.exec_cli:main"),
     )
 }
 

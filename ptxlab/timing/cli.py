@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import runpy
 import sys
 from typing import List
 
@@ -248,8 +247,10 @@ def _time_script(script, script_args, gpu, sample, stage=None) -> tuple:
             from ptxlab.lab.cli import main as lab_main
             rc = lab_main(["run", "--stage", stage, "--backend", "emu"])
         else:
-            sys.argv = [script] + list(script_args)
-            runpy.run_path(script, run_name="__main__")
+            from ptxlab.driver import install      # cuda-python / CuTe DSL scripts: driver calls on the emulator
+            from ptxlab.lab.exec_cli import run_script
+            install()
+            rc = run_script(script, list(script_args))
     finally:
         sys.argv = saved_argv
         for k, v in saved.items():

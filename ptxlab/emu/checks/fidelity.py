@@ -21,6 +21,14 @@ Rules (name: default, evidence):
                           9.7.13.1 leaves an exit in a CTA-divergent condition undefined under .aligned).
   barrier_divergence warn whole warps at different .aligned bar.sync instructions (H100: completes, ordered).
   barrier_count    warn   a counted barrier completed by more arrivals than its count (H100: once yes, in a loop hang).
+  mapa_rank        warn   mapa with a target rank outside the cluster (PTX ISA 9.7.9.23: b is "the rank of the target
+                          CTA"). NVIDIA's compiler emits it: the CuTe DSL 4.8.1 build of NVIDIA's fp16_gemm_3_1 hoists
+                          a mapa with the lane id as rank out of a branch taken by lanes < cluster size only. mapa
+                          computes an address; the emulator returns it (rank b in bits 31..24), and any access
+                          through it faults (rank outside the cluster).
+  clc_failed_ctaid warn   clusterlaunchcontrol.query_cancel.get_first_ctaid of a failed response (PTX ISA 9.7.13: the
+                          value is undefined). The CuTe DSL 4.8.1 CLC tile scheduler (NVIDIA's fp16_gemm_3_1) queries
+                          it unconditionally and uses it only when is_canceled; the emulator returns 0xFFFFFFFF.
 
 Switches: ``EmuDevice(strict="all" | True | "rule,rule" | ())`` or ``PTXLAB_EMU_STRICT`` (same syntax; the device argument
 wins), and ``dev.strict_rules(...)`` (a context manager, used by ptxlab.lab, whose stages teach the PTX text).
@@ -45,6 +53,8 @@ RULES = {
     "barrier_exit": "a CTA barrier completed without threads that exited before reaching it (synccheck.py)",
     "barrier_divergence": "whole warps of a CTA completed one barrier at different .aligned bar.sync instructions",
     "barrier_count": "a barrier with a thread count completed with more arrivals than its count",
+    "mapa_rank": "mapa with a target CTA rank outside the cluster",
+    "clc_failed_ctaid": "clusterlaunchcontrol.query_cancel.get_first_ctaid of a failed try_cancel response",
 }
 HARDWARE = {
     "wgmma_wait": "sm_90a SASS: ptxas puts WARPGROUP.DEPBAR.LE before the first use of every wgmma accumulator "
@@ -63,6 +73,11 @@ HARDWARE = {
                           "synccheck reports it",
     "barrier_count": "an H100 completes one such barrier, but a loop of two hung (tools/probes/"
                      "barrier_divergence_probe.py, ptx_docs/emulator_checks.md)",
+    "mapa_rank": "NVIDIA's compiler (CuTe DSL 4.8.1, NVIDIA's fp16_gemm_3_1 tutorial) emits mapa with lane-dependent "
+                 "ranks beyond the cluster whose results only in-range lanes use; mapa is an address computation "
+                 "(not measured on hardware; ptx_docs/clusters.md)",
+    "clc_failed_ctaid": "the PTX text makes the value undefined, not the instruction; NVIDIA's CuTe DSL CLC tile "
+                        "scheduler reads it unconditionally and uses it only for canceled responses",
 }
 # what the emulator does by default (not strict) after the warning
 DEFAULT_ACTION = {
@@ -72,6 +87,8 @@ DEFAULT_ACTION = {
     "barrier_exit": "completes the barrier with the non-exited threads",
     "barrier_divergence": "completes the barrier",
     "barrier_count": "releases every arrival",
+    "mapa_rank": "returns the address with that rank (an access through it faults)",
+    "clc_failed_ctaid": "returns 0xFFFFFFFF",
 }
 
 # asynchronous register writers and the rule that guards reading their registers early (engine/machine.py)

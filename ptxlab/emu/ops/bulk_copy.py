@@ -23,7 +23,7 @@ from typing import Callable
 import numpy as np
 
 from ...errors import EmuError, TensorMapError
-from ...tensormap import decode_emu
+from ...tensormap_hw import decode_any
 from ..core import ir
 from ..engine import machine
 from ..checks import exitcheck  # noqa: F401  (registers the copies-in-flight-at-exit check)
@@ -74,7 +74,8 @@ def bulk_groups(st, t: int) -> _Groups:
 
 
 def _read_tensor_map(st, ins, t: int, addr: int):
-    """Decode the 128-byte emulator tensor map at ``addr`` (param-space, generic param/global window)."""
+    """Decode the 128-byte tensor map at ``addr`` (param-space, generic param/global window): an emulator image, or
+    a hardware image as the CuTe DSL encodes it (ptxlab/tensormap_hw.py)."""
     win = addr >> WIN_SHIFT
     if win in WINDOWS:
         space = "generic"
@@ -95,12 +96,12 @@ def _read_tensor_map(st, ins, t: int, addr: int):
     # the 64-byte rule was checked above, so the read is not held to the 128-byte natural-alignment rule.
     raw = st.load(ins, space, np.uint64(addr), m, np.uint8, 128, align=64)[t]
     try:
-        spec = decode_emu(bytes(raw))
+        spec = decode_any(bytes(raw))
         if cache is not None:
             cache[addr] = spec
         return spec
     except TensorMapError as exc:
-        st.fault(ins, t, "cp.async.bulk.tensor: the tensor-map operand is not a valid emulator tensor map",
+        st.fault(ins, t, "cp.async.bulk.tensor: the tensor-map operand is not a valid tensor map",
                  f"{exc}; build it with dev.tensor_map on the emu device and pass it by value (__grid_constant__)")
 
 

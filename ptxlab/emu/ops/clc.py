@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..checks import fidelity
 from ..hw import cluster as cl
 from ..core import ir
 from ..engine import machine
@@ -163,15 +164,21 @@ def build_query_cancel(ins: ir.Instr, ctx: Ctx):
         bad = ~canceled[sel]
         if bad.any():
             k = int(np.flatnonzero(bad)[0])
-            st.fault(ins, sel[k:], "clusterlaunchcontrol.query_cancel.get_first_ctaid of a failed request",
-                     "the ctaid of a failed try_cancel response is undefined (PTX ISA 9.7.13); test "
-                     "query_cancel.is_canceled first and predicate this instruction on it")
+            fidelity.violation(st, ins, sel[k:], "clc_failed_ctaid",
+                               "clusterlaunchcontrol.query_cancel.get_first_ctaid of a failed request",
+                               "the ctaid of a failed try_cancel response is undefined (PTX ISA 9.7.13); test "
+                               "query_cancel.is_canceled first and predicate this instruction on it")
+            xyz = [np.where(canceled, x, np.uint32(UNDEFINED_CTAID)) for x in xyz]
         for w, a in zip(wrs, axes):
             w(st, xyz[a].astype(np.uint32), m)
     return run_get
 
 
-__all__ = ["build_try_cancel", "build_query_cancel"]
+# what get_first_ctaid of a failed response returns when that is only warned about (fidelity rule clc_failed_ctaid):
+# far outside any grid, so a kernel that uses it anyway faults on the first access it derives from it
+UNDEFINED_CTAID = 0xFFFFFFFF
+
+__all__ = ["build_try_cancel", "build_query_cancel", "UNDEFINED_CTAID"]
 
 
 # ---------------------------------------------------------------------------------------------------------------

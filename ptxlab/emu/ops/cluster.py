@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..checks import fidelity
 from ..hw import cluster as cl
 from ..core import hooks, ir
 from ..engine import machine
@@ -68,8 +69,10 @@ def build_mapa(ins: ir.Instr, ctx: Ctx):
             a = a - SHARED_WIN
         if (b >= n).any() or (b < 0).any():
             k = int(np.flatnonzero((b >= n) | (b < 0))[0])
-            st.fault(ins, sel[k:], f"mapa: target CTA rank {int(b[k])} is outside the cluster of {n} CTA(s)",
-                     "rule: b is the rank of a CTA of the executing cluster, < %cluster_nctarank (9.7.9.23)")
+            fidelity.violation(st, ins, sel[k:], "mapa_rank",
+                               f"mapa: target CTA rank {int(b[k])} is outside the cluster of {n} CTA(s)",
+                               "rule: b is the rank of a CTA of the executing cluster, < %cluster_nctarank (9.7.9.23)")
+            b = b & 0xFF                  # the address keeps 8 rank bits (bits 31..24, ptx_docs/clusters.md)
         hi = a >> cl.RANK_SHIFT
         if (hi >= n).any():
             k = int(np.flatnonzero(hi >= n)[0])

@@ -210,10 +210,17 @@ def test_try_cancel_after_observed_failure_is_reported(mod):
 
 
 def test_get_first_ctaid_of_failed_response_is_reported(mod):
-    dev = ptxlab.open_device("emu", clc="never")
+    """Strict (rule clc_failed_ctaid): an error. Default: a warning, and the undefined value is 0xFFFFFFFF."""
+    dev = ptxlab.open_device("emu", clc="never", strict="clc_failed_ctaid")
     out = dev.empty(4 * 32)
     with pytest.raises(EmuError, match="get_first_ctaid of a failed request"):
         dev.launch(mod, "unguarded", grid=1, block=32, args=[out])
+    dev = ptxlab.open_device("emu", clc="never")
+    out = dev.empty(4 * 32)
+    dev.memset(out, 0)
+    with pytest.warns(UserWarning, match="get_first_ctaid of a failed request"):
+        dev.launch(mod, "unguarded", grid=1, block=32, args=[out])
+    assert 0xFFFFFFFF in dev.to_host(out, np.uint32)
 
 
 def test_griddepcontrol_dependent_sees_primary(mod, rng):

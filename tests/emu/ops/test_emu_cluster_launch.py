@@ -138,10 +138,17 @@ def test_mapa_getctarank_isspacep(dev, mod, grid, cl):
 
 
 def test_mapa_rank_outside_cluster(dev, mod):
+    """Strict: mapa itself faults. Default (fidelity rule mapa_rank): a warning at the mapa, then the access through
+    the address faults."""
     out = dev.empty(4 * 64 * 5 * 4)
     bad = dev.to_device(np.array([4], np.uint32))
-    with pytest.raises(EmuError, match=r"mapa: target CTA rank 4 is outside the cluster of 4 CTA\(s\)"):
+    with dev.strict_rules("mapa_rank"), \
+            pytest.raises(EmuError, match=r"mapa: target CTA rank 4 is outside the cluster of 4 CTA\(s\)"):
         dev.launch(mod, "cluster_mapa", grid=4, block=64, args=[out, bad], cluster=4)
+    with pytest.warns(UserWarning, match=r"mapa: target CTA rank 4 is outside the cluster"), \
+            pytest.raises(EmuError, match=r"rank field \(bits 31..24\) is 4, the cluster has 4") as e:
+        dev.launch(mod, "cluster_mapa", grid=4, block=64, args=[out, bad], cluster=4)
+    assert "mapa:" not in str(e.value).splitlines()[0]
 
 
 def test_waves_are_whole_clusters_and_helpers(dev, mod, monkeypatch, rng):

@@ -10,8 +10,9 @@ import random
 
 import pytest
 
-from ptxlab.emu.ops.tensormap import replace_field
+from ptxlab.tensormap_hw import replace_field
 from ptxlab import tensormap
+from ptxlab.errors import TensorMapError
 from ptxlab.tensormap import TensorMapSpec, decode_emu, encode_emu
 
 SEED = int.from_bytes(os.urandom(4), "little")
@@ -96,5 +97,5 @@ def test_replace_field_is_the_encoder_with_that_field_changed(field: str, monkey
 def test_out_of_range_ordinal_or_code_is_refused(field: str, ordinal: int, value: int, monkeypatch) -> None:
     monkeypatch.setattr(tensormap, "validate", lambda spec: None)
     spec = _spec(random.Random(SEED), 3)
-    with pytest.raises(ValueError, match=field):
+    with pytest.raises(TensorMapError, match=field):
         replace_field(encode_emu(spec), field, ordinal, value)

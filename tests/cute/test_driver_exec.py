@@ -1,0 +1,82 @@
+"""The driver layer under ``lab.py exec``: a plain cuda-python program runs unmodified on the emulator; errors and
+unimplemented calls are one clear line; the script's exit status is lab.py's."""
+from __future__ import annotations
+
+import textwrap
+
+from cute_helpers import SCRIPTS, run_exec
+
+
+def test_plain_driver_api_script_runs_bit_exact(rng):
+    seed, n = int(rng.integers(1, 2**31)), int(rng.integers(300, 2000))
+    p = run_exec(SCRIPTS / "driver_axpy.py", seed, n)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert f"axpy n={n}: bit-exact" in p.stdout
+
+
+def _script(tmp_path, body: str):
+    f = tmp_path / "s.py"
+    f.write_text(textwrap.dedent(body))
+    return f
+
+
+def test_exit_status_is_the_scripts(tmp_path):
+    p = run_exec(_script(tmp_path, "import sys; print('hi'); sys.exit(7)"))
+    assert p.returncode == 7 and "hi" in p.stdout
+    p = run_exec(_script(tmp_path, "raise ValueError('boom')"))
+    assert p.returncode == 1 and "ValueError: boom" in p.stderr
+
+
+def test_missing_script_is_a_usage_error(tmp_path):
+    p = run_exec(tmp_path / "nope.py")
+    assert p.returncode == 2
+    assert p.stderr.strip().splitlines() == [f"error: script {tmp_path / 'nope.py'}: no such file"]
+
+
+def test_errors_and_unimplemented_calls_name_the_call(tmp_path):
+    body = """
+        from cuda.bindings import driver as cu
+        assert cu.cuInit(0)[0] == 0
+        err, ctx = cu.cuCtxCreate(None, 0, 0)
+        err, p = cu.cuMemAlloc(64)
+        print("oob", cu.cuMemcpyDtoD(int(p) + 32, int(p), 64)[0].name)
+        print("graph", cu.cuGraphCreate(0)[0].name)
+        print("graph again", cu.cuGraphCreate(0)[0].name)
+        print("no ctx", cu.cuMemAlloc(0)[0].name)
+    """
+    p = run_exec(_script(tmp_path, body))
+    assert p.returncode == 0, p.stderr
+    assert "oob CUDA_ERROR_INVALID_VALUE" in p.stdout
+    assert "graph CUDA_ERROR_NOT_SUPPORTED" in p.stdout and "graph again CUDA_ERROR_NOT_SUPPORTED" in p.stdout
+    lines = p.stderr.strip().splitlines()
+    assert any(ln.startswith("ptxlab driver: cuMemcpyDtoD: device range") and "past the end of" in ln for ln in lines)
+    graph = [ln for ln in lines if "cuGraphCreate is not implemented" in ln]
+    assert len(graph) == 1, lines                     # once per process, not per call
+    assert any("cuMemAlloc(0): the size must be > 0" in ln for ln in lines)
+
+
+def test_kernel_fault_is_reported_and_the_context_is_lost(tmp_path):
+    body = r'''
+        import numpy as np
+        from cuda.bindings import driver as cu
+        PTX = """.version 8.0
+        .target sm_90
+        .address_size 64
+        .visible .entry bad(.param .u64 p)
+        {
+          .reg .b64 rd<3>; .reg .b32 r<2>;
+          ld.param.u64 rd1, [p]; add.u64 rd2, rd1, 4096; mov.u32 r1, 5; st.global.u32 [rd2], r1; ret;
+        }
+        """
+        cu.cuInit(0); cu.cuCtxCreate(None, 0, 0)
+        mod = cu.cuModuleLoadData(PTX.encode() + b"\0")[1]
+        fn = cu.cuModuleGetFunction(mod, b"bad")[1]
+        buf = cu.cuMemAlloc(16)[1]
+        arg = np.array([int(buf)], np.uint64); ptrs = np.array([arg.ctypes.data], np.uint64)
+        print("launch", cu.cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, 0, ptrs.ctypes.data, 0)[0].name)
+        print("sync", cu.cuCtxSynchronize()[0].name)
+    '''
+    p = run_exec(_script(tmp_path, body))
+    assert "launch CUDA_ERROR_LAUNCH_FAILED" in p.stdout and "sync CUDA_ERROR_LAUNCH_FAILED" in p.stdout
+    assert "the emulator stopped a kernel" in p.stderr and "kernel : bad" in p.stderr
+    assert "st.global.u32" in p.stderr
