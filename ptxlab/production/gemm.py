@@ -39,8 +39,9 @@ import numpy as np
 
 # the host-side plan (tile constants, shape checks, SMEM sizes, tensor maps, split-K choice) has one implementation,
 # plan_gemm.py, which the self-contained gpu-mode adapter imports too (the exporter inlines it there)
-from ptxlab.production.plan_gemm import (B200_SMS, BK_BYTES, BM, DEFAULT_STAGES, KERNEL_FILE, KERNEL_NAME, PAIR_CLUSTER,
-                                         SF_BOX, THREADS, check_shape, check_splits, choose_bn, choose_splits,
+from ptxlab.production.plan_gemm import (B200_SMS, BK_BYTES, BM, DEFAULT_STAGES, GEMM_VARIANT, KERNEL_FILE,
+                                         KERNEL_NAME, PAIR_CLUSTER, SF_BOX, THREADS, check_shape, check_splits,
+                                         choose_bn, choose_splits,
                                          launch_grid, parse_variant, shared_bytes, stage_bytes, tensor_map_params,
                                          variant_is_pair)
 
@@ -145,15 +146,19 @@ def _check_module(module: Any, bn: int, splits: int, pair: bool = False) -> None
                          + (", variant='2sm'" if pair else "") + ") or drop module=")
 
 
-def blocks_report() -> Dict[str, List[str]]:
-    """{block: [graduated stages covering it]} for each block the kernel includes ([] = not graduated)."""
+def blocks_report(variant: str = "1sm") -> Dict[str, List[str]]:
+    """{block: [graduated stages covering it]} for each block the variant's kernel includes ([] = not graduated)."""
+    if variant == "cluster":
+        from ptxlab.production.gemm_cluster import BLOCKS_USED as used
+    else:
+        used = BLOCKS_USED
     try:
         from ptxlab.lab.state import graduated_blocks
 
         g = graduated_blocks()
     except Exception as exc:  # lab state unreadable: report it rather than fail the GEMM
-        return {f"blocks/{b}": [f"lab state unavailable: {exc}"] for b in BLOCKS_USED}
-    return {f"blocks/{b}": list(g.get(f"blocks/{b}", [])) for b in BLOCKS_USED}
+        return {f"blocks/{b}": [f"lab state unavailable: {exc}"] for b in used}
+    return {f"blocks/{b}": list(g.get(f"blocks/{b}", [])) for b in used}
 
 
 def model_c(problem: Any) -> np.ndarray:
@@ -187,14 +192,17 @@ def _sf_physical(sf_perm: np.ndarray) -> np.ndarray:
 def nvfp4_gemm(dev: Any, problem: Any, *, bn: Optional[int] = None, stages: Optional[int] = None,
                module: Optional[Any] = None, report: Optional[Dict[str, Any]] = None,
                wait_probes: int = 0, splits: int = 1, workspace: Optional[SplitKWorkspace] = None,
-               variant: str = "1sm") -> np.ndarray:
+               variant: str = GEMM_VARIANT, config: Optional[Dict[str, int]] = None) -> np.ndarray:
     """Run the GEMM on `dev` (a ptxlab Device that runs sm_100a) for a gpu-mode problem; returns c (M, N, L) fp16.
 
-    bn: tile N (default choose_bn(N)); stages: ring depth (default DEFAULT_STAGES[bn]); module: a compiled module
-    from compile_gemm(bn, stages, wait_probes, splits); wait_probes: see compile_gemm. splits: split-K factor
+    variant: "cluster" (the default: ``nvfp4_gemm_cluster.cu``, narrow N tiles, A multicast over an N-cluster,
+    TMA-store epilogue; :func:`ptxlab.production.gemm_cluster.run_cluster`; bn / stages / config override
+    ``choose_cluster_config``), "1sm" (``nvfp4_gemm_tcgen05.cu``, one CTA per 128 x bn tile, split-K opt-in) or "2sm"
+    (CTA pairs, tcgen05 cta_group::2 on 256 x bn tiles, cluster launch; not with split-K).
+    1sm / 2sm: bn: tile N (default choose_bn(N)); stages: ring depth (default DEFAULT_STAGES[bn]); module: a compiled
+    module from compile_gemm(bn, stages, wait_probes, splits); wait_probes: see compile_gemm. splits: split-K factor
     (check_splits; default 1 = no split-K; choose_splits(m, n, k, l) proposes one); workspace: a SplitKWorkspace for
-    this shape to reuse (splits >= 2; default: one allocated, zeroed and freed per call). variant: "1sm" (default)
-    or "2sm" (CTA pairs, tcgen05 cta_group::2 on 256 x bn tiles, cluster launch; not with split-K). If `report` is a
+    this shape to reuse (splits >= 2; default: one allocated, zeroed and freed per call). If `report` is a
     dict it receives bn, stages, splits, variant, grid, cluster, shared_bytes, tx_bytes (per CTA), workspace_bytes
     and the blocks report (graduated blocks used)."""
     if hasattr(dev, "arch_supported") and not dev.arch_supported("sm_100a"):
@@ -203,6 +211,20 @@ def nvfp4_gemm(dev: Any, problem: Any, *, bn: Optional[int] = None, stages: Opti
         desc = dev.describe() if hasattr(dev, "describe") else repr(dev)
         raise DeviceUnavailable(f"nvfp4 GEMM (tcgen05) needs an sm_100a device or the emulator; {desc} cannot run "
                                 "sm_100a code")
+    if parse_variant(variant) == "cluster":
+        if splits != 1 or workspace is not None:
+            raise ValueError(f"nvfp4 GEMM: the cluster variant does not combine with split-K (splits={splits}); "
+                             "split-K is an option of variant='1sm'")
+        from ptxlab.production.gemm_cluster import run_cluster
+
+        cfg = dict(config or {})
+        cfg.update({k_: v for k_, v in (("bn", bn), ("stages", stages)) if v is not None})
+        out = run_cluster(dev, problem, config=cfg, module=module, wait_probes=wait_probes, report=report)
+        if report is not None:
+            report["blocks"] = blocks_report("cluster")
+        return out
+    if config is not None:
+        raise ValueError("nvfp4 GEMM: config= applies to variant='cluster' only")
     p = problem
     m, n, k, l = p.m, p.n, p.k, p.l
     bn = choose_bn(n) if bn is None else int(bn)
