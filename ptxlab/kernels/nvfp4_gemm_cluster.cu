@@ -117,8 +117,11 @@ __device__ __forceinline__ void run(const TmaDesc* tm_a, const TmaDesc* tm_b, co
   const u32 rank = C > 1 ? cluster::ctarank() : 0u;
   const u32 num_kb = K / 256u, rest_k = K / 64u;
   const u32 rest_m = M / 128u, rest_n = (N + 127u) / 128u;
+  // K blocks loaded without multicast (no peer needed): at most one round of the ring, whose empty barriers then get
+  // all C arrivals (the MMA lane commits those stages to the cluster only after its cluster wait)
   if (C == 1) warm = 0;
-  const u32 warm_kb = warm < num_kb ? warm : num_kb;          // K blocks loaded without multicast (no peer needed)
+  if (warm > S) warm = S;
+  const u32 warm_kb = warm < num_kb ? warm : num_kb;
 
   if (threadIdx.x == 0) {
     for (u32 s = 0; s < S; ++s) {

@@ -266,16 +266,21 @@ def sfb_share(bn: int, cluster: int) -> int:
     return p if cluster >= p else 1
 
 
-def choose_cluster_config(m: int, n: int, k: int, l: int = 1, sms: int = B200_SMS) -> dict[str, int]:
+def choose_cluster_config(m: int, n: int, k: int, l: int = 1, sms: int = B200_SMS,
+                          bn: int | None = None) -> dict[str, int]:
     """Tile N, cluster size, stages and warm-up K blocks for a shape: the widest bn whose tile count reaches half of
     the SMs (so the B stream is spread over most SMs; else the narrowest that divides N), then the largest cluster
-    (<= 16 for K >= 8192, where A's share of the traffic matters most, else <= 8) that divides the N tiles.
+    (<= 16 for K >= 8192, where A's share of the traffic matters most, else <= 8) that divides the N tiles; `bn`
+    fixes the tile N (the rest is chosen for it).
     The gpu-mode benchmark shapes get 64/16, 32/8, 64/8 (predictions: ptx_docs/production_gemm.md)."""
     bns = [b for b in CLUSTER_BNS if n % b == 0]
     if not bns:
         raise ValueError(f"nvfp4 GEMM (cluster): N={n} must be a multiple of 32")
     tiles = lambda b: (m // BM) * (n // b) * l  # noqa: E731
-    bn = next((b for b in bns if 2 * tiles(b) >= sms), bns[-1])
+    if bn is None:
+        bn = next((b for b in bns if 2 * tiles(b) >= sms), bns[-1])
+    elif bn not in bns:
+        raise ValueError(f"nvfp4 GEMM (cluster): BN={bn} must be one of {CLUSTER_BNS} and divide N={n}")
     cmax = 16 if k >= 8192 else 8
     nt = n // bn
     cluster = next(c for c in CLUSTER_SIZES if c <= cmax and nt % c == 0)
@@ -315,9 +320,12 @@ def cluster_tensor_map_params(m: int, n: int, k: int, l: int, bn: int, cluster: 
 def cluster_launch_plan(m: int, n: int, k: int, l: int, config: dict | None = None) -> dict[str, Any]:
     """Launch of the cluster kernel: kernel, variant, bn, cluster (C), stages, warm, splits (1), grid (M/128, N/bn,
     L), cluster_dims ((1, C, 1) or None), non_portable (C > 8), block, shared_bytes, workspace_bytes (0)."""
-    cfg = {**choose_cluster_config(m, n, k, l), **(config or {})}
+    cfg = {**choose_cluster_config(m, n, k, l, bn=(config or {}).get("bn")), **(config or {})}
     bn, c, s = cfg["bn"], cfg["cluster"], cfg["stages"]
     check_cluster_config(m, n, k, l, bn, c, s)
+    if not 0 <= int(cfg["warm"]) <= s:
+        raise ValueError(f"nvfp4 GEMM (cluster): warm={cfg['warm']} K blocks must be in [0, stages={s}] (one round "
+                         "of the ring at most)")
     return {"kernel": CLUSTER_KERNEL_NAME, "variant": "cluster", "bn": bn, "cluster_size": c, "stages": s,
             "warm": int(cfg["warm"]) if c > 1 else 0, "splits": 1, "pair": False, "grid": (m // BM, n // bn, l),
             "cluster": (1, c, 1) if c > 1 else None, "non_portable": c > 8, "block": (THREADS, 1, 1),

@@ -1,4 +1,6 @@
-"""Fused NVFP4 GEMM for sm_100a (ptxlab/kernels/nvfp4_gemm_tcgen05.cu, ptxlab/production/gemm.py) on the emulator.
+"""The 1sm variant of the fused NVFP4 GEMM for sm_100a (ptxlab/kernels/nvfp4_gemm_tcgen05.cu,
+ptxlab/production/gemm.py, ``variant="1sm"``) on the emulator. The default (cluster) variant:
+tests/production/test_production_gemm_cluster.py.
 
 Fresh gpu-mode GEMM data every run (all e2m1 codes incl. negatives, SF 0..3; the seed is in every failure message);
 c is poisoned (0xFF bytes = fp16 NaN) before the launch. Checks:
@@ -47,7 +49,7 @@ def test_gemm_exact_vs_model_and_reference(dev, m, n, k, l, bn, stages):
     seed = fresh_seed()
     p = gpumode.generate_gemm(m, n, k, l, seed)
     rep: dict = {}
-    c = G.nvfp4_gemm(dev, p, bn=bn, stages=stages, report=rep)
+    c = G.nvfp4_gemm(dev, p, bn=bn, stages=stages, report=rep, variant="1sm")
     tag = f"seed={seed} shape=({m},{n},{k},{l}) bn={bn} stages={rep.get('stages')}"
     assert c.shape == (m, n, l) and c.dtype == np.float16
     assert not np.isnan(c).any(), f"{tag}: {int(np.isnan(c).sum())} outputs still poisoned (NaN)"
@@ -100,11 +102,11 @@ def test_bounded_wait_build(dev):
     probe a wait that has to block gives up and the launch ends with a trap instead of hanging."""
     seed = fresh_seed()
     p = gpumode.generate_gemm(128, 256, 768, 1, seed)
-    c = G.nvfp4_gemm(dev, p, stages=2, wait_probes=1 << 22)
+    c = G.nvfp4_gemm(dev, p, stages=2, wait_probes=1 << 22, variant="1sm")
     assert not gpumode.check_close(c, gpumode.reference_gemm(p)), f"seed={seed}"
     assert (c.view(np.uint16) == G.model_c(p).view(np.uint16)).all(), f"seed={seed}"
     with pytest.raises(Exception, match="trap"):
-        G.nvfp4_gemm(dev, p, stages=2, wait_probes=1)
+        G.nvfp4_gemm(dev, p, stages=2, wait_probes=1, variant="1sm")
 
 
 def test_refuses_device_without_sm100():
@@ -148,7 +150,7 @@ def test_split_k_vs_reference_and_reset(dev, m, n, k, l, bn, splits):
     ws = G.SplitKWorkspace(dev, m, n, l, bn)
     try:
         rep: dict = {}
-        c = G.nvfp4_gemm(dev, p, bn=bn, splits=splits, workspace=ws, report=rep)
+        c = G.nvfp4_gemm(dev, p, bn=bn, splits=splits, workspace=ws, report=rep, variant="1sm")
         assert rep["grid"] == (m // 128, n // bn, l * splits) and rep["splits"] == splits, tag
         assert rep["workspace_bytes"] == l * m * n * 4 + 4 * l * (m // 128) * (n // bn), tag
         assert not np.isnan(c).any(), f"{tag}: {int(np.isnan(c).sum())} outputs still poisoned (NaN)"
@@ -157,7 +159,7 @@ def test_split_k_vs_reference_and_reset(dev, m, n, k, l, bn, splits):
         want = G.model_c(p).astype(np.float32)
         assert np.allclose(c.astype(np.float32), want, rtol=2e-3, atol=1e-3), tag
         assert ws.is_zero(), f"{tag}: workspace/counters not reset by the launch"
-        c2 = G.nvfp4_gemm(dev, p, bn=bn, splits=splits, workspace=ws)
+        c2 = G.nvfp4_gemm(dev, p, bn=bn, splits=splits, workspace=ws, variant="1sm")
         assert (c2.view(np.uint16) == c.view(np.uint16)).all(), f"{tag}: second launch on the same workspace differs"
         assert ws.is_zero(), tag
     finally:
@@ -179,11 +181,11 @@ def test_split_k_cta_waves(dev, monkeypatch, ctas_per_wave):
         tag = f"seed={seed} shape=({m},{n},{k},{l}) bn={bn} splits={splits} ctas/wave={ctas_per_wave}"
         ws = G.SplitKWorkspace(dev, m, n, l, bn)
         try:
-            c = G.nvfp4_gemm(dev, p, bn=bn, splits=splits, workspace=ws)
+            c = G.nvfp4_gemm(dev, p, bn=bn, splits=splits, workspace=ws, variant="1sm")
             errs = gpumode.check_close(c, gpumode.reference_gemm(p), rtol=1e-3, atol=1e-3)
             assert not errs, f"{tag}: vs reference_gemm: " + "; ".join(errs)
             assert ws.is_zero(), f"{tag}: workspace/counters not reset by the launch"
-            c2 = G.nvfp4_gemm(dev, p, bn=bn, splits=splits, workspace=ws)
+            c2 = G.nvfp4_gemm(dev, p, bn=bn, splits=splits, workspace=ws, variant="1sm")
             assert (c2.view(np.uint16) == c.view(np.uint16)).all(), f"{tag}: second launch differs"
         finally:
             ws.free()
@@ -193,7 +195,7 @@ def test_split_k_own_workspace(dev):
     """splits without a workspace: the wrapper allocates, zeroes and frees one per call."""
     seed = fresh_seed()
     p = gpumode.generate_gemm(128, 256, 512, 1, seed)
-    c = G.nvfp4_gemm(dev, p, splits=2)
+    c = G.nvfp4_gemm(dev, p, splits=2, variant="1sm")
     assert not gpumode.check_close(c, gpumode.reference_gemm(p)), f"seed={seed}"
 
 
@@ -251,15 +253,17 @@ def test_split_k_invalid(splits, k, l):
 def test_split_k_invalid_in_wrapper(dev):
     p = gpumode.generate_gemm(128, 256, 512, 1, 5)
     with pytest.raises(ValueError, match="splits"):
-        G.nvfp4_gemm(dev, p, splits=3)  # K/256 = 2 blocks
+        G.nvfp4_gemm(dev, p, splits=3, variant="1sm")  # K/256 = 2 blocks
+    with pytest.raises(ValueError, match="split-K is an option of variant='1sm'"):
+        G.nvfp4_gemm(dev, p, splits=2)  # the default (cluster) variant has no split-K
     with pytest.raises(ValueError, match="splits"):
-        G.nvfp4_gemm(dev, p, splits=0)
+        G.nvfp4_gemm(dev, p, splits=0, variant="1sm")
     with pytest.raises(ValueError, match="splits"):
         G.compile_gemm(256, splits=0)
     ws = G.SplitKWorkspace(dev, 128, 512, 1, 256)
     try:
         with pytest.raises(ValueError, match="workspace"):
-            G.nvfp4_gemm(dev, p, splits=2, workspace=ws)  # workspace of another shape
+            G.nvfp4_gemm(dev, p, splits=2, workspace=ws, variant="1sm")  # workspace of another shape
     finally:
         ws.free()
 
@@ -289,10 +293,10 @@ def test_split_k_module_mismatch_refused(dev):
     try:
         for mod_s, call_s in [(4, 2), (2, 1), (1, 2)]:
             with pytest.raises(ValueError, match=f"GEMM_SPLITS={mod_s} but this call runs bn=256, splits={call_s}"):
-                G.nvfp4_gemm(dev, p, splits=call_s, module=G.compile_gemm(256, splits=mod_s),
+                G.nvfp4_gemm(dev, p, splits=call_s, module=G.compile_gemm(256, splits=mod_s), variant="1sm",
                              workspace=ws if call_s > 1 else None)
         with pytest.raises(ValueError, match="GEMM_BN=128"):
-            G.nvfp4_gemm(dev, p, bn=256, module=G.compile_gemm(128))
+            G.nvfp4_gemm(dev, p, bn=256, module=G.compile_gemm(128), variant="1sm")
         assert ws.is_zero()
     finally:
         ws.free()
