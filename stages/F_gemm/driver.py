@@ -1,0 +1,18 @@
+"""Stages F1-F5: the mechanisms of the production GEMM for gpu-mode's small-M shapes (ptx_docs/production_gemm.md),
+each brought up on its own against a host (scalar) reference, with broken variants that its check must catch.
+
+F1 the shared A operand multicast over a cluster (blocks/cluster.cuh; used by the cluster GEMM, the default).
+"""
+from __future__ import annotations
+
+from ptxlab.lab.registry import Stage
+
+from .f1 import preflight as f1_preflight, run_f1
+
+STAGES = [
+    Stage("F1", "multicast of the shared operand: a (1,C,1) cluster along N loads A once (rank r: 128/C rows, TMA "
+          ".multicast::cluster), SFB quarters shared by 4 tiles, 2-slot ring released by tcgen05.commit "
+          ".multicast::cluster (empty count C), cluster barrier after init, drain before exit",
+          "every CTA's TMEM (128x32, N=32 MMAs) == float64 sums exactly; SASS UTMALDG.*.MULTICAST/UTCBAR.MULTICAST; "
+          "broken variants (PTXLAB_STAGE_F1_BROKEN) caught", run_f1, preflight=f1_preflight),
+]
