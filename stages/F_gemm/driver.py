@@ -2,12 +2,14 @@
 each brought up on its own against a host (scalar) reference, with broken variants that its check must catch.
 
 F1 the shared A operand multicast over a cluster (blocks/cluster.cuh; used by the cluster GEMM, the default).
+F2 the TMA-store epilogue (blocks/tma_store.cuh; used by the cluster GEMM).
 """
 from __future__ import annotations
 
 from ptxlab.lab.registry import Stage
 
 from .f1 import preflight as f1_preflight, run_f1
+from .f2 import preflight as f2_preflight, run_f2
 
 STAGES = [
     Stage("F1", "multicast of the shared operand: a (1,C,1) cluster along N loads A once (rank r: 128/C rows, TMA "
@@ -15,4 +17,8 @@ STAGES = [
           ".multicast::cluster (empty count C), cluster barrier after init, drain before exit",
           "every CTA's TMEM (128x32, N=32 MMAs) == float64 sums exactly; SASS UTMALDG.*.MULTICAST/UTCBAR.MULTICAST; "
           "broken variants (PTXLAB_STAGE_F1_BROKEN) caught", run_f1, preflight=f1_preflight),
+    Stage("F2", "TMA-store epilogue: TMEM fp32 -> cvt.rn.f16x2 -> SWIZZLE_64B SMEM sub-tiles -> fence.proxy.async -> "
+          "cp.async.bulk.tensor stores {32,32,1} -> bulk commit / wait_group.read, two tiles through one SMEM",
+          "fp16 c == numpy RNE of the fp32 words (ties, subnormals, overflow) for every element; SASS UTMASTG; broken "
+          "variants (PTXLAB_STAGE_F2_BROKEN) caught", run_f2, preflight=f2_preflight),
 ]
