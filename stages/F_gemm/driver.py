@@ -3,6 +3,7 @@ each brought up on its own against a host (scalar) reference, with broken varian
 
 F1 the shared A operand multicast over a cluster (blocks/cluster.cuh; used by the cluster GEMM, the default).
 F2 the TMA-store epilogue (blocks/tma_store.cuh; used by the cluster GEMM).
+F3 the ordered (deterministic) split-K fixup (blocks/splitk.cuh; the 1sm GEMM's split-K). sm_100a or sm_90a.
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from ptxlab.lab.registry import Stage
 
 from .f1 import preflight as f1_preflight, run_f1
 from .f2 import preflight as f2_preflight, run_f2
+from .f3 import preflight as f3_preflight, run_f3
 
 STAGES = [
     Stage("F1", "multicast of the shared operand: a (1,C,1) cluster along N loads A once (rank r: 128/C rows, TMA "
@@ -21,4 +23,9 @@ STAGES = [
           "cp.async.bulk.tensor stores {32,32,1} -> bulk commit / wait_group.read, two tiles through one SMEM",
           "fp16 c == numpy RNE of the fp32 words (ties, subnormals, overflow) for every element; SASS UTMASTG; broken "
           "variants (PTXLAB_STAGE_F2_BROKEN) caught", run_f2, preflight=f2_preflight),
+    Stage("F3", "split-K ordered fixup: S CTAs per tile store their fp32 partial in their own workspace slot, arrive "
+          "(fence.acq_rel, bar, atom.inc bound S-1, bar, fence); the last arriver sums the slots in split order",
+          "tile == host fp32 sum in split order bit for bit, splits finishing in index and reversed order and one "
+          "after another, two launches on one workspace (counters back at 0); broken variants "
+          "(PTXLAB_STAGE_F3_BROKEN) caught; runs its sm_90a build on an H100", run_f3, preflight=f3_preflight),
 ]
