@@ -22,6 +22,11 @@ SF_BOX = (128, 16)  # bytes x rows: 2048 B = 4 SF blocks of 512 B (128 rows x 25
 DEFAULT_STAGES = {128: 4, 256: 4}  # TMA ring depth per tile N
 GEMM_SPLITS = 1  # split-K default: 1 | S | "auto" (export --splits bakes it; env PTXLAB_GEMM_SPLITS overrides)
 SPLITS_ENV = "PTXLAB_GEMM_SPLITS"
+# split-K reduction: "ordered" (deterministic: the last arriver sums the splits' slots in split order) | "atomic"
+# (opt-in, NON-DETERMINISTIC: fp32 red.add in arrival order); env PTXLAB_GEMM_SPLITK_REDUCE overrides
+GEMM_SPLITK_REDUCE = "ordered"
+SPLITK_REDUCE_ENV = "PTXLAB_GEMM_SPLITK_REDUCE"
+SPLITK_REDUCES = ("ordered", "atomic")
 GEMM_VARIANT = "cluster"  # "cluster" | "1sm" (one CTA per 128 x BN tile) | "2sm" (CTA pairs); export --variant bakes it
 VARIANT_ENV = "PTXLAB_GEMM_VARIANT"
 VARIANTS = ("cluster", "1sm", "2sm")
@@ -180,9 +185,31 @@ def resolve_variant(setting: Any = None) -> str:
     return parse_variant(setting)
 
 
-def workspace_bytes(m: int, n: int, l: int, bn: int, splits: int) -> int:
-    """Device bytes split-K needs: fp32 (L, M, N) workspace + one u32 counter per tile; 0 for splits == 1."""
-    return 0 if splits == 1 else l * m * n * 4 + l * (m // BM) * (n // bn) * 4
+def parse_reduce(value: Any, source: str = "reduce") -> str:
+    """"ordered" or "atomic" (case-insensitive); ValueError naming `source` otherwise."""
+    v = value.strip().lower() if isinstance(value, str) else None
+    if v not in SPLITK_REDUCES:
+        raise ValueError(f"nvfp4_gemm: {source}={value!r} is not a split-K reduction: use 'ordered' (deterministic, "
+                         "the default) or 'atomic' (fp32 red.add in arrival order: NOT deterministic)")
+    return v
+
+
+def resolve_reduce(setting: Any = None) -> str:
+    """The split-K reduction: `setting`, else the environment's PTXLAB_GEMM_SPLITK_REDUCE, else GEMM_SPLITK_REDUCE."""
+    if setting is None:
+        env = os.environ.get(SPLITK_REDUCE_ENV)
+        if env is None or env.strip() == "":
+            return parse_reduce(GEMM_SPLITK_REDUCE, "GEMM_SPLITK_REDUCE")
+        return parse_reduce(env, SPLITK_REDUCE_ENV)
+    return parse_reduce(setting)
+
+
+def workspace_bytes(m: int, n: int, l: int, bn: int, splits: int, reduce: str = GEMM_SPLITK_REDUCE) -> int:
+    """Device bytes split-K needs, 0 for splits == 1: one u32 counter per tile plus the fp32 workspace: S slots of
+    (L, M, N) for the ordered reduction, one (L, M, N) image for the atomic one."""
+    if splits == 1:
+        return 0
+    return (splits if parse_reduce(reduce) == "ordered" else 1) * l * m * n * 4 + l * (m // BM) * (n // bn) * 4
 
 
 def launch_grid(m: int, n: int, l: int, bn: int, splits: int = 1, pair: bool = False) -> tuple[int, int, int]:
@@ -191,10 +218,12 @@ def launch_grid(m: int, n: int, l: int, bn: int, splits: int = 1, pair: bool = F
     return (2 * (-(-m // 256)), n // bn, l) if pair else (m // BM, n // bn, l * splits)
 
 
-def launch_plan(m: int, n: int, k: int, l: int, splits: int = 1, variant: str = GEMM_VARIANT) -> dict[str, Any]:
+def launch_plan(m: int, n: int, k: int, l: int, splits: int = 1, variant: str = GEMM_VARIANT,
+                reduce: str = GEMM_SPLITK_REDUCE) -> dict[str, Any]:
     """Kernel, tile config and launch geometry for a shape, split-K factor and variant. "cluster": the dict of
     :func:`cluster_launch_plan`; "1sm" / "2sm": kernel, bn, stages, splits, pair, grid (:func:`launch_grid`), cluster
-    (None, or (2,1,1) for 2sm), block, shared_bytes (dynamic), workspace_bytes (0 without split-K)."""
+    (None, or (2,1,1) for 2sm), block, shared_bytes (dynamic), reduce (split-K reduction), workspace_bytes (0
+    without split-K)."""
     if parse_variant(variant) == "cluster":
         variant_is_pair(variant, check_splits(splits, k, l))
         return cluster_launch_plan(m, n, k, l)
@@ -206,7 +235,8 @@ def launch_plan(m: int, n: int, k: int, l: int, splits: int = 1, variant: str = 
     grid = launch_grid(m, n, l, bn, splits, pair)
     return {"kernel": KERNEL_NAME, "variant": "2sm" if pair else "1sm", "bn": bn, "stages": stages, "splits": splits,
             "pair": pair, "grid": grid, "cluster": PAIR_CLUSTER if pair else None, "block": (THREADS, 1, 1),
-            "shared_bytes": shared_bytes(bn, stages, pair), "workspace_bytes": workspace_bytes(m, n, l, bn, splits)}
+            "shared_bytes": shared_bytes(bn, stages, pair), "reduce": parse_reduce(reduce),
+            "workspace_bytes": workspace_bytes(m, n, l, bn, splits, reduce)}
 
 
 def gemm_arch(major: int, minor: int) -> str:

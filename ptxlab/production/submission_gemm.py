@@ -66,7 +66,8 @@ from ptxlab.production.plan_gemm import (KERNEL_FILE, KERNEL_NAME, THREADS, BM, 
     shared_bytes, _sf_rows, tensor_map_params, check_splits, choose_splits, parse_splits, resolve_splits,
     parse_variant, variant_is_pair, resolve_variant, workspace_bytes, launch_grid, launch_plan, gemm_arch,
     CLUSTER_KERNEL_FILE, CLUSTER_KERNEL_NAME, choose_cluster_config, cluster_launch_plan, cluster_tensor_map_params,
-    cluster_options, cluster_shared_bytes)  # noqa: E402,F401  (export: replaced by plan_gemm.py's text)
+    cluster_options, cluster_shared_bytes, GEMM_SPLITK_REDUCE, SPLITK_REDUCE_ENV, SPLITK_REDUCES, parse_reduce,
+    resolve_reduce)  # noqa: E402,F401  (export: replaced by plan_gemm.py's text)
 
 from ptxlab.production.submission_gemv import nvrtc_compile  # noqa: E402  (export: replaced by the function's text)
 
@@ -155,14 +156,16 @@ class CudaGemm:
         self._params: dict[tuple, _Params] = {}
         self._workspaces: dict[tuple[int, int, int, int], tuple[Any, Any]] = {}
 
-    def function(self, bn: int, stages: int, splits: int = 1, pair: bool = False) -> Any:
+    def function(self, bn: int, stages: int, splits: int = 1, pair: bool = False, atomic: bool = False) -> Any:
         """The kernel for a 128 x bn tile, a stages-deep ring and a split-K factor (splits >= 2: the -DGEMM_SPLITS
-        build; 1: no macro, the default build), or the 2-SM build (pair: -DGEMM_PAIR=1), compiled with NVRTC on
-        first use."""
-        key = (bn, stages, splits, bool(pair))
+        build, + -DGEMM_SPLITK_ATOMIC=1 for the atomic reduction; 1: no macro, the default build), or the 2-SM build
+        (pair: -DGEMM_PAIR=1), compiled with NVRTC on first use."""
+        atomic = bool(atomic) and splits > 1
+        key = (bn, stages, splits, bool(pair)) + (("atomic",) if atomic else ())
         if key not in self._funcs:
             drv = self._drv
             opts = (f"-DGEMM_BN={bn}", f"-DGEMM_STAGES={stages}") + ((f"-DGEMM_SPLITS={splits}",) if splits > 1 else ())
+            opts += ("-DGEMM_SPLITK_ATOMIC=1",) if atomic else ()
             opts += ("-DGEMM_PAIR=1",) if pair else ()
             _, cubin = nvrtc_compile(kernel_source(), self.arch, f"{KERNEL_NAME}.cu", opts)
             module = _drv_check(drv, drv.cuModuleLoadData(cubin), "cuModuleLoadData")
@@ -175,13 +178,16 @@ class CudaGemm:
             self._funcs[key] = func
         return self._funcs[key]
 
-    def workspace(self, m: int, n: int, l: int, bn: int) -> tuple[int, int]:
-        """(ws, counters) device addresses of split-K's zeroed fp32 (L, M, N) workspace and per-tile u32 counters
-        for a shape, allocated once per shape and kept (every launch leaves them zero)."""
-        key = (m, n, l, bn)
+    def workspace(self, m: int, n: int, l: int, bn: int, splits: int = 2, reduce: str = GEMM_SPLITK_REDUCE
+                  ) -> tuple[int, int]:
+        """(ws, counters) device addresses of split-K's zeroed fp32 workspace (splits slots of (L, M, N) for the
+        ordered reduction, one for the atomic one) and per-tile u32 counters, allocated once per shape and kept
+        (every launch leaves the counters, and the atomic image, zero)."""
+        ordered = parse_reduce(reduce) == "ordered"
+        key = (m, n, l, bn) + ((splits, "ordered") if ordered else ())
         if key not in self._workspaces:
             alloc = self._alloc_zeroed or self._torch_zeros
-            ws = alloc(l * m * n * 4)
+            ws = alloc((splits if ordered else 1) * l * m * n * 4)
             self._workspaces[key] = (ws, alloc(l * (m // BM) * (n // bn) * 4))
         ws, counters = self._workspaces[key]
         return ws.data_ptr(), counters.data_ptr()
@@ -195,17 +201,17 @@ class CudaGemm:
         return t
 
     def params(self, a: int, b: int, sfa_p: int, sfb_p: int, c: int, m: int, n: int, k: int, l: int,
-               splits: int = 1, pair: bool = False) -> _Params:
+               splits: int = 1, pair: bool = False, reduce: str = GEMM_SPLITK_REDUCE) -> _Params:
         """Encoded tensor maps + packed parameters for these addresses, shape, split-K factor and variant (cached: a
         map depends on nothing else; splits >= 2 adds the shape's workspace and counters; pair: b box BN/2 rows)."""
-        key = (a, b, sfa_p, sfb_p, c, m, n, k, l, splits, bool(pair))
+        key = (a, b, sfa_p, sfb_p, c, m, n, k, l, splits, bool(pair), reduce)
         p = self._params.get(key)
         if p is None:
             bn = choose_bn(n)
             prm = tensor_map_params(m, n, k, l, bn, pair)
             maps = [encode_tensor_map(addr, prm[name]) for name, addr in
                     (("a", a), ("b", b), ("sfa", sfa_p), ("sfb", sfb_p))]
-            extra = self.workspace(m, n, l, bn) if splits > 1 else ()
+            extra = self.workspace(m, n, l, bn, splits, reduce) if splits > 1 else ()
             if len(self._params) >= self.MAX_CACHED:
                 self._params.clear()
             p = self._params[key] = _Params.legacy(maps, c, m, n, k, extra)
@@ -281,9 +287,10 @@ class CudaGemm:
         return p
 
     def launch(self, a: int, b: int, sfa_p: int, sfb_p: int, c: int, m: int, n: int, k: int, l: int,
-               stream: int = 0, splits: int = 1, variant: str = GEMM_VARIANT) -> None:
+               stream: int = 0, splits: int = 1, variant: str = GEMM_VARIANT, reduce: str = GEMM_SPLITK_REDUCE) -> None:
         """Enqueue c (L, M, N) fp16 = GEMM of the physical buffers at those addresses on stream (splits: split-K
-        factor of the 1sm variant, check_splits; 1 = none; variant "cluster" | "1sm" | "2sm")."""
+        factor of the 1sm variant, check_splits; 1 = none; variant "cluster" | "1sm" | "2sm"; reduce: split-K
+        reduction "ordered" | "atomic")."""
         drv = self._drv
         if parse_variant(variant) == "cluster":
             variant_is_pair(variant, check_splits(splits, k, l))
@@ -292,9 +299,9 @@ class CudaGemm:
             p = self.cluster_params(a, b, sfa_p, sfb_p, c, m, n, k, l, plan)
             name = CLUSTER_KERNEL_NAME
         else:
-            plan = launch_plan(m, n, k, l, splits, variant)
-            func = self.function(plan["bn"], plan["stages"], plan["splits"], plan["pair"])
-            p = self.params(a, b, sfa_p, sfb_p, c, m, n, k, l, plan["splits"], plan["pair"])
+            plan = launch_plan(m, n, k, l, splits, variant, reduce)
+            func = self.function(plan["bn"], plan["stages"], plan["splits"], plan["pair"], plan["reduce"] == "atomic")
+            p = self.params(a, b, sfa_p, sfb_p, c, m, n, k, l, plan["splits"], plan["pair"], plan["reduce"])
             name = KERNEL_NAME
         if plan["cluster"] is None:
             _drv_check(drv, drv.cuLaunchKernel(func, *plan["grid"], *plan["block"], plan["shared_bytes"],
@@ -356,7 +363,8 @@ def custom_kernel(data: Any) -> Any:
     m, n, k, l = _shape(data)
     variant = resolve_variant()          # PTXLAB_GEMM_VARIANT, else GEMM_VARIANT ("cluster")
     splits = resolve_splits(m, n, k, l)  # PTXLAB_GEMM_SPLITS, else GEMM_SPLITS (1: no split-K; 1sm variant only)
-    launch_plan(m, n, k, l, splits, variant)   # the variant's shape checks; split-K with another variant: ValueError
+    reduce = resolve_reduce()            # PTXLAB_GEMM_SPLITK_REDUCE, else GEMM_SPLITK_REDUCE ("ordered")
+    launch_plan(m, n, k, l, splits, variant, reduce)   # the variant's checks; split-K with another variant: ValueError
     if a.is_cuda:
         import torch
 
@@ -375,14 +383,16 @@ def custom_kernel(data: Any) -> Any:
         with torch.cuda.device(index):
             runner = cuda_gemm(index)  # RuntimeError on a GPU without tcgen05
             runner.launch(a_.data_ptr(), b_.data_ptr(), sfa_.data_ptr(), sfb_.data_ptr(), out.data_ptr(), m, n, k,
-                          l, stream=torch.cuda.current_stream(a.device).cuda_stream, splits=splits, variant=variant)
+                          l, stream=torch.cuda.current_stream(a.device).cuda_stream, splits=splits, variant=variant,
+                          reduce=reduce)
         if out is not c:
             c.copy_(out)
         return c
-    return _emulator_gemm(data, m, n, k, l, splits, variant)
+    return _emulator_gemm(data, m, n, k, l, splits, variant, reduce)
 
 
-def _emulator_gemm(data: Any, m: int, n: int, k: int, l: int, splits: int = 1, variant: str = GEMM_VARIANT) -> Any:
+def _emulator_gemm(data: Any, m: int, n: int, k: int, l: int, splits: int = 1, variant: str = GEMM_VARIANT,
+                   reduce: str = GEMM_SPLITK_REDUCE) -> Any:
     """CPU tensors: run THIS file's kernel text on the ptxlab emulator via ptxlab.production.gemm (lab/test path)."""
     import numpy as np
     import torch
@@ -396,16 +406,19 @@ def _emulator_gemm(data: Any, m: int, n: int, k: int, l: int, splits: int = 1, v
                            "or pass CUDA tensors on a B200") from exc
     c = data[6]
     p = from_torch(data)  # numpy views with the tensors' strides (no copy)
-    plan = launch_plan(m, n, k, l, splits, variant)
+    plan = launch_plan(m, n, k, l, splits, variant, reduce)
     if plan["variant"] == "cluster":
         key = ("cluster", plan["bn"], plan["cluster_size"], plan["stages"])
         opts, name = cluster_options(*key[1:]), f"{CLUSTER_KERNEL_NAME}_bn{key[1]}_c{key[2]}_s{key[3]}.cu"
         src = kernel_source(CLUSTER_KERNEL_FILE)
     else:
-        key = (plan["bn"], plan["stages"], plan["splits"], plan["pair"])
-        tag = (f"_k{key[2]}" if key[2] > 1 else "") + ("_2sm" if key[3] else "")
+        atomic = plan["splits"] > 1 and plan["reduce"] == "atomic"
+        key = (plan["bn"], plan["stages"], plan["splits"]) + (("atomic",) if atomic else ()) + \
+            ((True,) if plan["pair"] else ())
+        tag = (f"_k{key[2]}" if key[2] > 1 else "") + ("a" if atomic else "") + ("_2sm" if plan["pair"] else "")
         opts = ((f"-DGEMM_BN={key[0]}", f"-DGEMM_STAGES={key[1]}") + ((f"-DGEMM_SPLITS={key[2]}",) if key[2] > 1
-                else ()) + (("-DGEMM_PAIR=1",) if key[3] else ()))
+                else ()) + (("-DGEMM_SPLITK_ATOMIC=1",) if atomic else ()) + (("-DGEMM_PAIR=1",) if plan["pair"]
+                                                                              else ()))
         name, src = f"{KERNEL_NAME}_bn{key[0]}_s{key[1]}{tag}.cu", kernel_source()
     if key not in _EMU:  # compile THIS file's kernel text (the embedded one in an exported submission)
         _EMU[key] = ptxlab.compile(src, arch="sm_100a", name=name, options=opts)
@@ -416,6 +429,6 @@ def _emulator_gemm(data: Any, m: int, n: int, k: int, l: int, splits: int = 1, v
                          config={"bn": key[1], "cluster": key[2], "stages": key[3]})
     else:
         out = nvfp4_gemm(_EMU["dev"], p, bn=key[0], stages=key[1], module=_EMU[key], splits=key[2],
-                         variant="2sm" if key[3] else "1sm")
+                         variant="2sm" if plan["pair"] else "1sm", reduce=plan["reduce"])
     c.copy_(torch.from_numpy(np.ascontiguousarray(out.transpose(2, 0, 1))).permute(1, 2, 0))
     return c

@@ -189,8 +189,8 @@ def test_gemm_adapter_map_params_equal_wrapper(tmp_path: Path, m: int, n: int, k
     assert launch["shared_bytes"] == plan["shared_bytes"] and launch["nargs"] == (8 if splits == 1 else 10)
     assert plan["bn"] == G.choose_bn(n) and plan["stages"] == G.DEFAULT_STAGES[plan["bn"]]
     assert plan["splits"] == report["splits"] == splits and plan["grid"][2] == l * splits
-    assert plan["workspace_bytes"] == report["workspace_bytes"] == (0 if splits == 1 else
-                                                                    4 * l * m * n + 4 * l * (m // 128) * (n // plan["bn"]))
+    assert plan["workspace_bytes"] == report["workspace_bytes"] == (
+        0 if splits == 1 else 4 * splits * l * m * n + 4 * l * (m // 128) * (n // plan["bn"]))  # ordered: S slots
 
 
 def test_gemm_adapter_constants_equal_wrapper(tmp_path: Path) -> None:
@@ -569,7 +569,7 @@ def test_gemm_cuda_path_split_k_with_fake_driver(tmp_path: Path, monkeypatch) ->
     runner.launch(*ptrs, m, n, k, l, stream=7, splits=3)
     plan = mod.launch_plan(m, n, k, l, 3, "1sm")
     assert opts_seen[-1] == ("-DGEMM_BN=256", "-DGEMM_STAGES=4", "-DGEMM_SPLITS=3") and len(fake.modules) == 2
-    assert [a.nbytes for a in allocs] == [4 * l * m * n, 4 * l * (m // 128) * (n // 256)]
+    assert [a.nbytes for a in allocs] == [3 * 4 * l * m * n, 4 * l * (m // 128) * (n // 256)]  # ordered: 3 slots
     assert plan["workspace_bytes"] == sum(a.nbytes for a in allocs)
     launch = fake.launches[-1]
     assert launch["grid"] == plan["grid"] == (2, 2, 6) and launch["smem"] == plan["shared_bytes"]
@@ -584,7 +584,9 @@ def test_gemm_cuda_path_split_k_with_fake_driver(tmp_path: Path, monkeypatch) ->
     assert len(fake.modules) == 2 and len(allocs) == 2 and len(fake.encodes) == n_enc + 4
     assert fake.launches[-1]["extra"] == [allocs[0].addr, allocs[1].addr] and fake.launches[-1]["c"] == 0x60000
     runner.launch(*ptrs, 128, 256, 512, 1, splits=2)  # another shape and S: its own build and workspace
-    assert opts_seen[-1][-1] == "-DGEMM_SPLITS=2" and len(allocs) == 4 and allocs[2].nbytes == 4 * 128 * 256
+    assert opts_seen[-1][-1] == "-DGEMM_SPLITS=2" and len(allocs) == 4 and allocs[2].nbytes == 2 * 4 * 128 * 256
+    runner.launch(*ptrs, 128, 256, 512, 1, splits=2, reduce="atomic")  # opt-in atomic: its build, one image
+    assert opts_seen[-1][-2:] == ("-DGEMM_SPLITS=2", "-DGEMM_SPLITK_ATOMIC=1") and allocs[4].nbytes == 4 * 128 * 256
     with pytest.raises(ValueError, match="exceeds the K/256"):
         runner.launch(*ptrs, 128, 256, 512, 1, splits=3)
 
