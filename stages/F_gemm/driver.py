@@ -4,6 +4,7 @@ each brought up on its own against a host (scalar) reference, with broken varian
 F1 the shared A operand multicast over a cluster (blocks/cluster.cuh; used by the cluster GEMM, the default).
 F2 the TMA-store epilogue (blocks/tma_store.cuh; used by the cluster GEMM).
 F3 the ordered (deterministic) split-K fixup (blocks/splitk.cuh; the 1sm GEMM's split-K). sm_100a or sm_90a.
+F4 the persistent tile scheduler (blocks/scheduler.cuh). sm_100a or sm_90a.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from ptxlab.lab.registry import Stage
 from .f1 import preflight as f1_preflight, run_f1
 from .f2 import preflight as f2_preflight, run_f2
 from .f3 import preflight as f3_preflight, run_f3
+from .f4 import preflight as f4_preflight, run_f4
 
 STAGES = [
     Stage("F1", "multicast of the shared operand: a (1,C,1) cluster along N loads A once (rank r: 128/C rows, TMA "
@@ -28,4 +30,9 @@ STAGES = [
           "tile == host fp32 sum in split order bit for bit, splits finishing in index and reversed order and one "
           "after another, two launches on one workspace (counters back at 0); broken variants "
           "(PTXLAB_STAGE_F3_BROKEN) caught; runs its sm_90a build on an H100", run_f3, preflight=f3_preflight),
+    Stage("F4", "persistent tile scheduler: G CTAs claim T > G tiles from a global counter (atom.add by a leader, "
+          "shared through SMEM between named barriers); the last CTA to finish (atom.inc on done) resets the counter",
+          "every tile done by exactly one whole CTA, row sums == numpy, counters back at 0 after each of two launches "
+          "(also with CTAs one after another); broken variants (PTXLAB_STAGE_F4_BROKEN) caught; runs its sm_90a build "
+          "on an H100", run_f4, preflight=f4_preflight),
 ]
