@@ -5,6 +5,7 @@ F1 the shared A operand multicast over a cluster (blocks/cluster.cuh; used by th
 F2 the TMA-store epilogue (blocks/tma_store.cuh; used by the cluster GEMM).
 F3 the ordered (deterministic) split-K fixup (blocks/splitk.cuh; the 1sm GEMM's split-K). sm_100a or sm_90a.
 F4 the persistent tile scheduler (blocks/scheduler.cuh). sm_100a or sm_90a.
+F5 double-buffered TMEM accumulators, the epilogue of a tile overlapping the next tile's MMAs (blocks/accum_pipe.cuh).
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from .f1 import preflight as f1_preflight, run_f1
 from .f2 import preflight as f2_preflight, run_f2
 from .f3 import preflight as f3_preflight, run_f3
 from .f4 import preflight as f4_preflight, run_f4
+from .f5 import preflight as f5_preflight, run_f5
 
 STAGES = [
     Stage("F1", "multicast of the shared operand: a (1,C,1) cluster along N loads A once (rank r: 128/C rows, TMA "
@@ -35,4 +37,8 @@ STAGES = [
           "every tile done by exactly one whole CTA, row sums == numpy, counters back at 0 after each of two launches "
           "(also with CTAs one after another); broken variants (PTXLAB_STAGE_F4_BROKEN) caught; runs its sm_90a build "
           "on an H100", run_f4, preflight=f4_preflight),
+    Stage("F5", "double-buffered TMEM accumulators: a persistent CTA's MMAs fill accumulator t % 2 (acc_empty wait, "
+          "commit acc_full) while the epilogue warps read tile t-1 (acc_full wait, ld, wait::ld, fence, arrive "
+          "acc_empty)", "every tile == float64 sums exactly; broken variants (PTXLAB_STAGE_F5_BROKEN) caught", run_f5,
+          preflight=f5_preflight),
 ]
