@@ -123,7 +123,7 @@ def test_pick_config() -> None:
         if not gc.is_flat(cfg):
             assert gx * gc.rows_per_cta(cfg) >= m
     assert not gc.fits(("flat", 16), 64, 7168) and gc.fits(("flat", 14), 64, 7168)  # K/32 = 224 must divide threads
-    assert gc.pick_config(7168, 16384, 1, "sm_100a") == gc.pick_config(7168, 16384, 1)
+    assert gc.pick_config(7168, 16384, 1, "sm_100a") == ("flat", 16, 4, 1, 4) != gc.pick_config(7168, 16384, 1)
 
 
 def test_launch_geometry() -> None:
