@@ -139,3 +139,45 @@ def test_cluster_bounded_wait_build(dev) -> None:
     assert (c.view(np.uint16) == G.model_c(p).view(np.uint16)).all(), f"seed={seed}"
     with pytest.raises(ptxlab.PtxlabError):
         G.nvfp4_gemm(dev, p, config=cfg, wait_probes=1)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("m,n,k,l", [(b["m"], b["n"], b["k"], b["l"]) for b in gpumode.GEMM_BENCHMARKS]
+                         + [(256, 7168, 2048, 1), (128, 1536, 7168, 1)])
+def test_cluster_maps_accepted_by_driver_and_equal_ptxlab(m, n, k, l):
+    """On any GPU with tensor maps (an H100 too): the exported adapter's five cluster-kernel maps (A / SFA slices of
+    the multicast box, B, SFB, and the fp16 output map with SWIZZLE_64B and 256-B L2 promotion) are accepted by the
+    real driver's cuTensorMapEncodeTiled and equal the 128 bytes ptxlab's cuda device encodes for the same
+    parameters."""
+    from ptxlab.production import export
+
+    import importlib.util
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    dev = ptxlab.open_device("cuda")
+    if dev.cc < (9, 0):
+        pytest.skip(f"no GPU: tensor maps need compute capability >= 9.0, got {dev.cc}")
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "submission_gemm_cluster_gpu.py"
+        path.write_text(export.render("nvfp4_gemm"))
+        spec = importlib.util.spec_from_file_location("submission_gemm_cluster_gpu", path)
+        sub = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = sub
+        spec.loader.exec_module(sub)
+    plan = sub.launch_plan(m, n, k, l)
+    prm = sub.cluster_tensor_map_params(m, n, k, l, plan["bn"], plan["cluster_size"])
+    sizes = {"a": l * m * k // 2, "b": l * n * k // 2, "c": 2 * l * m * n}
+    try:
+        for name, p in prm.items():
+            nbytes = sizes.get(name) or p["global_shape"][0] * p["global_shape"][1]
+            buf = dev.empty(nbytes)
+            try:
+                raw = sub.encode_tensor_map(buf.ptr, p)  # raises if the driver rejects the map
+                assert len(raw) == 128 and any(raw)
+                assert dev.tensor_map(buf, **p).raw == raw, f"{name}: adapter map != ptxlab cuda map for {p}"
+            finally:
+                dev.free(buf)
+    finally:
+        dev.close()
