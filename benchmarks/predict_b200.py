@@ -3,6 +3,11 @@ and of every GEMM design candidate (ptx_docs/production_gemm.md "Design space").
 
     python benchmarks/predict_b200.py [--gpu b200] [--only KERNEL ...] [--png-dir DIR] [--json OUT.json]
                                       [--cache CACHE.json] [--sensitivity] [--list]
+    python benchmarks/predict_b200.py --check-tests [--only CANDIDATE ...] [--max-work W]   # bit-exactness
+
+--check-tests runs each GEMM candidate (every CTA emulated, no timing) on ptxlab.gpumode.GEMM_TESTS with fresh data
+and compares c bit for bit with the tensor-core model of its arithmetic (model_c; the split-K model for split-K);
+--max-work skips shapes of more than W = (M/128)(N/256)(K/256) units (shape 5 has 9072: ~10 min alone).
 
 Kernels: the CUDA-core NVFP4 GEMV (tuned config, sm_100a PTX, grid sized for the GPU's SMs), the fused tcgen05 GEMV,
 and the GEMM candidates of CANDIDATES (``nvfp4_gemm`` = the production default; the others by name, ``--list``), on
@@ -32,11 +37,14 @@ from ptxlab import gpumode  # noqa: E402
 from ptxlab.timing import cli, trace_export  # noqa: E402
 
 
+_LAST: Dict[str, Any] = {}   # the last candidate run's c (check_tests)
+
+
 def _gemm(**kw: Any) -> Callable[[Any, Any], None]:
     def run(dev: Any, p: Any) -> None:
         from ptxlab.production.gemm import nvfp4_gemm
 
-        nvfp4_gemm(dev, p, **kw)
+        _LAST["c"] = nvfp4_gemm(dev, p, **kw)
     return run
 
 
@@ -44,9 +52,15 @@ def _splitk(reduce: str) -> Callable[[Any, Any], None]:
     def run(dev: Any, p: Any) -> None:
         from ptxlab.production.gemm import choose_splits, nvfp4_gemm
 
-        nvfp4_gemm(dev, p, variant="1sm", splits=choose_splits(p.m, p.n, p.k, p.l), **({"reduce": reduce}
-                                                                                        if reduce else {}))
+        s = choose_splits(p.m, p.n, p.k, p.l)
+        _LAST["c"] = nvfp4_gemm(dev, p, variant="1sm", splits=s, reduce=reduce)
     return run
+
+
+def _splitk_model(p: Any) -> Any:
+    from ptxlab.production.gemm import choose_splits, model_c_splitk
+
+    return model_c_splitk(p, choose_splits(p.m, p.n, p.k, p.l))
 
 
 #: name -> (what it is, runner(dev, problem)). "nvfp4_gemm" is whatever nvfp4_gemm() runs by default.
@@ -64,9 +78,49 @@ CANDIDATES: Dict[str, tuple] = {
                       _gemm(config={"warm": 0})),
     "nvfp4_gemm_1sm": ("1sm kernel, BN 256, one tile per CTA (the earlier default)", _gemm(variant="1sm")),
     "nvfp4_gemm_2sm": ("2sm kernel (CTA pairs, cta_group::2, M 256)", _gemm(variant="2sm")),
+    "splitk_ordered": ("1sm kernel + split-K (choose_splits), ordered reduction (deterministic, the split-K default)",
+                       _splitk("ordered")),
     "splitk_atomic": ("1sm kernel + split-K (choose_splits), red.add reduction (NON-DETERMINISTIC, opt-in)",
-                      _splitk("")),
+                      _splitk("atomic")),
 }
+#: the bit-exact model of a candidate's arithmetic, where it is not ptxlab.production.gemm.model_c
+MODELS: Dict[str, Callable[[Any], Any]] = {"splitk_ordered": _splitk_model}
+
+
+def check_tests(only=None, max_work: int = 10**9) -> int:
+    """Every candidate on every GEMM_TESTS shape (W <= max_work), all CTAs emulated: c == its model bit for bit (the
+    atomic split-K, whose order is the emulator's: within gpu-mode's 1e-3 of the model instead). 0 when all pass."""
+    import numpy as np
+    import ptxlab
+    from ptxlab.production.gemm import model_c
+
+    dev = ptxlab.open_device("emu")
+    fails = 0
+    for name in (only or list(CANDIDATES)):
+        for i, t in enumerate(gpumode.GEMM_TESTS):
+            w = (t["m"] // 128) * (t["n"] // 256) * (t["k"] // 256)
+            if w > max_work:
+                print(f"{name:>16} [{i}] {t['m']}x{t['n']}x{t['k']}x{t['l']}: skipped (W = {w} > {max_work})")
+                continue
+            seed = int(np.random.SeedSequence().entropy % (2**31))
+            p = gpumode.generate_gemm(t["m"], t["n"], t["k"], t["l"], seed)
+            t0 = time.perf_counter()
+            try:
+                CANDIDATES[name][1](dev, p)
+            except Exception as exc:   # a candidate that cannot run a shape says so
+                print(f"{name:>16} [{i}] {t['m']}x{t['n']}x{t['k']}x{t['l']}: cannot run ({exc})")
+                continue
+            c = _LAST.get("c")
+            want = MODELS.get(name, model_c)(p)
+            if name == "splitk_atomic":
+                ok = not gpumode.check_close(c, want, rtol=1e-3, atol=1e-3)
+            else:
+                ok = bool((c.view(np.uint16) == want.view(np.uint16)).all())
+            fails += not ok
+            print(f"{name:>16} [{i}] {t['m']}x{t['n']}x{t['k']}x{t['l']}: {'PASS' if ok else 'FAIL'} "
+                  f"({'1e-3' if name == 'splitk_atomic' else 'bit-exact'}, seed {seed}, "
+                  f"{time.perf_counter() - t0:.1f} s)", flush=True)
+    return 1 if fails else 0
 
 
 def model_version() -> str:
@@ -223,6 +277,9 @@ def main(argv=None) -> int:
     ap.add_argument("--sensitivity", action="store_true")
     ap.add_argument("--only", nargs="*", help="kernels / candidates to predict (default: all)")
     ap.add_argument("--list", action="store_true", help="list the GEMM candidates and exit")
+    ap.add_argument("--check-tests", action="store_true",
+                    help="run the GEMM candidates on GEMM_TESTS (all CTAs, no timing), bit-exact against their model")
+    ap.add_argument("--max-work", type=int, default=10**9, help="--check-tests: skip shapes with more work units")
     args = ap.parse_args(argv)
     if args.list:
         for k, (what, _) in CANDIDATES.items():
@@ -231,6 +288,8 @@ def main(argv=None) -> int:
     unknown = set(args.only or ()) - set(CANDIDATES) - {"nvfp4_gemv", "nvfp4_gemv_tcgen05"}
     if unknown:
         ap.error(f"unknown kernel(s) {sorted(unknown)}; see --list")
+    if args.check_tests:
+        return check_tests(args.only, args.max_work)
     if args.png_dir:
         Path(args.png_dir).mkdir(parents=True, exist_ok=True)
     rs = rows(args.gpu, args.png_dir, args.sensitivity, args.only, Path(args.cache) if args.cache else None)
