@@ -49,11 +49,25 @@ def _gemm(**kw: Any) -> Callable[[Any, Any], None]:
 
 
 def _splitk(reduce: str) -> Callable[[Any, Any], None]:
+    """1sm + split-K. On a TIMED device the tile counters are pre-armed so that the sampled CTA (CTA 0, split 0 of
+    tile 0: timing-only samples emulate the busiest SM's CTAs, which never include the tile's other splits) arrives
+    LAST and its timeline includes the fixup the last arriver does on hardware (reading the other splits' partials);
+    the outputs of such a run are not meaningful, its time is the critical path's. Untimed runs (--check-tests) use a
+    zeroed workspace as production does."""
     def run(dev: Any, p: Any) -> None:
-        from ptxlab.production.gemm import choose_splits, nvfp4_gemm
+        import numpy as np
+        from ptxlab.production.gemm import SplitKWorkspace, choose_bn, choose_splits, nvfp4_gemm
 
         s = choose_splits(p.m, p.n, p.k, p.l)
-        _LAST["c"] = nvfp4_gemm(dev, p, variant="1sm", splits=s, reduce=reduce)
+        ws = None
+        if getattr(dev, "timing", None) and s > 1:
+            ws = SplitKWorkspace(dev, p.m, p.n, p.l, choose_bn(p.n), s, reduce)
+            dev.write(ws.counters, np.array([s - 1], dtype=np.uint32))
+        try:
+            _LAST["c"] = nvfp4_gemm(dev, p, variant="1sm", splits=s, reduce=reduce, workspace=ws)
+        finally:
+            if ws is not None:
+                ws.free()
     return run
 
 
