@@ -700,3 +700,31 @@ def test_gemm_cluster_cuda_path_with_fake_driver(tmp_path: Path, monkeypatch) ->
     runner2.launch(*ptrs, m, n, k, l)
     assert fake.ex_launches[-1]["cluster"] == (1, 8, 1) and opts_seen[-1][2][1] == "-DGEMM_CLUSTER=8"
     assert fake.encodes[-5]["box"] == [128, 16, 1]  # the A slice of an 8-CTA cluster
+
+
+def test_gemm_cluster_gpumode_harness_emulator_off_list(tmp_path: Path, rng) -> None:
+    """gpu-mode eval flow on the DEFAULT export (cluster variant) for shapes that are not in GEMM_TESTS (N multiples
+    of 32 but not of 128 or 256, L = 2, M = 384) with every fp4 code in a and b: c poisoned, custom_kernel, c ==
+    reference_gemm bit for bit (gpu-mode's sums are exact in fp32) and within gpu-mode's tolerance; the embedded
+    cluster text was compiled, with the plan's config."""
+    torch = pytest.importorskip("torch", reason="no torch: the optional extra .[torch] is not installed")
+    from ptxlab.numerics import unpack_fp4
+
+    mod = load(write_submission(tmp_path, "nvfp4_gemm"))
+    mod._EMU.clear()
+    for m, n, k, l in [(128, 96, 512, 2), (384, 160, 256, 1), (256, 224, 768, 1)]:
+        seed = int(rng.integers(1 << 31))
+        p = gm.generate_gemm(m, n, k, l, seed)
+        codes = np.concatenate([unpack_fp4(p.a[:, :, i]).ravel() for i in range(l)] +
+                               [unpack_fp4(p.b[:, :, i]).ravel() for i in range(l)])
+        assert set(np.unique(codes).tolist()) == set(range(16)), f"seed={seed}: not every fp4 code present"
+        data = gm.to_torch(p)
+        data[6].fill_(float("nan"))
+        out = mod.custom_kernel(data)
+        ref = gm.reference_gemm(p)
+        assert out is data[6] and not torch.isnan(out).any(), f"seed={seed} {(m, n, k, l)}: outputs left poisoned"
+        assert (out.numpy().view(np.uint16) == ref.view(np.uint16)).all(), f"seed={seed} {(m, n, k, l)}: not exact"
+        assert gm.check_close(out.numpy(), ref, rtol=1e-3, atol=1e-3) == [], f"seed={seed}"
+        plan = mod.launch_plan(m, n, k, l)
+        key = ("cluster", plan["bn"], plan["cluster_size"], plan["stages"])
+        assert mod._EMU[key].source == mod.CLUSTER_KERNEL_SRC
