@@ -94,13 +94,8 @@ template <u32 BN, u32 S> struct Tmem {
   static_assert(USED <= 512, "TMEM plan exceeds 512 columns: fewer stages");
 };
 
-__device__ __forceinline__ void wait(u32 bar, u32 parity) {
-#ifdef PTXLAB_WAIT_PROBES
-  if (!mbar_wait_bounded(bar, parity, PTXLAB_WAIT_PROBES)) __trap();
-#else
-  mbar_wait(bar, parity);
-#endif
-}
+// Barrier wait: blocks/mbarrier.cuh mbar_wait_or_trap (unbounded, or trapping with -DPTXLAB_WAIT_PROBES=n).
+__device__ __forceinline__ void wait(u32 bar, u32 parity) { mbar_wait_or_trap(bar, parity); }
 
 template <u32 BN, u32 C, u32 S>
 __device__ __forceinline__ void run(const TmaDesc* tm_a, const TmaDesc* tm_b, const TmaDesc* tm_sfa,

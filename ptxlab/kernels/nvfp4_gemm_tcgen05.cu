@@ -94,16 +94,8 @@ constexpr u32 EPI_THREADS = 128;
 constexpr u32 EPI_BAR = 1;                    // named barrier of the epilogue warps (split-K fixup); 0 = __syncthreads
 #endif
 
-// Barrier wait. Default: unbounded spin (blocks/mbarrier.cuh mbar_wait; the emulator reports a lost arrive as a
-// deadlock). With -DPTXLAB_WAIT_PROBES=n (hardware bring-up) a wait gives up after n try_wait probes and traps, so a
-// protocol error ends the launch with an error instead of hanging the GPU.
-__device__ __forceinline__ void wait(u32 bar, u32 parity) {
-#ifdef PTXLAB_WAIT_PROBES
-  if (!mbar_wait_bounded(bar, parity, PTXLAB_WAIT_PROBES)) __trap();
-#else
-  mbar_wait(bar, parity);
-#endif
-}
+// Barrier wait: blocks/mbarrier.cuh mbar_wait_or_trap (unbounded, or trapping with -DPTXLAB_WAIT_PROBES=n).
+__device__ __forceinline__ void wait(u32 bar, u32 parity) { mbar_wait_or_trap(bar, parity); }
 
 template <u32 BN> struct Cfg {
   static_assert(BN % 128 == 0 && BN <= 256, "BN: 128 or 256 (SFB blocks cover 128 N rows; UMMA N <= 256)");

@@ -125,11 +125,16 @@ class SplitKWorkspace:
         return self.reduce == "ordered" or not self.dev.to_host(self.ws, np.uint32).any()
 
     def free(self) -> None:
-        for buf in (self.ws, self.counters):
-            try:
-                self.dev.free(buf)
-            except Exception:
-                pass
+        free_all(self.dev, (self.ws, self.counters))
+
+
+def free_all(dev: Any, bufs: Any) -> None:
+    """Free device buffers, best effort (cleanup after a launch that may have failed)."""
+    for buf in bufs:
+        try:
+            dev.free(buf)
+        except Exception:
+            pass
 
 
 def _check_module(module: Any, bn: int, splits: int, pair: bool = False, atomic: bool = False) -> None:
@@ -322,11 +327,7 @@ def nvfp4_gemm(dev: Any, problem: Any, *, bn: Optional[int] = None, stages: Opti
                    **({"cluster": cluster} if cluster else {}))
         out = dev.to_host(d_c, np.float16, (l, m, n))
     finally:
-        for buf in bufs:
-            try:
-                dev.free(buf)
-            except Exception:
-                pass
+        free_all(dev, bufs)
         if own_ws is not None:
             own_ws.free()
     if report is not None:

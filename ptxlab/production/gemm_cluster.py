@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
-from ptxlab.production.gemm import POISON, _physical, _sf_physical
+from ptxlab.production.gemm import POISON, _physical, _sf_physical, free_all
 from ptxlab.production.plan_gemm import (CLUSTER_KERNEL_FILE, CLUSTER_KERNEL_NAME, cluster_launch_plan,
                                          cluster_options, cluster_stage_bytes, cluster_tensor_map_params, sfb_share)
 
@@ -92,11 +92,7 @@ def run_cluster(dev: Any, problem: Any, *, config: Optional[Dict[str, int]] = No
                    shared_bytes=plan["shared_bytes"], **kw)
         out = dev.to_host(d_c, np.float16, (l, m, n))
     finally:
-        for buf in bufs:
-            try:
-                dev.free(buf)
-            except Exception:
-                pass
+        free_all(dev, bufs)
     if report is not None:
         report.update(plan, tx_bytes=tx, boxes={k_: prm[k_]["box"] for k_ in prm})
     return out.transpose(1, 2, 0)

@@ -34,6 +34,15 @@ H = sys.modules.get("ptxlab_stages_de_host") or _load("ptxlab_stages_de_host", _
 UE4M3 = {0x30: 0.5, 0x38: 1.0, 0x40: 2.0}   # scales whose products keep every 64..1024-term sum exact in fp32
 
 
+def compile_f(name: str, defines: Dict[str, int], arch: str = "sm_100a") -> Any:
+    """Compile stages/F_gemm/<name> for arch with #defines prepended (includes: ptxlab/kernels and this directory)."""
+    import ptxlab
+    from ptxlab.kernels import KERNELS_DIR
+
+    pre = "".join(f"#define {k} {v}\n" for k, v in defines.items())
+    return ptxlab.compile(pre + (HERE / name).read_text(), arch=arch, name=name, include_dirs=[KERNELS_DIR, HERE])
+
+
 def env_broken(stage: str) -> str:
     return f"PTXLAB_STAGE_{stage}_BROKEN"
 

@@ -21,7 +21,8 @@ from ptxlab.lab.registry import Check, StageResult
 from ptxlab.numerics import pack_fp4
 from ptxlab.scales import to_blocked
 
-from .common import H, HERE, exact_dot, first_diff, nvfp4_operands, preflight_for, resolve_broken, strict
+from .common import (H, compile_f, exact_dot, first_diff, nvfp4_operands, preflight_for, resolve_broken,
+                     strict)
 
 STAGE = "F1"
 BROKEN = {                      # name -> BROKEN define of f1_multicast.cu
@@ -77,7 +78,7 @@ def run_f1(ctx, cases: Sequence[Tuple[int, int, int]] = CASES, broken: Optional[
     for (c, n, k) in cases:
         tag = f"cluster (1,{c},1), N={n} (tiles of 32), K={k}"
         try:
-            mod = H.compile_stage(HERE / "f1_multicast.cu", {"NC": c, "BROKEN": BROKEN.get(broken, 0)})
+            mod = compile_f("f1_multicast.cu", {"NC": c, "BROKEN": BROKEN.get(broken, 0)})
         except PtxlabError as e:
             rows.append(Check(f"kernel compiles ({tag})", False, str(e)))
             continue

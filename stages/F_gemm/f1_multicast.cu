@@ -21,6 +21,7 @@
 #include "blocks/scales.cuh"
 #include "blocks/mma.cuh"
 #include "blocks/cluster.cuh"
+#include "f_tile.cuh"
 
 #ifndef NC
 #define NC 4
@@ -31,9 +32,12 @@
 
 using namespace ptxlab;
 
-constexpr u32 BN = 32, S = 2, P = 4;                         // P: 32-row tiles per 128-row SF block
-constexpr u32 A_BYTES = 16384, B_BYTES = BN * 128, SF_BYTES = 2048;
-constexpr u32 STAGE = A_BYTES + B_BYTES + 2 * SF_BYTES;      // 24 KiB
+using fstage::BN;
+using fstage::A_BYTES;
+using fstage::B_BYTES;
+using fstage::SF_BYTES;
+using fstage::STAGE;                                         // 24 KiB: f_tile.cuh
+constexpr u32 S = 2, P = 4;                                  // P: 32-row tiles per 128-row SF block
 constexpr u32 SFA_COL = 32, SFB_COL = 32 + 16 * S, NCOLS = 128;
 
 extern "C" __global__ void __launch_bounds__(128, 1)
@@ -91,7 +95,6 @@ f1_multicast(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDe
     __syncwarp();
   } else if (warp == 1) {
     if (elect_one_sync()) {
-      const u32 idesc = mma::idesc_nvfp4(BN);
 #if BROKEN == 6
       const u32 shift = 0;
 #else
@@ -102,15 +105,8 @@ f1_multicast(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDe
         const u32 s = ps.stage;
         mbar_wait(smem_u32(&full_bar[s]), ps.phase);
         tmem_fence_after_sync();
-        const u32 sa = base + s * STAGE, sb = sa + A_BYTES, ssfa = sb + B_BYTES, ssfb = ssfa + SF_BYTES;
-        for (u32 j = 0; j < 4; ++j) {
-          sf_copy_32x128b_warpx4(tmem + SFA_COL + 16u * s + 4u * j, sf_block_desc(ssfa + 512u * j));
-          sf_copy_32x128b_warpx4(tmem + SFB_COL + 16u * s + 4u * j, sf_block_desc(ssfb + 512u * j));
-        }
-        for (u32 j = 0; j < 4; ++j)
-          mma::mma_nvfp4(tmem, mma::desc_advance_k(mma::smem_desc_sw128(sa), j),
-                         mma::desc_advance_k(mma::smem_desc_sw128(sb), j), idesc, tmem + SFA_COL + 16u * s + 4u * j,
-                         tmem + SFB_COL + 16u * s + 4u * j + shift, (kb | j) != 0u);
+        fstage::k_block_n32(tmem, base + s * STAGE, tmem + SFA_COL + 16u * s, tmem + SFB_COL + 16u * s, shift,
+                            kb != 0u);
 #if BROKEN == 2
         mma::commit_arrive(smem_u32(&empty_bar[s]));
 #else

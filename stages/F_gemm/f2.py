@@ -19,7 +19,7 @@ import numpy as np
 from ptxlab.errors import DeviceUnavailable, PtxlabError
 from ptxlab.lab.registry import Check, StageResult
 
-from .common import H, HERE, preflight_for, resolve_broken, strict
+from .common import H, compile_f, preflight_for, resolve_broken, strict
 
 STAGE = "F2"
 BROKEN = {
@@ -80,7 +80,7 @@ def run_f2(ctx, cases: Sequence[Tuple[int, int, int, int]] = CASES, broken: Opti
     for (m, n, l, bn) in cases:
         tag = f"c (M,N,L)=({m},{n},{l}), tiles 128x{bn}, 2 per CTA"
         try:
-            mod = H.compile_stage(HERE / "f2_tma_store.cu", {"BN": bn, "BROKEN": BROKEN.get(broken, 0)})
+            mod = compile_f("f2_tma_store.cu", {"BN": bn, "BROKEN": BROKEN.get(broken, 0)})
         except PtxlabError as e:
             rows.append(Check(f"kernel compiles ({tag})", False, str(e)))
             continue

@@ -18,12 +18,10 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
-import ptxlab
 from ptxlab.errors import DeviceUnavailable, PtxlabError
-from ptxlab.kernels import KERNELS_DIR
 from ptxlab.lab.registry import Check, StageResult
 
-from .common import H, HERE, preflight_for, resolve_broken
+from .common import H, compile_f, preflight_for, resolve_broken
 
 STAGE = "F3"
 BROKEN = {
@@ -47,8 +45,7 @@ def arch_of(dev) -> str:
 
 
 def compile_f3(arch: str, broken: int) -> object:
-    src = f"#define BN {BN}\n#define BROKEN {broken}\n" + (HERE / "f3_splitk.cu").read_text()
-    return ptxlab.compile(src, arch=arch, name="f3_splitk.cu", include_dirs=[KERNELS_DIR])
+    return compile_f("f3_splitk.cu", {"BN": BN, "BROKEN": broken}, arch)
 
 
 @contextlib.contextmanager

@@ -15,12 +15,10 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
-import ptxlab
 from ptxlab.errors import DeviceUnavailable, PtxlabError
-from ptxlab.kernels import KERNELS_DIR
 from ptxlab.lab.registry import Check, StageResult
 
-from .common import H, HERE, preflight_for, resolve_broken
+from .common import H, compile_f, preflight_for, resolve_broken
 from .f3 import arch_of, sequential_ctas
 
 STAGE = "F4"
@@ -41,9 +39,8 @@ def run_f4(ctx, cases: Sequence[Tuple[int, int, int, bool]] = CASES, broken: Opt
         arch = arch_of(dev)
     except DeviceUnavailable as e:
         return H.refuse_rows(STAGE, e)
-    src = f"#define BROKEN {BROKEN.get(broken, 0)}\n" + (HERE / "f4_scheduler.cu").read_text()
     try:
-        mod = ptxlab.compile(src, arch=arch, name="f4_scheduler.cu", include_dirs=[KERNELS_DIR])
+        mod = compile_f("f4_scheduler.cu", {"BROKEN": BROKEN.get(broken, 0)}, arch)
     except PtxlabError as e:
         return StageResult.from_rows([Check("kernel compiles", False, str(e))])
     rows: List[Check] = [H.sass_row(mod, ["ATOMG.E.ADD", "ATOMG.E.INC", "BAR.SYNC"])]

@@ -40,7 +40,8 @@ f4_scheduler(const unsigned* x, unsigned* out, unsigned* seen, unsigned* counter
 #if BROKEN == 3
   if (row == 0) {
     unsigned old;
-    asm volatile("atom.acq_rel.gpu.global.inc.u32 %0, [%1], %2;" : "=r"(old) : "l"(done), "r"(gridDim.x - 1u) : "memory");
+    asm volatile("atom.acq_rel.gpu.global.inc.u32 %0, [%1], %2;"
+                 : "=r"(old) : "l"(done), "r"(gridDim.x - 1u) : "memory");
     if (old == 0u) asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" :: "l"(counter), "r"(0u) : "memory");
   }
 #elif BROKEN != 2

@@ -21,7 +21,8 @@ from ptxlab.lab.registry import Check, StageResult
 from ptxlab.numerics import pack_fp4
 from ptxlab.scales import to_blocked
 
-from .common import H, HERE, exact_dot, first_diff, nvfp4_operands, preflight_for, resolve_broken, strict
+from .common import (H, compile_f, exact_dot, first_diff, nvfp4_operands, preflight_for, resolve_broken,
+                     strict)
 
 STAGE = "F5"
 BROKEN = {
@@ -42,7 +43,7 @@ def run_f5(ctx, cases: Sequence[int] = CASES, broken: Optional[str] = None) -> S
     except DeviceUnavailable as e:
         return H.refuse_rows(STAGE, e)
     try:
-        mod = H.compile_stage(HERE / "f5_tmem_dbuf.cu", {"BROKEN": BROKEN.get(broken, 0)})
+        mod = compile_f("f5_tmem_dbuf.cu", {"BROKEN": BROKEN.get(broken, 0)})
     except PtxlabError as e:
         return StageResult.from_rows([Check("kernel compiles", False, str(e))])
     rows: List[Check] = [H.sass_row(mod, ["UTCOMMA", "UTCBAR", "LDTM", "UTMALDG"])]

@@ -17,6 +17,7 @@
 #include "blocks/scales.cuh"
 #include "blocks/mma.cuh"
 #include "blocks/accum_pipe.cuh"
+#include "f_tile.cuh"
 
 #ifndef BROKEN
 #define BROKEN 0
@@ -24,8 +25,12 @@
 
 using namespace ptxlab;
 
-constexpr u32 BN = 32, S = 2;
-constexpr u32 A_BYTES = 16384, B_BYTES = BN * 128, SF_BYTES = 2048, STAGE = A_BYTES + B_BYTES + 2 * SF_BYTES;
+using fstage::BN;
+using fstage::A_BYTES;
+using fstage::B_BYTES;
+using fstage::SF_BYTES;
+using fstage::STAGE;
+constexpr u32 S = 2;
 constexpr u32 SFA_COL = 2 * BN, SFB_COL = SFA_COL + 16 * S, NCOLS = 128;
 
 extern "C" __global__ void __launch_bounds__(192, 1)
@@ -59,7 +64,6 @@ f5_tmem_dbuf(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDe
     __syncwarp();
   } else if (warp == 1) {
     if (elect_one_sync()) {
-      const u32 idesc = mma::idesc_nvfp4(BN);
       PipeState<S> ps;
       for (u32 t = 0; t < tiles; ++t, ps.advance()) {
         const accpipe::Slot a = accpipe::slot_of(t);
@@ -76,15 +80,7 @@ f5_tmem_dbuf(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDe
         const u32 s = ps.stage;
         mbar_wait(smem_u32(&full_bar[s]), ps.phase);
         tmem_fence_after_sync();
-        const u32 sa = base + s * STAGE, sb = sa + A_BYTES, ssfa = sb + B_BYTES, ssfb = ssfa + SF_BYTES;
-        for (u32 j = 0; j < 4; ++j) {
-          sf_copy_32x128b_warpx4(tmem + SFA_COL + 16u * s + 4u * j, sf_block_desc(ssfa + 512u * j));
-          sf_copy_32x128b_warpx4(tmem + SFB_COL + 16u * s + 4u * j, sf_block_desc(ssfb + 512u * j));
-        }
-        for (u32 j = 0; j < 4; ++j)
-          mma::mma_nvfp4(d, mma::desc_advance_k(mma::smem_desc_sw128(sa), j),
-                         mma::desc_advance_k(mma::smem_desc_sw128(sb), j), idesc, tmem + SFA_COL + 16u * s + 4u * j,
-                         tmem + SFB_COL + 16u * s + 4u * j + (t % 4u), j != 0u);
+        fstage::k_block_n32(d, base + s * STAGE, tmem + SFA_COL + 16u * s, tmem + SFB_COL + 16u * s, t % 4u, false);
         mma::commit_arrive(smem_u32(&empty_bar[s]));
         mma::commit_arrive(smem_u32(&acc_full[a.buf]));
       }
