@@ -15,7 +15,8 @@ from typing import Any, Dict, Optional
 
 import numpy as np
 
-from ptxlab.errors import UsageError
+from ptxlab.errors import DeviceUnavailable, PtxlabError, UsageError
+from ptxlab.lab.registry import Check, StageResult
 
 HERE = Path(__file__).resolve().parent
 _D = HERE.parent / "D_mma"
@@ -96,3 +97,66 @@ def first_diff(got: np.ndarray, exp: np.ndarray, what: str = "word") -> str:
     idx = tuple(int(x) for x in bad[0])
     return (f"{len(bad)} {what}s differ; first at {idx}: got {H.describe_f32(int(got[idx]))}, expected "
             f"{H.describe_f32(int(exp[idx]))}")
+
+
+class Refused(Exception):
+    """The device cannot run the stage (e.g. an H100 for an sm_100a stage): carries the refused StageResult."""
+
+    def __init__(self, result: StageResult) -> None:
+        super().__init__(str(result))
+        self.result = result
+
+
+def device_of(ctx: Any, stage: str, pick_arch: Any = None) -> Any:
+    """(device, arch): the sm_100a device (or, with pick_arch(dev), the arch it picks); Refused otherwise."""
+    try:
+        dev = ctx.device
+        if pick_arch is None:
+            H.check_device(dev)
+            return dev, "sm_100a"
+        return dev, pick_arch(dev)
+    except DeviceUnavailable as e:
+        raise Refused(H.refuse_rows(stage, e)) from e
+
+
+def compile_row(rows: list, name: str, defines: Dict[str, int], tag: str, arch: str = "sm_100a",
+                sass: Optional[list] = None) -> Any:
+    """compile_f; a compile error becomes a failing row (None returned); the first module's SASS check becomes a row
+    when `sass` is given and no SASS row is in `rows` yet."""
+    try:
+        mod = compile_f(name, defines, arch)
+    except PtxlabError as e:
+        rows.append(Check(f"kernel compiles ({tag})", False, str(e)))
+        return None
+    if sass and not any(r.name.startswith("SASS ") for r in rows):
+        rows.append(H.sass_row(mod, sass))
+    return mod
+
+
+def launched(dev: Any, rows: list, stage: str, tag: str, seed: int, launch: Any, strict_rules: bool = True) -> bool:
+    """Run launch() (under the strict emulator rules); a kernel error becomes a failing 'kernel ran' row (False
+    returned); a device that cannot run it refuses the stage."""
+    try:
+        with (strict(dev) if strict_rules else contextlib.nullcontext()):
+            launch()
+        return True
+    except DeviceUnavailable as e:
+        raise Refused(H.refuse_rows(stage, e)) from e
+    except PtxlabError as e:
+        rows.append(Check(f"kernel ran ({tag})", False, f"seed={seed}: {e}"))
+        return False
+
+
+_MAP = {"dtype": "UINT8", "interleave": "none", "l2_promotion": "none", "oob_fill": "none"}
+
+
+def mat_map(dev: Any, buf: Any, k: int, rows: int, box_rows: int) -> Any:
+    """K-major packed fp4 operand (rows, K/2) bytes -> 3-D map {K/2, rows, 1}, box {128 B, box_rows, 1}, SW128."""
+    return dev.tensor_map(buf, global_shape=(k // 2, rows, 1), global_strides=(k // 2, rows * k // 2),
+                          box=(128, box_rows, 1), element_strides=(1, 1, 1), swizzle="128B", **_MAP)
+
+
+def sf_map(dev: Any, buf: Any, mn: int, k: int, box_rows: int) -> Any:
+    """Blocked (permuted) SFs of mn rows -> 2-D map {128 B, 128-B rows}, box {128, box_rows}, no swizzle."""
+    return dev.tensor_map(buf, global_shape=(128, (-(-mn // 128)) * (k // 64) * 4), global_strides=(128,),
+                          box=(128, box_rows), element_strides=(1, 1), swizzle="none", **_MAP)

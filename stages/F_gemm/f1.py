@@ -16,13 +16,12 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ptxlab.errors import DeviceUnavailable, PtxlabError
 from ptxlab.lab.registry import Check, StageResult
 from ptxlab.numerics import pack_fp4
 from ptxlab.scales import to_blocked
 
-from .common import (H, compile_f, exact_dot, first_diff, nvfp4_operands, preflight_for, resolve_broken,
-                     strict)
+from .common import (H, Refused, compile_row, device_of, exact_dot, first_diff, launched, mat_map, nvfp4_operands,
+                     preflight_for, resolve_broken, sf_map)
 
 STAGE = "F1"
 BROKEN = {                      # name -> BROKEN define of f1_multicast.cu
@@ -38,14 +37,8 @@ preflight = preflight_for(STAGE, BROKEN)
 
 
 def _maps(dev, a_buf, b_buf, sfa_buf, sfb_buf, n: int, k: int, c: int):
-    common = {"dtype": "UINT8", "interleave": "none", "l2_promotion": "none", "oob_fill": "none"}
-    kb = k // 2
-    mat = lambda buf, rows, box: dev.tensor_map(buf, global_shape=(kb, rows, 1), global_strides=(kb, rows * kb),  # noqa
-                                                box=(128, box, 1), element_strides=(1, 1, 1), swizzle="128B", **common)
-    sf = lambda buf, rows, box: dev.tensor_map(buf, global_shape=(128, rows), global_strides=(128,), box=(128, box),  # noqa
-                                               element_strides=(1, 1), swizzle="none", **common)
-    sf_rows = lambda mn: (-(-mn // 128)) * (k // 64) * 4  # noqa: E731
-    return [mat(a_buf, 128, 128 // c), mat(b_buf, n, 32), sf(sfa_buf, sf_rows(128), 16 // c), sf(sfb_buf, sf_rows(n), 4)]
+    return [mat_map(dev, a_buf, k, 128, 128 // c), mat_map(dev, b_buf, k, n, 32), sf_map(dev, sfa_buf, 128, k, 16 // c),
+            sf_map(dev, sfb_buf, n, k, 4)]
 
 
 def _hint(got: np.ndarray, exp: np.ndarray, c: int) -> str:
@@ -67,44 +60,32 @@ def _hint(got: np.ndarray, exp: np.ndarray, c: int) -> str:
 
 def run_f1(ctx, cases: Sequence[Tuple[int, int, int]] = CASES, broken: Optional[str] = None) -> StageResult:
     broken = resolve_broken(STAGE, broken, BROKEN)
-    try:
-        dev = ctx.device
-        H.check_device(dev)
-    except DeviceUnavailable as e:
-        return H.refuse_rows(STAGE, e)
     rows: List[Check] = []
     t = H.Timer()
-    sass_done = False
-    for (c, n, k) in cases:
-        tag = f"cluster (1,{c},1), N={n} (tiles of 32), K={k}"
-        try:
-            mod = compile_f("f1_multicast.cu", {"NC": c, "BROKEN": BROKEN.get(broken, 0)})
-        except PtxlabError as e:
-            rows.append(Check(f"kernel compiles ({tag})", False, str(e)))
-            continue
-        if not sass_done:
-            rows.append(H.sass_row(mod, SASS))
-            sass_done = True
-        seed = H.fresh_seed()
-        a, sfa = nvfp4_operands(seed, 128, k)
-        b, sfb = nvfp4_operands(seed + 1, n, k)
-        bufs = [dev.to_device(x) for x in (pack_fp4(a), pack_fp4(b), to_blocked(sfa).reshape(-1),
-                                           to_blocked(sfb).reshape(-1))]
-        d = H.poisoned(dev, 4 * n * 128)
-        try:
-            with strict(dev):
-                dev.launch(mod, "f1_multicast", grid=(1, n // 32, 1), block=(128, 1, 1), cluster=(1, c, 1),
-                           shared_bytes=2 * (16384 + 4096 + 4096) + 1024,
-                           args=[*_maps(dev, *bufs, n, k, c), d, np.uint32(k), np.uint32(n)])
-        except DeviceUnavailable as e:
-            return H.refuse_rows(STAGE, e)
-        except PtxlabError as e:
-            rows.append(Check(f"kernel ran ({tag})", False, f"seed={seed}: {e}"))
-            continue
-        got = dev.to_host(d, np.uint32).reshape(n // 32, 128, 32)
-        exp = H.f32_bits(exact_dot(a, sfa, b, sfb).reshape(128, n // 32, 32).transpose(1, 0, 2))
-        diff = first_diff(got, exp)
-        rows.append(Check(f"every CTA's TMEM == float64 sums, exact ({tag})", not diff,
-                          f"seed={seed}" + (f": {diff} (n_tile, row, column){_hint(got, exp, c)}" if diff
-                                            else f"; {got.size} words")))
+    try:
+        dev, _ = device_of(ctx, STAGE)
+        for (c, n, k) in cases:
+            tag = f"cluster (1,{c},1), N={n} (tiles of 32), K={k}"
+            mod = compile_row(rows, "f1_multicast.cu", {"NC": c, "BROKEN": BROKEN.get(broken, 0)}, tag, sass=SASS)
+            if mod is None:
+                continue
+            seed = H.fresh_seed()
+            a, sfa = nvfp4_operands(seed, 128, k)
+            b, sfb = nvfp4_operands(seed + 1, n, k)
+            bufs = [dev.to_device(x) for x in (pack_fp4(a), pack_fp4(b), to_blocked(sfa).reshape(-1),
+                                               to_blocked(sfb).reshape(-1))]
+            d = H.poisoned(dev, 4 * n * 128)
+            if not launched(dev, rows, STAGE, tag, seed, lambda: dev.launch(
+                    mod, "f1_multicast", grid=(1, n // 32, 1), block=(128, 1, 1), cluster=(1, c, 1),
+                    shared_bytes=2 * (16384 + 4096 + 4096) + 1024,
+                    args=[*_maps(dev, *bufs, n, k, c), d, np.uint32(k), np.uint32(n)])):
+                continue
+            got = dev.to_host(d, np.uint32).reshape(n // 32, 128, 32)
+            exp = H.f32_bits(exact_dot(a, sfa, b, sfb).reshape(128, n // 32, 32).transpose(1, 0, 2))
+            diff = first_diff(got, exp)
+            rows.append(Check(f"every CTA's TMEM == float64 sums, exact ({tag})", not diff,
+                              f"seed={seed}" + (f": {diff} (n_tile, row, column){_hint(got, exp, c)}" if diff
+                                                else f"; {got.size} words")))
+    except Refused as r:
+        return r.result
     return StageResult.from_rows(rows, metrics={"emu_seconds": round(t(), 2)})

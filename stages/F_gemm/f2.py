@@ -16,10 +16,9 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ptxlab.errors import DeviceUnavailable, PtxlabError
 from ptxlab.lab.registry import Check, StageResult
 
-from .common import H, compile_f, preflight_for, resolve_broken, strict
+from .common import H, Refused, compile_row, device_of, launched, preflight_for, resolve_broken
 
 STAGE = "F2"
 BROKEN = {
@@ -69,51 +68,39 @@ def _hint(got: np.ndarray, exp: np.ndarray, bn: int) -> str:
 
 def run_f2(ctx, cases: Sequence[Tuple[int, int, int, int]] = CASES, broken: Optional[str] = None) -> StageResult:
     broken = resolve_broken(STAGE, broken, BROKEN)
-    try:
-        dev = ctx.device
-        H.check_device(dev)
-    except DeviceUnavailable as e:
-        return H.refuse_rows(STAGE, e)
     rows: List[Check] = []
     t = H.Timer()
-    sass_done = False
-    for (m, n, l, bn) in cases:
-        tag = f"c (M,N,L)=({m},{n},{l}), tiles 128x{bn}, 2 per CTA"
-        try:
-            mod = compile_f("f2_tma_store.cu", {"BN": bn, "BROKEN": BROKEN.get(broken, 0)})
-        except PtxlabError as e:
-            rows.append(Check(f"kernel compiles ({tag})", False, str(e)))
-            continue
-        if not sass_done:
-            rows.append(H.sass_row(mod, SASS))
-            sass_done = True
-        seed = H.fresh_seed()
-        acc = _values(seed, (l, m, n))
-        with np.errstate(over="ignore"):          # the values above fp16's range become +-inf, as cvt.rn does
-            exp = acc.astype(np.float16).view(np.uint16)
-        d_acc = dev.to_device(acc.view(np.uint32))
-        out = H.poisoned(dev, 2 * l * m * n)
-        tm_c = dev.tensor_map(out, dtype="FLOAT16", global_shape=(n, m, l), global_strides=(2 * n, 2 * m * n),
-                              box=(32, 32, 1), element_strides=(1, 1, 1), swizzle="64B", interleave="none",
-                              l2_promotion="none", oob_fill="none")
-        try:
-            with strict(dev):
-                dev.launch(mod, "f2_tma_store", grid=(m // 256, n // bn, l), block=(192, 1, 1),
-                           shared_bytes=128 * bn * 2 + 1024, args=[tm_c, d_acc, np.uint32(m), np.uint32(n)])
-        except DeviceUnavailable as e:
-            return H.refuse_rows(STAGE, e)
-        except PtxlabError as e:
-            rows.append(Check(f"kernel ran ({tag})", False, f"seed={seed}: {e}"))
-            continue
-        got = dev.to_host(out, np.uint16).reshape(l, m, n)
-        bad = np.argwhere(got != exp)
-        detail = f"seed={seed}"
-        if len(bad):
-            i = tuple(int(v) for v in bad[0])
-            detail += (f": {len(bad)} of {got.size} fp16 values differ; first at (l, m, n) = {i}: got 0x{int(got[i]):04x}"
-                       f"{' (POISON: never stored)' if got[i] == 0xA5A5 else ''}, expected 0x{int(exp[i]):04x} "
-                       f"(fp32 {float(acc[i])!r}){_hint(got, exp, bn)}")
-        else:
-            detail += f"; {got.size} values, {int(np.isinf(exp.view(np.float16)).sum())} of them +-inf"
-        rows.append(Check(f"fp16 c == RNE(fp32 accumulators), every element ({tag})", not len(bad), detail))
+    try:
+        dev, _ = device_of(ctx, STAGE)
+        for (m, n, l, bn) in cases:
+            tag = f"c (M,N,L)=({m},{n},{l}), tiles 128x{bn}, 2 per CTA"
+            mod = compile_row(rows, "f2_tma_store.cu", {"BN": bn, "BROKEN": BROKEN.get(broken, 0)}, tag, sass=SASS)
+            if mod is None:
+                continue
+            seed = H.fresh_seed()
+            acc = _values(seed, (l, m, n))
+            with np.errstate(over="ignore"):          # the values above fp16's range become +-inf, as cvt.rn does
+                exp = acc.astype(np.float16).view(np.uint16)
+            d_acc = dev.to_device(acc.view(np.uint32))
+            out = H.poisoned(dev, 2 * l * m * n)
+            tm_c = dev.tensor_map(out, dtype="FLOAT16", global_shape=(n, m, l), global_strides=(2 * n, 2 * m * n),
+                                  box=(32, 32, 1), element_strides=(1, 1, 1), swizzle="64B", interleave="none",
+                                  l2_promotion="none", oob_fill="none")
+            if not launched(dev, rows, STAGE, tag, seed, lambda: dev.launch(
+                    mod, "f2_tma_store", grid=(m // 256, n // bn, l), block=(192, 1, 1),
+                    shared_bytes=128 * bn * 2 + 1024, args=[tm_c, d_acc, np.uint32(m), np.uint32(n)])):
+                continue
+            got = dev.to_host(out, np.uint16).reshape(l, m, n)
+            bad = np.argwhere(got != exp)
+            detail = f"seed={seed}"
+            if len(bad):
+                i = tuple(int(v) for v in bad[0])
+                detail += (f": {len(bad)} of {got.size} fp16 values differ; first at (l, m, n) = {i}: got "
+                           f"0x{int(got[i]):04x}{' (POISON: never stored)' if got[i] == 0xA5A5 else ''}, expected "
+                           f"0x{int(exp[i]):04x} (fp32 {float(acc[i])!r}){_hint(got, exp, bn)}")
+            else:
+                detail += f"; {got.size} values, {int(np.isinf(exp.view(np.float16)).sum())} of them +-inf"
+            rows.append(Check(f"fp16 c == RNE(fp32 accumulators), every element ({tag})", not len(bad), detail))
+    except Refused as r:
+        return r.result
     return StageResult.from_rows(rows, metrics={"emu_seconds": round(t(), 2)})

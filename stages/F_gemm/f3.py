@@ -18,10 +18,10 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ptxlab.errors import DeviceUnavailable, PtxlabError
+from ptxlab.errors import DeviceUnavailable
 from ptxlab.lab.registry import Check, StageResult
 
-from .common import H, compile_f, preflight_for, resolve_broken
+from .common import H, Refused, compile_row, device_of, launched, preflight_for, resolve_broken
 
 STAGE = "F3"
 BROKEN = {
@@ -42,10 +42,6 @@ def arch_of(dev) -> str:
         if dev.arch_supported(arch):
             return arch
     raise DeviceUnavailable(f"{dev.describe()} runs neither sm_100a nor sm_90a code")
-
-
-def compile_f3(arch: str, broken: int) -> object:
-    return compile_f("f3_splitk.cu", {"BN": BN, "BROKEN": broken}, arch)
 
 
 @contextlib.contextmanager
@@ -75,18 +71,15 @@ def expected(p: np.ndarray) -> np.ndarray:
 
 def run_f3(ctx, cases: Sequence[Tuple[int, int, bool, bool]] = CASES, broken: Optional[str] = None) -> StageResult:
     broken = resolve_broken(STAGE, broken, BROKEN)
-    try:
-        dev = ctx.device
-        arch = arch_of(dev)
-    except DeviceUnavailable as e:
-        return H.refuse_rows(STAGE, e)
-    try:
-        mod = compile_f3(arch, BROKEN.get(broken, 0))
-    except PtxlabError as e:
-        return StageResult.from_rows([Check("kernel compiles", False, str(e))])
-    rows: List[Check] = [H.sass_row(mod, ["ATOMG.E.INC", "MEMBAR", "LDG.E.128.STRONG.GPU", "STG.E.128"])]
+    rows: List[Check] = []
     t = H.Timer()
-    for tiles, splits, rev, seq in cases:
+    try:
+        dev, arch = device_of(ctx, STAGE, arch_of)
+    except Refused as r:
+        return r.result
+    mod = compile_row(rows, "f3_splitk.cu", {"BN": BN, "BROKEN": BROKEN.get(broken, 0)}, "F3", arch,
+                      sass=["ATOMG.E.INC", "MEMBAR", "LDG.E.128.STRONG.GPU", "STG.E.128"])
+    for tiles, splits, rev, seq in (cases if mod is not None else ()):
         tag = f"{tiles} tiles x {splits} splits, {'reversed' if rev else 'index'} order" + \
             (", CTAs one after another" if seq else "")
         ws = dev.empty(4 * splits * tiles * 128 * BN)
@@ -99,13 +92,12 @@ def run_f3(ctx, cases: Sequence[Tuple[int, int, bool, bool]] = CASES, broken: Op
             p = (rng.uniform(-1, 1, (splits, tiles, 128, BN)) * np.exp2(rng.integers(-8, 9, (splits, tiles, 128, BN)))
                  ).astype(np.float32)
             out = H.poisoned(dev, 4 * tiles * 128 * BN)
-            try:
-                with sequential_ctas(dev, seq):
-                    dev.launch(mod, "f3_splitk", grid=(tiles, 1, splits), block=(128, 1, 1),
-                               args=[dev.to_device(p.view(np.uint32)), ws, counters, out, np.uint32(splits),
-                                     np.uint32(rev)])
-            except PtxlabError as e:
-                rows.append(Check(f"kernel ran ({tag}, launch {launch})", False, f"seed={seed}: {e}"))
+            with sequential_ctas(dev, seq):
+                ran = launched(dev, rows, STAGE, f"{tag}, launch {launch}", seed, lambda: dev.launch(
+                    mod, "f3_splitk", grid=(tiles, 1, splits), block=(128, 1, 1),
+                    args=[dev.to_device(p.view(np.uint32)), ws, counters, out, np.uint32(splits), np.uint32(rev)]),
+                    strict_rules=False)
+            if not ran:
                 break
             got = dev.to_host(out, np.uint32).reshape(tiles, 128, BN)
             exp = expected(p)

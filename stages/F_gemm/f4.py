@@ -15,10 +15,9 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ptxlab.errors import DeviceUnavailable, PtxlabError
 from ptxlab.lab.registry import Check, StageResult
 
-from .common import H, compile_f, preflight_for, resolve_broken
+from .common import H, Refused, compile_row, device_of, launched, preflight_for, resolve_broken
 from .f3 import arch_of, sequential_ctas
 
 STAGE = "F4"
@@ -34,18 +33,15 @@ preflight = preflight_for(STAGE, BROKEN)
 
 def run_f4(ctx, cases: Sequence[Tuple[int, int, int, bool]] = CASES, broken: Optional[str] = None) -> StageResult:
     broken = resolve_broken(STAGE, broken, BROKEN)
-    try:
-        dev = ctx.device
-        arch = arch_of(dev)
-    except DeviceUnavailable as e:
-        return H.refuse_rows(STAGE, e)
-    try:
-        mod = compile_f("f4_scheduler.cu", {"BROKEN": BROKEN.get(broken, 0)}, arch)
-    except PtxlabError as e:
-        return StageResult.from_rows([Check("kernel compiles", False, str(e))])
-    rows: List[Check] = [H.sass_row(mod, ["ATOMG.E.ADD", "ATOMG.E.INC", "BAR.SYNC"])]
+    rows: List[Check] = []
     t = H.Timer()
-    for ctas, tiles, k, seq in cases:
+    try:
+        dev, arch = device_of(ctx, STAGE, arch_of)
+    except Refused as r:
+        return r.result
+    mod = compile_row(rows, "f4_scheduler.cu", {"BROKEN": BROKEN.get(broken, 0)}, "F4", arch,
+                      sass=["ATOMG.E.ADD", "ATOMG.E.INC", "BAR.SYNC"])
+    for ctas, tiles, k, seq in (cases if mod is not None else ()):
         tag = f"{ctas} CTAs, {tiles} tiles" + (", CTAs one after another" if seq else "")
         counter, done = dev.empty(4), dev.empty(4)
         dev.memset(counter, 0)
@@ -56,12 +52,12 @@ def run_f4(ctx, cases: Sequence[Tuple[int, int, int, bool]] = CASES, broken: Opt
             out = H.poisoned(dev, 4 * tiles * 128)
             seen = dev.empty(4 * tiles)
             dev.memset(seen, 0)
-            try:
-                with sequential_ctas(dev, seq):
-                    dev.launch(mod, "f4_scheduler", grid=(ctas, 1, 1), block=(128, 1, 1),
-                               args=[dev.to_device(x), out, seen, counter, done, np.uint32(tiles), np.uint32(k)])
-            except PtxlabError as e:
-                rows.append(Check(f"kernel ran ({tag}, launch {launch})", False, f"seed={seed}: {e}"))
+            with sequential_ctas(dev, seq):
+                ran = launched(dev, rows, STAGE, f"{tag}, launch {launch}", seed, lambda: dev.launch(
+                    mod, "f4_scheduler", grid=(ctas, 1, 1), block=(128, 1, 1),
+                    args=[dev.to_device(x), out, seen, counter, done, np.uint32(tiles), np.uint32(k)]),
+                    strict_rules=False)
+            if not ran:
                 break
             got = dev.to_host(out, np.uint32).reshape(tiles, 128)
             exp = x.sum(axis=2, dtype=np.uint64).astype(np.uint32)

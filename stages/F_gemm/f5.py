@@ -16,13 +16,12 @@ from typing import List, Optional, Sequence
 
 import numpy as np
 
-from ptxlab.errors import DeviceUnavailable, PtxlabError
 from ptxlab.lab.registry import Check, StageResult
 from ptxlab.numerics import pack_fp4
 from ptxlab.scales import to_blocked
 
-from .common import (H, compile_f, exact_dot, first_diff, nvfp4_operands, preflight_for, resolve_broken,
-                     strict)
+from .common import (H, Refused, compile_row, device_of, exact_dot, first_diff, launched, mat_map, nvfp4_operands,
+                     preflight_for, resolve_broken, sf_map)
 
 STAGE = "F5"
 BROKEN = {
@@ -37,51 +36,38 @@ preflight = preflight_for(STAGE, BROKEN)
 
 def run_f5(ctx, cases: Sequence[int] = CASES, broken: Optional[str] = None) -> StageResult:
     broken = resolve_broken(STAGE, broken, BROKEN)
-    try:
-        dev = ctx.device
-        H.check_device(dev)
-    except DeviceUnavailable as e:
-        return H.refuse_rows(STAGE, e)
-    try:
-        mod = compile_f("f5_tmem_dbuf.cu", {"BROKEN": BROKEN.get(broken, 0)})
-    except PtxlabError as e:
-        return StageResult.from_rows([Check("kernel compiles", False, str(e))])
-    rows: List[Check] = [H.sass_row(mod, ["UTCOMMA", "UTCBAR", "LDTM", "UTMALDG"])]
+    rows: List[Check] = []
     t = H.Timer()
-    common = {"dtype": "UINT8", "interleave": "none", "l2_promotion": "none", "oob_fill": "none"}
-    for tiles in cases:
-        n, k = 32 * tiles, 256
-        tag = f"{tiles} tiles of 128x32 (K={k}) in one CTA, accumulators alternating"
-        seed = H.fresh_seed()
-        a, sfa = nvfp4_operands(seed, 128, k)
-        b, sfb = nvfp4_operands(seed + 1, n, k)
-        bufs = [dev.to_device(x) for x in (pack_fp4(a), pack_fp4(b), to_blocked(sfa).reshape(-1),
-                                           to_blocked(sfb).reshape(-1))]
-        mat = lambda buf, rows_, box: dev.tensor_map(buf, global_shape=(k // 2, rows_, 1),  # noqa: E731
-                                                     global_strides=(k // 2, rows_ * k // 2), box=(128, box, 1),
-                                                     element_strides=(1, 1, 1), swizzle="128B", **common)
-        sf = lambda buf, rows_: dev.tensor_map(buf, global_shape=(128, rows_), global_strides=(128,), box=(128, 16),  # noqa
-                                               element_strides=(1, 1), swizzle="none", **common)
-        maps = [mat(bufs[0], 128, 128), mat(bufs[1], n, 32), sf(bufs[2], 16), sf(bufs[3], 16 * (-(-n // 128)))]
-        out = H.poisoned(dev, 4 * tiles * 128 * 32)
-        try:
-            with strict(dev):
-                dev.launch(mod, "f5_tmem_dbuf", grid=(1, 1, 1), block=(192, 1, 1), shared_bytes=2 * 24576 + 1024,
-                           args=[*maps, out, np.uint32(tiles)])
-        except DeviceUnavailable as e:
-            return H.refuse_rows(STAGE, e)
-        except PtxlabError as e:
-            rows.append(Check(f"kernel ran ({tag})", False, f"seed={seed}: {e}"))
-            continue
-        got = dev.to_host(out, np.uint32).reshape(tiles, 128, 32)
-        exp = H.f32_bits(exact_dot(a, sfa, b, sfb).reshape(128, tiles, 32).transpose(1, 0, 2))
-        diff = first_diff(got, exp)
-        hint = ""
-        if diff:
-            bad_tiles = sorted({int(x) for x in np.argwhere(got != exp)[:, 0]})
-            same = [t_ for t_ in bad_tiles if any(np.array_equal(got[t_], exp[u]) for u in range(tiles) if u != t_)]
-            hint = (f"; wrong tiles {bad_tiles}" + (f", tiles {same} hold another tile's result: an accumulator was "
-                                                   "refilled before the epilogue had read it" if same else ""))
-        rows.append(Check(f"every tile == float64 sums, exact ({tag})", not diff,
-                          f"seed={seed}" + (f": {diff} (tile, row, column){hint}" if diff else f"; {got.size} words")))
+    try:
+        dev, _ = device_of(ctx, STAGE)
+        mod = compile_row(rows, "f5_tmem_dbuf.cu", {"BROKEN": BROKEN.get(broken, 0)}, "F5",
+                          sass=["UTCOMMA", "UTCBAR", "LDTM", "UTMALDG"])
+        for tiles in (cases if mod is not None else ()):
+            n, k = 32 * tiles, 256
+            tag = f"{tiles} tiles of 128x32 (K={k}) in one CTA, accumulators alternating"
+            seed = H.fresh_seed()
+            a, sfa = nvfp4_operands(seed, 128, k)
+            b, sfb = nvfp4_operands(seed + 1, n, k)
+            bufs = [dev.to_device(x) for x in (pack_fp4(a), pack_fp4(b), to_blocked(sfa).reshape(-1),
+                                               to_blocked(sfb).reshape(-1))]
+            maps = [mat_map(dev, bufs[0], k, 128, 128), mat_map(dev, bufs[1], k, n, 32), sf_map(dev, bufs[2], 128, k, 16),
+                    sf_map(dev, bufs[3], n, k, 16)]
+            out = H.poisoned(dev, 4 * tiles * 128 * 32)
+            if not launched(dev, rows, STAGE, tag, seed, lambda: dev.launch(
+                    mod, "f5_tmem_dbuf", grid=(1, 1, 1), block=(192, 1, 1), shared_bytes=2 * 24576 + 1024,
+                    args=[*maps, out, np.uint32(tiles)])):
+                continue
+            got = dev.to_host(out, np.uint32).reshape(tiles, 128, 32)
+            exp = H.f32_bits(exact_dot(a, sfa, b, sfb).reshape(128, tiles, 32).transpose(1, 0, 2))
+            diff = first_diff(got, exp)
+            hint = ""
+            if diff:
+                bad_tiles = sorted({int(x) for x in np.argwhere(got != exp)[:, 0]})
+                same = [u for u in bad_tiles if any(np.array_equal(got[u], exp[v]) for v in range(tiles) if v != u)]
+                hint = f"; wrong tiles {bad_tiles}" + (f", tiles {same} hold another tile's result: an accumulator "
+                                                      "was refilled before the epilogue had read it" if same else "")
+            rows.append(Check(f"every tile == float64 sums, exact ({tag})", not diff,
+                              f"seed={seed}" + (f": {diff} (tile, row, column){hint}" if diff else f"; {got.size} words")))
+    except Refused as r:
+        return r.result
     return StageResult.from_rows(rows, metrics={"emu_seconds": round(t(), 2)})
