@@ -28,22 +28,30 @@ Paths:
   * CPU tensors: the ptxlab emulator runs the same (embedded) kernel text through ``ptxlab.production.gemm`` (needs
     the ``ptxlab`` package; copies in and out). This is the lab/test path, not a fast path.
 
-Split-K (opt-in, OFF by default; unmeasured on a B200): the factor comes from the environment variable
-``PTXLAB_GEMM_SPLITS`` when set, else from the module constant ``GEMM_SPLITS`` (1; ``python lab.py export --problem
-nvfp4_gemm --splits auto|S`` bakes another default into the exported file). Values: ``1`` (no split-K, the kernel as
-before), an integer S >= 2 (per shape capped to K/256 and to 65535 // L, so one setting serves every shape), or
-``auto`` (:func:`choose_splits`, the one-wave heuristic ``ptxlab.production.gemm`` imports from here). Anything else
-raises ValueError. S >= 2 runs the ``-DGEMM_SPLITS=S`` build on grid (M/128, N/BN, L*S) with two more kernel
-parameters: an fp32 (L, M, N) workspace and one u32 counter per tile, allocated zeroed with torch once per (device,
-shape) and cached (every launch leaves them zero; launches of one shape must be stream-ordered, as gpu-mode's are).
+Cluster variant (the default): per shape ``choose_cluster_config`` (tile N, cluster size C, stages, warm-up K blocks);
+the kernel takes five tensor maps (a, b, sfa, sfb slices of the multicast boxes and the fp16 output map) and M, N,
+K, warm; launched with cuLaunchKernelEx and a (1, C, 1) cluster dimension (C > 8: the function is opted into
+non-portable cluster sizes, and a GPU that cannot keep the grid's 16-CTA clusters resident at once, per
+cuOccupancyMaxActiveClusters, gets 8-CTA clusters). Predicted, not measured: ptx_docs/production_gemm.md.
 
-2-SM variant (opt-in, OFF by default; unmeasured on a B200): ``PTXLAB_GEMM_VARIANT=2sm`` (else the module constant
-``GEMM_VARIANT``, "1sm"; ``lab.py export --variant 2sm`` bakes another default) runs the ``-DGEMM_PAIR=1`` build:
-CTA pairs in (2,1,1) clusters, one tcgen05.mma.cta_group::2 (M = 256) per K chunk over a 256 x BN tile, the B tile
-loaded once per pair (split by N, box {128 B, BN/2 rows}); grid (2 * ceil(M/256), N/BN, L), launched with
-cuLaunchKernelEx + a cluster-dimension attribute. Not combinable with split-K.
+Split-K (1sm variant only, opt-in, OFF by default; unmeasured on a B200): the factor comes from the environment
+variable ``PTXLAB_GEMM_SPLITS`` when set, else from the module constant ``GEMM_SPLITS`` (1; ``python lab.py export
+--problem nvfp4_gemm --variant 1sm --splits auto|S`` bakes another default into the exported file). Values: ``1`` (no
+split-K), an integer S >= 2 (per shape capped to K/256 and to 65535 // L), or ``auto`` (:func:`choose_splits`).
+Anything else raises ValueError. S >= 2 runs the ``-DGEMM_SPLITS=S`` build on grid (M/128, N/BN, L*S) with two more
+kernel parameters: the fp32 workspace and one u32 counter per tile, allocated zeroed with torch once per (device,
+shape) and cached (every launch leaves the counters zero; launches of one shape must be stream-ordered, as gpu-mode's
+are). The reduction (``PTXLAB_GEMM_SPLITK_REDUCE``, else ``GEMM_SPLITK_REDUCE``): ``ordered`` (default,
+deterministic: S workspace slots, the last arriving split sums them in split order) or ``atomic`` (red.add in
+arrival order, NOT deterministic; one workspace image). With another variant, split-K raises ValueError.
 
-Requirements (gpu-mode's nvfp4_gemm shapes meet them): M % 128 == 0, N % 128 == 0, K % 256 == 0, L <= 65535.
+2-SM variant (opt-in; unmeasured on a B200): ``PTXLAB_GEMM_VARIANT=2sm`` (``lab.py export --variant 2sm`` bakes it)
+runs the ``-DGEMM_PAIR=1`` build: CTA pairs in (2,1,1) clusters, one tcgen05.mma.cta_group::2 (M = 256) per K chunk
+over a 256 x BN tile, the B tile loaded once per pair (split by N, box {128 B, BN/2 rows}); grid (2 * ceil(M/256),
+N/BN, L), launched with cuLaunchKernelEx + a cluster-dimension attribute. Not combinable with split-K.
+
+Requirements (gpu-mode's nvfp4_gemm shapes meet them): M % 128 == 0, K % 256 == 0, L <= 65535; N % 32 (cluster, with
+N/BN a multiple of the cluster size) or N % 128 (1sm / 2sm).
 """
 from __future__ import annotations
 
