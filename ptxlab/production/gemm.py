@@ -1,6 +1,10 @@
-"""Host wrapper for the fused NVFP4 GEMM for sm_100a (``ptxlab/kernels/nvfp4_gemm_tcgen05.cu``).
+"""Host wrapper of the fused NVFP4 GEMMs for sm_100a.
 
-``nvfp4_gemm(dev, problem) -> c`` runs one gpu-mode nvfp4_gemm problem (:class:`ptxlab.gpumode.NvFp4Problem`) on a
+``nvfp4_gemm(dev, problem) -> c`` runs the default variant, "cluster" (``ptxlab/kernels/nvfp4_gemm_cluster.cu``,
+``ptxlab.production.gemm_cluster``: narrow N tiles, A multicast over an N-cluster, TMA-store epilogue); the rest of
+this docstring is about the "1sm" / "2sm" variants (``ptxlab/kernels/nvfp4_gemm_tcgen05.cu``, ``variant="1sm"``).
+
+``nvfp4_gemm(dev, problem, variant="1sm") -> c`` runs one gpu-mode nvfp4_gemm problem (:class:`ptxlab.gpumode.NvFp4Problem`) on a
 ptxlab device that runs sm_100a code (the emulator, or a B200) and returns c as a new (M, N, L) fp16 array with
 gpu-mode's memory order (L, M, N). The tensors are used as they are laid out by gpu-mode:
 
@@ -20,7 +24,9 @@ Split-K (opt-in): ``nvfp4_gemm(dev, problem, splits=S)`` with S >= 2 runs the ke
 on grid (M/128, N/BN, L*S); the S CTAs of a tile reduce their fp32 partials through a zeroed fp32 (L, M, N) workspace
 plus one u32 counter per tile (:class:`SplitKWorkspace`; per call unless one is passed; every launch leaves it zero).
 The default is splits=1 (the kernel as before, bit-exact vs the tensor-core model); :func:`choose_splits` is a
-heuristic (one wave of at most `sms` CTAs) that nothing uses by default: its benefit on a B200 is unmeasured.
+heuristic (one wave of at most `sms` CTAs) that nothing uses by default: its benefit on a B200 is unmeasured. The
+reduction is ``reduce="ordered"`` (default, deterministic: bit-exact vs :func:`model_c_splitk`) or ``"atomic"``
+(red.add, not deterministic).
 :func:`check_splits` and :func:`choose_splits` live in ``submission_gemm`` (one implementation; the adapter's
 ``PTXLAB_GEMM_SPLITS=auto`` uses the same heuristic).
 
