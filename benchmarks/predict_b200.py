@@ -101,7 +101,7 @@ CANDIDATES: Dict[str, tuple] = {
 MODELS: Dict[str, Callable[[Any], Any]] = {"splitk_ordered": _splitk_model}
 
 
-def check_tests(only=None, max_work: int = 10**9) -> int:
+def check_tests(only=None, max_work: int = 10**9, indices=None) -> int:
     """Every candidate on every GEMM_TESTS shape (W <= max_work), all CTAs emulated: c == its model bit for bit (the
     atomic split-K, whose order is the emulator's: within gpu-mode's 1e-3 of the model instead). 0 when all pass."""
     import numpy as np
@@ -112,6 +112,8 @@ def check_tests(only=None, max_work: int = 10**9) -> int:
     fails = 0
     for name in (only or list(CANDIDATES)):
         for i, t in enumerate(gpumode.GEMM_TESTS):
+            if indices is not None and i not in indices:
+                continue
             w = (t["m"] // 128) * (t["n"] // 256) * (t["k"] // 256)
             if w > max_work:
                 print(f"{name:>16} [{i}] {t['m']}x{t['n']}x{t['k']}x{t['l']}: skipped (W = {w} > {max_work})")
@@ -294,6 +296,7 @@ def main(argv=None) -> int:
     ap.add_argument("--check-tests", action="store_true",
                     help="run the GEMM candidates on GEMM_TESTS (all CTAs, no timing), bit-exact against their model")
     ap.add_argument("--max-work", type=int, default=10**9, help="--check-tests: skip shapes with more work units")
+    ap.add_argument("--tests", default=None, help="--check-tests: comma-separated GEMM_TESTS indices (default: all)")
     args = ap.parse_args(argv)
     if args.list:
         for k, (what, _) in CANDIDATES.items():
@@ -303,7 +306,8 @@ def main(argv=None) -> int:
     if unknown:
         ap.error(f"unknown kernel(s) {sorted(unknown)}; see --list")
     if args.check_tests:
-        return check_tests(args.only, args.max_work)
+        return check_tests(args.only, args.max_work,
+                           None if args.tests is None else {int(x) for x in args.tests.split(",") if x.strip()})
     if args.png_dir:
         Path(args.png_dir).mkdir(parents=True, exist_ok=True)
     rs = rows(args.gpu, args.png_dir, args.sensitivity, args.only, Path(args.cache) if args.cache else None)
