@@ -239,12 +239,16 @@ __device__ __forceinline__ void run(const TmaDesc* tm_a, const TmaDesc* tm_b, co
     }
     if (splitk::tile_arrive(counters + tile, GEMM_SPLITS, &split_slot, threadIdx.x == EPI_WARP0 * 32u, EPI_BAR,
                             EPI_THREADS)) {
-#pragma unroll 4
-      for (u32 n0 = 0; n0 < BN; n0 += 4) {
-        u32 v[4];
-        splitk::ld_relaxed_v4(ws_row + n0, v);
-        splitk::st_zero_v4(ws_row + n0);
-        *reinterpret_cast<u64*>(c_row + n0) = epi::f16x4_bits(v);               // 8-B aligned: N % 128 == 0
+#pragma unroll 1
+      for (u32 n0 = 0; n0 < BN; n0 += EPI_COLS) {                          // 4 loads in flight per batch
+        u32 v[EPI_COLS / 4][4];
+#pragma unroll
+        for (u32 q = 0; q < EPI_COLS / 4; ++q) splitk::ld_relaxed_v4(ws_row + n0 + 4 * q, v[q]);
+#pragma unroll
+        for (u32 q = 0; q < EPI_COLS / 4; ++q) {
+          splitk::st_zero_v4(ws_row + n0 + 4 * q);
+          *reinterpret_cast<u64*>(c_row + n0 + 4 * q) = epi::f16x4_bits(v[q]);   // 8-B aligned: N % 128 == 0
+        }
       }
     }
 #else
@@ -265,12 +269,12 @@ __device__ __forceinline__ void run(const TmaDesc* tm_a, const TmaDesc* tm_b, co
       for (u32 n0 = 0; n0 < BN; n0 += EPI_COLS) {
         u32 r[EPI_COLS];
         epi::load_accum<EPI_COLS>(tmem, T::D_COL + n0, r);                   // this split's partial, still in TMEM
+        u32 acc[EPI_COLS];
+        splitk::ordered_sum_16<GEMM_SPLITS>(ws_tile0, slot_stride, GEMM_SPLITS, split, n0 / 4u, row_in_tile, r, acc);
 #pragma unroll
         for (u32 q = 0; q < EPI_COLS; q += 4) {
-          const u32 mine[4] = {r[q], r[q + 1], r[q + 2], r[q + 3]};
-          u32 acc[4];
-          splitk::ordered_sum_v4(ws_tile0, slot_stride, GEMM_SPLITS, split, (n0 + q) / 4u, row_in_tile, mine, acc);
-          *reinterpret_cast<u64*>(c_row + n0 + q) = epi::f16x4_bits(acc);
+          const u32 a4[4] = {acc[q], acc[q + 1], acc[q + 2], acc[q + 3]};
+          *reinterpret_cast<u64*>(c_row + n0 + q) = epi::f16x4_bits(a4);
         }
       }
     }

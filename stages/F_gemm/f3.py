@@ -80,6 +80,7 @@ def run_f3(ctx, cases: Sequence[Tuple[int, int, bool, bool]] = CASES, broken: Op
     mod = compile_row(rows, "f3_splitk.cu", {"BN": BN, "BROKEN": BROKEN.get(broken, 0)}, "F3", arch,
                       sass=["ATOMG.E.INC", "MEMBAR", "LDG.E.128.STRONG.GPU", "STG.E.128"])
     for tiles, splits, rev, seq in (cases if mod is not None else ()):
+        assert 2 <= splits <= 8, "f3_splitk.cu holds at most MAX_SPLITS = 8 partials per row batch"
         tag = f"{tiles} tiles x {splits} splits, {'reversed' if rev else 'index'} order" + \
             (", CTAs one after another" if seq else "")
         ws = dev.empty(4 * splits * tiles * 128 * BN)

@@ -70,20 +70,41 @@ __device__ __forceinline__ void add_v4(unsigned (&acc)[4], const unsigned (&v)[4
   }
 }
 
-// The last arriver's ordered sum of one 16-B chunk: ((p_0 + p_1) + p_2) + .. + p_{S-1}, where p_s is the slot of
-// split s (ld.relaxed.gpu: not a stale L1 line) and p_own = own (this CTA's registers, never stored and re-read).
-__device__ __forceinline__ void ordered_sum_v4(float* ws_tile0, unsigned long long slot_stride, unsigned splits,
-                                               unsigned own, unsigned n4, unsigned row, const unsigned (&mine)[4],
-                                               unsigned (&acc)[4]) {
-  for (unsigned s = 0; s < splits; ++s) {
-    unsigned v[4];
-    if (s == own) {
-      v[0] = mine[0]; v[1] = mine[1]; v[2] = mine[2]; v[3] = mine[3];
-    } else {
-      ld_relaxed_v4(slot_v4(ws_tile0 + s * slot_stride, n4, row), v);
+// The last arriver's ordered sum of 16 columns (4 chunks from chunk n4_0) of its row: ((p_0 + p_1) + p_2) + ..
+// + p_{S-1}, where p_s is the slot of split s (ld.relaxed.gpu: not a stale L1 line) and p_own = mine (this CTA's
+// registers, never stored and re-read). All 4 (S-1) loads are issued before the first add, so a batch costs one
+// memory latency, not S-1 of them (splits <= MAXS, a compile-time bound of the register array).
+template <unsigned MAXS>
+__device__ __forceinline__ void ordered_sum_16(float* ws_tile0, unsigned long long slot_stride, unsigned splits,
+                                               unsigned own, unsigned n4_0, unsigned row, const unsigned (&mine)[16],
+                                               unsigned (&acc)[16]) {
+  unsigned v[MAXS][16];
+#pragma unroll
+  for (unsigned s = 0; s < MAXS; ++s)
+    if (s < splits && s != own) {
+#pragma unroll
+      for (unsigned q = 0; q < 4; ++q) {
+        unsigned r[4];
+        ld_relaxed_v4(slot_v4(ws_tile0 + s * slot_stride, n4_0 + q, row), r);
+        v[s][4 * q] = r[0]; v[s][4 * q + 1] = r[1]; v[s][4 * q + 2] = r[2]; v[s][4 * q + 3] = r[3];
+      }
     }
-    if (s == 0) { acc[0] = v[0]; acc[1] = v[1]; acc[2] = v[2]; acc[3] = v[3]; }
-    else add_v4(acc, v);
+#pragma unroll
+  for (unsigned s = 0; s < MAXS; ++s) {
+    if (s >= splits) break;
+#pragma unroll
+    for (unsigned q = 0; q < 4; ++q) {
+      unsigned x[4];
+#pragma unroll
+      for (unsigned i = 0; i < 4; ++i) x[i] = s == own ? mine[4 * q + i] : v[s][4 * q + i];
+      if (s == 0) {
+        acc[4 * q] = x[0]; acc[4 * q + 1] = x[1]; acc[4 * q + 2] = x[2]; acc[4 * q + 3] = x[3];
+      } else {
+        unsigned a4[4] = {acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]};
+        add_v4(a4, x);
+        acc[4 * q] = a4[0]; acc[4 * q + 1] = a4[1]; acc[4 * q + 2] = a4[2]; acc[4 * q + 3] = a4[3];
+      }
+    }
   }
 }
 
