@@ -240,7 +240,10 @@ def rows(gpu: str, png_dir=None, sens: bool = False, only=None, cache: Optional[
         if sens and name not in first:
             row["sensitivity"] = [(n, round(lo, 2), round(hi, 2)) for n, lo, hi in cli.sensitivity(t, gpu)[:6]]
         if png_dir:
-            stem = f"timing_{gpu}_{name}_{'x'.join(map(str, shape))}"
+            from ptxlab.production.plan_gemm import GEMM_VARIANT
+
+            tag = f"nvfp4_gemm_{GEMM_VARIANT}" if name == "nvfp4_gemm" else name   # the default: named by variant
+            stem = f"timing_{gpu}_{tag}_{'x'.join(map(str, shape))}"
             trace_export.write_png(t, Path(png_dir) / f"{stem}.png")
             row["png"] = str(Path(png_dir) / f"{stem}.png")
         first.add(name)
