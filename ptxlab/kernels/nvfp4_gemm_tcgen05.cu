@@ -34,12 +34,16 @@
 // Split-K (opt-in, -DGEMM_SPLITS=S with S >= 2; default 1 compiles exactly the code above, no extra parameters):
 //   grid z = L * S, blockIdx.z = l * S + split; split s runs K blocks [floor(s KB / S), floor((s+1) KB / S)) of the
 //   KB = K/256 (uneven splits allowed; host requires S <= KB so every split has at least one block). The kernel
-//   takes two more parameters: ws, an fp32 (L, M, N) workspace, and counters, one u32 per output tile
-//   ((l * M/128 + m_tile) * N/BN + n_tile); both must be zero before the first launch and are left zero by every
-//   launch. The epilogue adds its fp32 tile into ws (red.add.v4.f32), then the tile's serial fixup of
-//   blocks/splitk.cuh: the CTA that arrives last on the counter (atom.inc, acq_rel) reads the summed tile, writes c
-//   (fp16) and zeroes the tile; the counter wraps back to 0 on the last arrival. Memory ordering: splitk.cuh.
-//
+//   takes two more parameters: ws, the fp32 workspace, and counters, one u32 per output tile
+//   ((l * M/128 + m_tile) * N/BN + n_tile), zero before the first launch and left zero by every launch (each resets
+//   itself: atom.inc wraps on the last arrival). Two reductions (blocks/splitk.cuh; memory ordering there):
+//   * ordered (default, DETERMINISTIC): ws holds S slots of L*M*N fp32 (split s's partial tile in slot s, chunk-major
+//     [BN/4][128][4] per tile); every split stores its partial, arrives on the counter; the CTA that arrives last sums
+//     the S partials in split order (its own from TMEM) and writes c. No zeroing needed.
+//   * atomic (-DGEMM_SPLITK_ATOMIC=1, opt-in, NON-DETERMINISTIC: fp32 adds in arrival order): ws is one zeroed
+//     L*M*N fp32 tile image; red.add.v4.f32 of every partial, then the last arriver reads the sum, writes c (fp16)
+//     and zeroes its tile.
+
 // 2-SM (opt-in, -DGEMM_PAIR=1; not with split-K): CTA pairs in (2,1,1) clusters run one tcgen05.mma.cta_group::2 of
 // M = 256 per K chunk over a 256 x BN tile; schedule and data split in gemm::run_pair below. Same kernel parameters;
 // grid (2 * ceil(M/256), N/BN, L); the B tensor map's box is {128 B, BN/2 rows}.
@@ -65,6 +69,9 @@
 #ifndef GEMM_PAIR
 #define GEMM_PAIR 0
 #endif
+#ifndef GEMM_SPLITK_ATOMIC
+#define GEMM_SPLITK_ATOMIC 0
+#endif
 #if GEMM_PAIR && GEMM_SPLITS > 1
 #error "GEMM_PAIR (2-SM) and GEMM_SPLITS (split-K) cannot be combined"
 #endif
@@ -87,16 +94,8 @@ constexpr u32 EPI_THREADS = 128;
 constexpr u32 EPI_BAR = 1;                    // named barrier of the epilogue warps (split-K fixup); 0 = __syncthreads
 #endif
 
-// Barrier wait. Default: unbounded spin (blocks/mbarrier.cuh mbar_wait; the emulator reports a lost arrive as a
-// deadlock). With -DPTXLAB_WAIT_PROBES=n (hardware bring-up) a wait gives up after n try_wait probes and traps, so a
-// protocol error ends the launch with an error instead of hanging the GPU.
-__device__ __forceinline__ void wait(u32 bar, u32 parity) {
-#ifdef PTXLAB_WAIT_PROBES
-  if (!mbar_wait_bounded(bar, parity, PTXLAB_WAIT_PROBES)) __trap();
-#else
-  mbar_wait(bar, parity);
-#endif
-}
+// Barrier wait: blocks/mbarrier.cuh mbar_wait_or_trap (unbounded, or trapping with -DPTXLAB_WAIT_PROBES=n).
+__device__ __forceinline__ void wait(u32 bar, u32 parity) { mbar_wait_or_trap(bar, parity); }
 
 template <u32 BN> struct Cfg {
   static_assert(BN % 128 == 0 && BN <= 256, "BN: 128 or 256 (SFB blocks cover 128 N rows; UMMA N <= 256)");
@@ -222,9 +221,13 @@ __device__ __forceinline__ void run(const TmaDesc* tm_a, const TmaDesc* tm_b, co
     // ------------------------------------------------------------------ epilogue (warps 2..5 -> lane quarters 2,3,0,1)
     wait(smem_u32(&acc_full), 0u);
 #if GEMM_SPLITS > 1
-    // split-K: partial tile -> ws (fp32 adds), then the serial fixup (blocks/splitk.cuh) by the last arriving split
-    const u32 row = m_tile * BM + 32u * (warp & 3u) + (threadIdx.x & 31u);   // M % 128 == 0: always < M
+    // split-K: the tile's S partials are reduced through ws by the last arriving split (blocks/splitk.cuh)
+    const u32 row_in_tile = 32u * (warp & 3u) + (threadIdx.x & 31u);
+    const u32 row = m_tile * BM + row_in_tile;                               // M % 128 == 0: always < M
     const u64 off = ((u64)l * M + row) * N + n_tile * BN;
+    const u32 tile = (l * (M / BM) + m_tile) * (N / BN) + n_tile;
+    unsigned short* c_row = c + off;
+#if GEMM_SPLITK_ATOMIC
     float* ws_row = ws + off;
 #pragma unroll 1
     for (u32 n0 = 0; n0 < BN; n0 += EPI_COLS) {
@@ -234,20 +237,48 @@ __device__ __forceinline__ void run(const TmaDesc* tm_a, const TmaDesc* tm_b, co
       for (u32 q = 0; q < EPI_COLS; q += 4)
         splitk::red_add_v4_f32(ws_row + n0 + q, r[q], r[q + 1], r[q + 2], r[q + 3]);
     }
-    const u32 tile = (l * (M / BM) + m_tile) * (N / BN) + n_tile;
     if (splitk::tile_arrive(counters + tile, GEMM_SPLITS, &split_slot, threadIdx.x == EPI_WARP0 * 32u, EPI_BAR,
                             EPI_THREADS)) {
-      unsigned short* c_row = c + off;
-#pragma unroll 4
-      for (u32 n0 = 0; n0 < BN; n0 += 4) {
-        u32 v[4];
-        splitk::ld_relaxed_v4(ws_row + n0, v);
-        splitk::st_zero_v4(ws_row + n0);
-        const u64 h = (u64)epi::f32_to_f16_bits(v[0]) | ((u64)epi::f32_to_f16_bits(v[1]) << 16) |
-                      ((u64)epi::f32_to_f16_bits(v[2]) << 32) | ((u64)epi::f32_to_f16_bits(v[3]) << 48);
-        *reinterpret_cast<u64*>(c_row + n0) = h;                            // 8-B aligned: N % 128 == 0
+#pragma unroll 1
+      for (u32 n0 = 0; n0 < BN; n0 += EPI_COLS) {                          // 4 loads in flight per batch
+        u32 v[EPI_COLS / 4][4];
+#pragma unroll
+        for (u32 q = 0; q < EPI_COLS / 4; ++q) splitk::ld_relaxed_v4(ws_row + n0 + 4 * q, v[q]);
+#pragma unroll
+        for (u32 q = 0; q < EPI_COLS / 4; ++q) {
+          splitk::st_zero_v4(ws_row + n0 + 4 * q);
+          *reinterpret_cast<u64*>(c_row + n0 + 4 * q) = epi::f16x4_bits(v[q]);   // 8-B aligned: N % 128 == 0
+        }
       }
     }
+#else
+    const u64 slot_stride = (u64)(gridDim.z / GEMM_SPLITS) * M * N;         // floats per slot: L * M * N
+    float* ws_tile0 = ws + (u64)tile * BM * BN;                              // this tile in slot 0
+#pragma unroll 1
+    for (u32 n0 = 0; n0 < BN; n0 += EPI_COLS) {
+      u32 r[EPI_COLS];
+      epi::load_accum<EPI_COLS>(tmem, T::D_COL + n0, r);
+#pragma unroll
+      for (u32 q = 0; q < EPI_COLS; q += 4)
+        splitk::st_v4(splitk::slot_v4(ws_tile0 + split * slot_stride, (n0 + q) / 4u, row_in_tile), r[q], r[q + 1],
+                      r[q + 2], r[q + 3]);
+    }
+    if (splitk::tile_arrive(counters + tile, GEMM_SPLITS, &split_slot, threadIdx.x == EPI_WARP0 * 32u, EPI_BAR,
+                            EPI_THREADS)) {
+#pragma unroll 1
+      for (u32 n0 = 0; n0 < BN; n0 += EPI_COLS) {
+        u32 r[EPI_COLS];
+        epi::load_accum<EPI_COLS>(tmem, T::D_COL + n0, r);                   // this split's partial, still in TMEM
+        u32 acc[EPI_COLS];
+        splitk::ordered_sum_16<GEMM_SPLITS>(ws_tile0, slot_stride, GEMM_SPLITS, split, n0 / 4u, row_in_tile, r, acc);
+#pragma unroll
+        for (u32 q = 0; q < EPI_COLS; q += 4) {
+          const u32 a4[4] = {acc[q], acc[q + 1], acc[q + 2], acc[q + 3]};
+          *reinterpret_cast<u64*>(c_row + n0 + q) = epi::f16x4_bits(a4);
+        }
+      }
+    }
+#endif
 #else
     unsigned short* c_tile = c + n_tile * BN;
 #pragma unroll 1

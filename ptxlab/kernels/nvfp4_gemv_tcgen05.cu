@@ -68,15 +68,8 @@ static_assert(NB % 8 == 0 && NB <= 16, "B tile holds at most 16 rows");
 static_assert(STAGES >= 2 && TMEM_USED <= 512u, "2..15 stages (TMEM plan)");
 static_assert(STAGE_BYTES % 1024u == 0, "stages must stay 1024-B aligned for SWIZZLE_128B");
 
-// Barrier wait. Default: unbounded spin (blocks/mbarrier.cuh mbar_wait; the emulator reports a lost arrive as a
-// deadlock). With -DPTXLAB_WAIT_PROBES=n (hardware bring-up) a wait traps after n failed try_wait probes.
-__device__ __forceinline__ void wait(u32 bar, u32 parity) {
-#ifdef PTXLAB_WAIT_PROBES
-  if (!mbar_wait_bounded(bar, parity, PTXLAB_WAIT_PROBES)) __trap();
-#else
-  mbar_wait(bar, parity);
-#endif
-}
+// Barrier wait: blocks/mbarrier.cuh mbar_wait_or_trap (unbounded, or trapping with -DPTXLAB_WAIT_PROBES=n).
+__device__ __forceinline__ void wait(u32 bar, u32 parity) { mbar_wait_or_trap(bar, parity); }
 
 }  // namespace gemv
 

@@ -1,6 +1,10 @@
-"""Host wrapper for the fused NVFP4 GEMM for sm_100a (``ptxlab/kernels/nvfp4_gemm_tcgen05.cu``).
+"""Host wrapper of the fused NVFP4 GEMMs for sm_100a.
 
-``nvfp4_gemm(dev, problem) -> c`` runs one gpu-mode nvfp4_gemm problem (:class:`ptxlab.gpumode.NvFp4Problem`) on a
+``nvfp4_gemm(dev, problem) -> c`` runs the default variant, "cluster" (``ptxlab/kernels/nvfp4_gemm_cluster.cu``,
+``ptxlab.production.gemm_cluster``: narrow N tiles, A multicast over an N-cluster, TMA-store epilogue); the rest of
+this docstring is about the "1sm" / "2sm" variants (``ptxlab/kernels/nvfp4_gemm_tcgen05.cu``, ``variant="1sm"``).
+
+``nvfp4_gemm(dev, problem, variant="1sm") -> c`` runs one gpu-mode nvfp4_gemm problem (:class:`ptxlab.gpumode.NvFp4Problem`) on a
 ptxlab device that runs sm_100a code (the emulator, or a B200) and returns c as a new (M, N, L) fp16 array with
 gpu-mode's memory order (L, M, N). The tensors are used as they are laid out by gpu-mode:
 
@@ -20,7 +24,9 @@ Split-K (opt-in): ``nvfp4_gemm(dev, problem, splits=S)`` with S >= 2 runs the ke
 on grid (M/128, N/BN, L*S); the S CTAs of a tile reduce their fp32 partials through a zeroed fp32 (L, M, N) workspace
 plus one u32 counter per tile (:class:`SplitKWorkspace`; per call unless one is passed; every launch leaves it zero).
 The default is splits=1 (the kernel as before, bit-exact vs the tensor-core model); :func:`choose_splits` is a
-heuristic (one wave of at most `sms` CTAs) that nothing uses by default: its benefit on a B200 is unmeasured.
+heuristic (one wave of at most `sms` CTAs) that nothing uses by default: its benefit on a B200 is unmeasured. The
+reduction is ``reduce="ordered"`` (default, deterministic: bit-exact vs :func:`model_c_splitk`) or ``"atomic"``
+(red.add, not deterministic).
 :func:`check_splits` and :func:`choose_splits` live in ``submission_gemm`` (one implementation; the adapter's
 ``PTXLAB_GEMM_SPLITS=auto`` uses the same heuristic).
 
@@ -39,14 +45,15 @@ import numpy as np
 
 # the host-side plan (tile constants, shape checks, SMEM sizes, tensor maps, split-K choice) has one implementation,
 # plan_gemm.py, which the self-contained gpu-mode adapter imports too (the exporter inlines it there)
-from ptxlab.production.plan_gemm import (B200_SMS, BK_BYTES, BM, DEFAULT_STAGES, KERNEL_FILE, KERNEL_NAME, PAIR_CLUSTER,
-                                         SF_BOX, THREADS, check_shape, check_splits, choose_bn, choose_splits,
+from ptxlab.production.plan_gemm import (B200_SMS, BK_BYTES, BM, DEFAULT_STAGES, GEMM_VARIANT, KERNEL_FILE,
+                                         KERNEL_NAME, PAIR_CLUSTER, SF_BOX, THREADS, check_shape, check_splits,
+                                         choose_bn, choose_splits, parse_reduce, resolve_reduce, workspace_bytes,
                                          launch_grid, parse_variant, shared_bytes, stage_bytes, tensor_map_params,
                                          variant_is_pair)
 
 __all__ = ["KERNEL_FILE", "KERNEL_NAME", "BLOCKS_USED", "THREADS", "compile_gemm", "choose_bn", "check_shape",
            "stage_bytes", "shared_bytes", "blocks_report", "nvfp4_gemm", "DEFAULT_STAGES", "check_splits",
-           "choose_splits", "SplitKWorkspace", "B200_SMS", "BM", "BK_BYTES", "SF_BOX", "model_c"]
+           "choose_splits", "SplitKWorkspace", "B200_SMS", "BM", "BK_BYTES", "SF_BOX", "model_c", "model_c_splitk"]
 
 BLOCKS_USED = ("common.cuh", "mbarrier.cuh", "tma.cuh", "tmem.cuh", "scales.cuh", "mma.cuh", "epilogue.cuh",
                "splitk.cuh", "pair.cuh")
@@ -54,7 +61,7 @@ POISON = 0xFF
 
 
 @lru_cache(maxsize=None)
-def _compile(bn: int, stages: int, wait_probes: int, splits: int = 1, pair: bool = False) -> Any:
+def _compile(bn: int, stages: int, wait_probes: int, splits: int = 1, pair: bool = False, atomic: bool = False) -> Any:
     import ptxlab
     from ptxlab.kernels import KERNELS_DIR, read
 
@@ -63,20 +70,23 @@ def _compile(bn: int, stages: int, wait_probes: int, splits: int = 1, pair: bool
         opts.append(f"-DPTXLAB_WAIT_PROBES={wait_probes}u")
     if splits > 1:  # splits == 1: no macro at all, i.e. exactly the default build
         opts.append(f"-DGEMM_SPLITS={splits}")
+        if atomic:
+            opts.append("-DGEMM_SPLITK_ATOMIC=1")
     if pair:
         opts.append("-DGEMM_PAIR=1")
     tag = (f"nvfp4_gemm_tcgen05_bn{bn}_s{stages}" + (f"_w{wait_probes}" if wait_probes else "")
-           + (f"_k{splits}" if splits > 1 else "") + ("_2sm" if pair else ""))
+           + (f"_k{splits}" if splits > 1 else "") + ("a" if splits > 1 and atomic else "") + ("_2sm" if pair else ""))
     return ptxlab.compile(read(KERNEL_FILE), arch="sm_100a", name=f"{tag}.cu", options=tuple(opts),
                           include_dirs=[KERNELS_DIR])
 
 
 def compile_gemm(bn: int = 256, stages: Optional[int] = None, wait_probes: int = 0, splits: int = 1,
-                 variant: str = "1sm") -> Any:
+                 variant: str = "1sm", reduce: str = "ordered") -> Any:
     """The sm_100a module for a 128 x bn tile (bn 128 or 256) with a `stages`-deep TMA ring (cached per process).
     wait_probes > 0: every mbarrier wait traps after that many failed try_wait probes (hardware bring-up: an error
     instead of a hung GPU); 0: unbounded waits. splits >= 2: the split-K build (-DGEMM_SPLITS; two more kernel
-    parameters, ws and counters); 1: the default build. variant "2sm": the CTA-pair build (-DGEMM_PAIR=1)."""
+    parameters, ws and counters; reduce "ordered" (deterministic, default) or "atomic" (-DGEMM_SPLITK_ATOMIC=1,
+    NON-deterministic)); 1: the default build. variant "2sm": the CTA-pair build (-DGEMM_PAIR=1)."""
     if bn not in (128, 256):
         raise ValueError(f"nvfp4 GEMM: BN={bn} must be 128 or 256")
     s = DEFAULT_STAGES[bn] if stages is None else int(stages)
@@ -87,18 +97,21 @@ def compile_gemm(bn: int = 256, stages: Optional[int] = None, wait_probes: int =
     if isinstance(splits, bool) or not isinstance(splits, (int, np.integer)) or splits < 1:
         raise ValueError(f"nvfp4 GEMM: splits must be an integer >= 1, got {splits!r}")
     pair = variant_is_pair(variant, splits)
-    return _compile(bn, s, int(wait_probes), int(splits), pair)
+    return _compile(bn, s, int(wait_probes), int(splits), pair, parse_reduce(reduce) == "atomic")
 
 
 class SplitKWorkspace:
-    """Device memory of split-K: ws, fp32 (L, M, N), and counters, one u32 per 128 x bn tile; zeroed at creation.
-    Every split-K launch leaves both zero again (the last CTA of a tile zeroes its tile; the counter wraps to 0), so
-    one workspace serves any number of launches of that (M, N, L, bn), one at a time (not two concurrent launches)."""
+    """Device memory of split-K: counters, one u32 per 128 x bn tile, and ws, fp32: `splits` slots of (L, M, N) for the
+    ordered reduction (default), one (L, M, N) image for the atomic one; zeroed at creation. Every split-K launch
+    leaves the counters zero (and, atomic, ws; the ordered slots are overwritten before they are read), so one
+    workspace serves any number of launches of that (M, N, L, bn, splits, reduce), one at a time."""
 
-    def __init__(self, dev: Any, m: int, n: int, l: int, bn: int) -> None:
+    def __init__(self, dev: Any, m: int, n: int, l: int, bn: int, splits: int, reduce: str = "ordered") -> None:
         self.dev, self.shape, self.bn = dev, (l, m, n), bn
+        self.splits, self.reduce = int(splits), parse_reduce(reduce)
         self.tiles = l * (m // BM) * (n // bn)
-        self.ws_bytes, self.counter_bytes = l * m * n * 4, self.tiles * 4
+        self.counter_bytes = self.tiles * 4
+        self.ws_bytes = workspace_bytes(m, n, l, bn, max(2, self.splits), self.reduce) - self.counter_bytes
         self.ws = dev.empty(self.ws_bytes)
         try:
             self.counters = dev.empty(self.counter_bytes)
@@ -108,22 +121,29 @@ class SplitKWorkspace:
         dev.memset(self.ws, 0)
         dev.memset(self.counters, 0)
 
-    def matches(self, m: int, n: int, l: int, bn: int) -> bool:
-        return self.shape == (l, m, n) and self.bn == bn
+    def matches(self, m: int, n: int, l: int, bn: int, splits: int, reduce: str) -> bool:
+        return self.shape == (l, m, n) and self.bn == bn and self.splits == splits and self.reduce == reduce
 
     def is_zero(self) -> bool:
-        """Read both back: True iff every workspace word and counter is 0 (test hook)."""
-        return (not self.dev.to_host(self.ws, np.uint32).any()) and not self.dev.to_host(self.counters, np.uint32).any()
+        """Read back what a launch must leave zero (test hook): the counters, and for the atomic reduction ws."""
+        if self.dev.to_host(self.counters, np.uint32).any():
+            return False
+        return self.reduce == "ordered" or not self.dev.to_host(self.ws, np.uint32).any()
 
     def free(self) -> None:
-        for buf in (self.ws, self.counters):
-            try:
-                self.dev.free(buf)
-            except Exception:
-                pass
+        free_all(self.dev, (self.ws, self.counters))
 
 
-def _check_module(module: Any, bn: int, splits: int, pair: bool = False) -> None:
+def free_all(dev: Any, bufs: Any) -> None:
+    """Free device buffers, best effort (cleanup after a launch that may have failed)."""
+    for buf in bufs:
+        try:
+            dev.free(buf)
+        except Exception:
+            pass
+
+
+def _check_module(module: Any, bn: int, splits: int, pair: bool = False, atomic: bool = False) -> None:
     """A caller-supplied module must be the build of this call's BN and split-K factor: a -DGEMM_SPLITS=4 module
     launched with splits=2 runs z = L*2 CTAs that each wait for 4 arrivals, so no tile is ever written and the
     workspace is left dirty (silently); a BN mismatch writes the wrong tiles. Checked from the module's compile
@@ -133,10 +153,15 @@ def _check_module(module: Any, bn: int, splits: int, pair: bool = False) -> None
         return
     got = {}
     for o in opts:
-        m = re.fullmatch(r"-D(GEMM_SPLITS|GEMM_BN|GEMM_PAIR)=(\d+)", str(o))
+        m = re.fullmatch(r"-D(GEMM_SPLITS|GEMM_BN|GEMM_PAIR|GEMM_SPLITK_ATOMIC)=(\d+)", str(o))
         if m:
             got[m.group(1)] = int(m.group(2))
     mod_splits, mod_bn, mod_pair = got.get("GEMM_SPLITS", 1), got.get("GEMM_BN", 256), bool(got.get("GEMM_PAIR", 0))
+    if splits > 1 and bool(got.get("GEMM_SPLITK_ATOMIC", 0)) != atomic:
+        raise ValueError(f"nvfp4 GEMM: module {getattr(module, 'name', '?')!r} has the "
+                         f"{'atomic' if not atomic else 'ordered'} split-K reduction, this call asks for the "
+                         f"{'atomic' if atomic else 'ordered'} one: pass module=compile_gemm(..., reduce=...) or drop "
+                         "module=")
     if mod_splits != splits or mod_bn != bn or mod_pair != pair:
         v, mv = "2sm" if pair else "1sm", "2sm" if mod_pair else "1sm"
         raise ValueError(f"nvfp4 GEMM: module {getattr(module, 'name', '?')!r} was built with GEMM_BN={mod_bn}, "
@@ -145,15 +170,19 @@ def _check_module(module: Any, bn: int, splits: int, pair: bool = False) -> None
                          + (", variant='2sm'" if pair else "") + ") or drop module=")
 
 
-def blocks_report() -> Dict[str, List[str]]:
-    """{block: [graduated stages covering it]} for each block the kernel includes ([] = not graduated)."""
+def blocks_report(variant: str = "1sm") -> Dict[str, List[str]]:
+    """{block: [graduated stages covering it]} for each block the variant's kernel includes ([] = not graduated)."""
+    if variant == "cluster":
+        from ptxlab.production.gemm_cluster import BLOCKS_USED as used
+    else:
+        used = BLOCKS_USED
     try:
         from ptxlab.lab.state import graduated_blocks
 
         g = graduated_blocks()
     except Exception as exc:  # lab state unreadable: report it rather than fail the GEMM
-        return {f"blocks/{b}": [f"lab state unavailable: {exc}"] for b in BLOCKS_USED}
-    return {f"blocks/{b}": list(g.get(f"blocks/{b}", [])) for b in BLOCKS_USED}
+        return {f"blocks/{b}": [f"lab state unavailable: {exc}"] for b in used}
+    return {f"blocks/{b}": list(g.get(f"blocks/{b}", [])) for b in used}
 
 
 def model_c(problem: Any) -> np.ndarray:
@@ -174,6 +203,32 @@ def model_c(problem: Any) -> np.ndarray:
     return np.stack(out, axis=2)
 
 
+def model_c_splitk(problem: Any, splits: int) -> np.ndarray:
+    """(M, N, L) fp16: c as the ordered split-K build must produce it, bit for bit: per split s the bit-exact tensor-core
+    model over its K blocks [floor(s KB / S), floor((s+1) KB / S)) (KB = K/256), the S fp32 partials added in split
+    order ((p_0 + p_1) + ..) + p_{S-1}, then fp32 -> fp16 RNE. For data whose sums are exact in fp32 (gpu-mode's)
+    this equals :func:`model_c`."""
+    from ptxlab.mma import mma
+    from ptxlab.numerics import unpack_fp4
+
+    kb = problem.k // 256
+    out = []
+    for l in range(problem.l):
+        a = unpack_fp4(problem.a[:, :, l]).astype(np.uint8)
+        b = unpack_fp4(problem.b[:, :, l]).astype(np.uint8)
+        acc = None
+        for s in range(splits):
+            k0, k1 = 256 * (s * kb // splits), 256 * ((s + 1) * kb // splits)
+            d = mma("mxf4nvf4", a[:, k0:k1], b[:, k0:k1], a_fmt="e2m1", b_fmt="e2m1",
+                    sfa=np.ascontiguousarray(problem.sfa[:, k0 // 16:k1 // 16, l]),
+                    sfb=np.ascontiguousarray(problem.sfb[:, k0 // 16:k1 // 16, l]), scale_fmt="ue4m3", block=16)
+            p = np.asarray(d).view(np.float32)
+            acc = p.copy() if acc is None else (acc + p).astype(np.float32)
+        with np.errstate(over="ignore"):
+            out.append(acc.astype(np.float16))
+    return np.stack(out, axis=2)
+
+
 def _physical(x: np.ndarray) -> np.ndarray:
     """(rows, cols, L) gpu-mode view -> its (L, rows, cols) bytes, contiguous."""
     return np.ascontiguousarray(np.asarray(x).transpose(2, 0, 1))
@@ -187,14 +242,20 @@ def _sf_physical(sf_perm: np.ndarray) -> np.ndarray:
 def nvfp4_gemm(dev: Any, problem: Any, *, bn: Optional[int] = None, stages: Optional[int] = None,
                module: Optional[Any] = None, report: Optional[Dict[str, Any]] = None,
                wait_probes: int = 0, splits: int = 1, workspace: Optional[SplitKWorkspace] = None,
-               variant: str = "1sm") -> np.ndarray:
+               variant: str = GEMM_VARIANT, config: Optional[Dict[str, int]] = None,
+               reduce: Optional[str] = None) -> np.ndarray:
     """Run the GEMM on `dev` (a ptxlab Device that runs sm_100a) for a gpu-mode problem; returns c (M, N, L) fp16.
 
-    bn: tile N (default choose_bn(N)); stages: ring depth (default DEFAULT_STAGES[bn]); module: a compiled module
-    from compile_gemm(bn, stages, wait_probes, splits); wait_probes: see compile_gemm. splits: split-K factor
+    variant: "cluster" (the default: ``nvfp4_gemm_cluster.cu``, narrow N tiles, A multicast over an N-cluster,
+    TMA-store epilogue; :func:`ptxlab.production.gemm_cluster.run_cluster`; bn / stages / config override
+    ``choose_cluster_config``), "1sm" (``nvfp4_gemm_tcgen05.cu``, one CTA per 128 x bn tile, split-K opt-in) or "2sm"
+    (CTA pairs, tcgen05 cta_group::2 on 256 x bn tiles, cluster launch; not with split-K).
+    1sm / 2sm: bn: tile N (default choose_bn(N)); stages: ring depth (default DEFAULT_STAGES[bn]); module: a compiled
+    module from compile_gemm(bn, stages, wait_probes, splits); wait_probes: see compile_gemm. splits: split-K factor
     (check_splits; default 1 = no split-K; choose_splits(m, n, k, l) proposes one); workspace: a SplitKWorkspace for
-    this shape to reuse (splits >= 2; default: one allocated, zeroed and freed per call). variant: "1sm" (default)
-    or "2sm" (CTA pairs, tcgen05 cta_group::2 on 256 x bn tiles, cluster launch; not with split-K). If `report` is a
+    this shape to reuse (splits >= 2; default: one allocated, zeroed and freed per call); reduce: the split-K
+    reduction, "ordered" (deterministic: the default, resolve_reduce) or "atomic" (red.add in arrival order,
+    NON-deterministic, opt-in). If `report` is a
     dict it receives bn, stages, splits, variant, grid, cluster, shared_bytes, tx_bytes (per CTA), workspace_bytes
     and the blocks report (graduated blocks used)."""
     if hasattr(dev, "arch_supported") and not dev.arch_supported("sm_100a"):
@@ -203,6 +264,20 @@ def nvfp4_gemm(dev: Any, problem: Any, *, bn: Optional[int] = None, stages: Opti
         desc = dev.describe() if hasattr(dev, "describe") else repr(dev)
         raise DeviceUnavailable(f"nvfp4 GEMM (tcgen05) needs an sm_100a device or the emulator; {desc} cannot run "
                                 "sm_100a code")
+    if parse_variant(variant) == "cluster":
+        if splits != 1 or workspace is not None:
+            raise ValueError(f"nvfp4 GEMM: the cluster variant does not combine with split-K (splits={splits}); "
+                             "split-K is an option of variant='1sm'")
+        from ptxlab.production.gemm_cluster import run_cluster
+
+        cfg = dict(config or {})
+        cfg.update({k_: v for k_, v in (("bn", bn), ("stages", stages)) if v is not None})
+        out = run_cluster(dev, problem, config=cfg, module=module, wait_probes=wait_probes, report=report)
+        if report is not None:
+            report["blocks"] = blocks_report("cluster")
+        return out
+    if config is not None:
+        raise ValueError("nvfp4 GEMM: config= applies to variant='cluster' only")
     p = problem
     m, n, k, l = p.m, p.n, p.k, p.l
     bn = choose_bn(n) if bn is None else int(bn)
@@ -211,14 +286,16 @@ def nvfp4_gemm(dev: Any, problem: Any, *, bn: Optional[int] = None, stages: Opti
     splits = check_splits(splits, k, l)
     variant = parse_variant(variant)
     pair = variant_is_pair(variant, splits)
-    if workspace is not None and (splits == 1 or not workspace.matches(m, n, l, bn)):
-        raise ValueError(f"nvfp4 GEMM: workspace {workspace.shape} bn={workspace.bn} does not fit splits={splits}, "
-                         f"(L, M, N)=({l}, {m}, {n}), bn={bn}")
+    reduce = resolve_reduce(reduce)
+    if workspace is not None and (splits == 1 or not workspace.matches(m, n, l, bn, splits, reduce)):
+        raise ValueError(f"nvfp4 GEMM: workspace {workspace.shape} bn={workspace.bn} splits={workspace.splits} "
+                         f"reduce={workspace.reduce} does not fit splits={splits}, (L, M, N)=({l}, {m}, {n}), bn={bn}, "
+                         f"reduce={reduce}")
     if p.b.shape[0] != n:
         raise ValueError(f"nvfp4 GEMM: b has {p.b.shape[0]} rows, expected N={n}")
-    mod = compile_gemm(bn, s, wait_probes, splits, variant) if module is None else module
+    mod = compile_gemm(bn, s, wait_probes, splits, variant, reduce) if module is None else module
     if module is not None:
-        _check_module(module, bn, splits, pair)
+        _check_module(module, bn, splits, pair, reduce == "atomic")
     a_h, b_h = _physical(p.a), _physical(p.b)
     sfa_h, sfb_h = _sf_physical(p.sfa_permuted), _sf_physical(p.sfb_permuted)
     # every map parameter comes from the gpu-mode adapter's pure function (one source of truth for both hosts)
@@ -249,22 +326,18 @@ def nvfp4_gemm(dev: Any, problem: Any, *, bn: Optional[int] = None, stages: Opti
         if splits > 1:
             ws = workspace
             if ws is None:
-                ws = own_ws = SplitKWorkspace(dev, m, n, l, bn)
+                ws = own_ws = SplitKWorkspace(dev, m, n, l, bn, splits, reduce)
             args += [ws.ws, ws.counters]
             ws_bytes = ws.ws_bytes + ws.counter_bytes
         dev.launch(mod, KERNEL_NAME, grid=grid, block=(THREADS, 1, 1), args=args, shared_bytes=smem,
                    **({"cluster": cluster} if cluster else {}))
         out = dev.to_host(d_c, np.float16, (l, m, n))
     finally:
-        for buf in bufs:
-            try:
-                dev.free(buf)
-            except Exception:
-                pass
+        free_all(dev, bufs)
         if own_ws is not None:
             own_ws.free()
     if report is not None:
-        report.update(bn=bn, stages=s, splits=splits, variant=variant, grid=grid, cluster=cluster,
+        report.update(bn=bn, stages=s, splits=splits, reduce=reduce, variant=variant, grid=grid, cluster=cluster,
                       shared_bytes=smem, tx_bytes=tx,
                       workspace_bytes=ws_bytes, blocks=blocks_report())
     return out.transpose(1, 2, 0)

@@ -1,5 +1,7 @@
-"""Host-side plan of the tcgen05 NVFP4 GEMM: tile constants, shape checks, SMEM sizes, tensor-map parameters, split-K
-and variant settings, launch geometry.
+"""Host-side plan of the tcgen05 NVFP4 GEMMs: tile constants, shape checks, SMEM sizes, tensor-map parameters, split-K
+and variant settings, launch geometry. Two kernels: the cluster kernel (``nvfp4_gemm_cluster.cu``, variant "cluster",
+the default: narrow N tiles, A multicast over an N-cluster, TMA-store epilogue) and the 1-SM / 2-SM kernel
+(``nvfp4_gemm_tcgen05.cu``, variants "1sm" and "2sm", split-K opt-in).
 
 One definition for the lab (``ptxlab.production.gemm``) and the gpu-mode adapter (``submission_gemm.py``), which both
 import it; ``lab.py export`` writes this text in place of the adapter's import line, so the exported file stays
@@ -20,17 +22,22 @@ SF_BOX = (128, 16)  # bytes x rows: 2048 B = 4 SF blocks of 512 B (128 rows x 25
 DEFAULT_STAGES = {128: 4, 256: 4}  # TMA ring depth per tile N
 GEMM_SPLITS = 1  # split-K default: 1 | S | "auto" (export --splits bakes it; env PTXLAB_GEMM_SPLITS overrides)
 SPLITS_ENV = "PTXLAB_GEMM_SPLITS"
-GEMM_VARIANT = "1sm"  # "1sm" (one CTA per 128 x BN tile) | "2sm" (CTA pairs; export --variant bakes it; env overrides)
+# split-K reduction: "ordered" (deterministic: the last arriver sums the splits' slots in split order) | "atomic"
+# (opt-in, NON-DETERMINISTIC: fp32 red.add in arrival order); env PTXLAB_GEMM_SPLITK_REDUCE overrides
+GEMM_SPLITK_REDUCE = "ordered"
+SPLITK_REDUCE_ENV = "PTXLAB_GEMM_SPLITK_REDUCE"
+SPLITK_REDUCES = ("ordered", "atomic")
+GEMM_VARIANT = "cluster"  # "cluster" | "1sm" (one CTA per 128 x BN tile) | "2sm" (CTA pairs); export --variant bakes it
 VARIANT_ENV = "PTXLAB_GEMM_VARIANT"
-VARIANTS = ("1sm", "2sm")
+VARIANTS = ("cluster", "1sm", "2sm")
 PAIR_CLUSTER = (2, 1, 1)
 B200_SMS = 148
 
 # CUtensorMap* enum values (cuda.h) of the parameters used here (ptxlab.tensormap has the full tables)
-_DTYPE_CODES = {"UINT8": 0}
-_SWIZZLE_CODES = {"none": 0, "128B": 3}
+_DTYPE_CODES = {"UINT8": 0, "FLOAT16": 6}
+_SWIZZLE_CODES = {"none": 0, "64B": 2, "128B": 3}
 _INTERLEAVE_CODES = {"none": 0}
-_L2_PROMOTION_CODES = {"none": 0}
+_L2_PROMOTION_CODES = {"none": 0, "256B": 3}
 _OOB_FILL_CODES = {"none": 0}
 
 
@@ -150,21 +157,23 @@ def resolve_splits(m: int, n: int, k: int, l: int, setting: Any = None) -> int:
 
 
 def parse_variant(value: Any, source: str = "variant") -> str:
-    """"1sm" or "2sm" (case-insensitive); ValueError naming `source` otherwise."""
+    """"cluster", "1sm" or "2sm" (case-insensitive); ValueError naming `source` otherwise."""
     v = str(value).strip().lower() if isinstance(value, str) else None
     if v not in VARIANTS:
-        raise ValueError(f"nvfp4_gemm: {source}={value!r} is not a GEMM variant: use '1sm' (one CTA per 128 x BN "
-                         "tile, the default) or '2sm' (CTA pairs with tcgen05 cta_group::2 on 256 x BN tiles)")
+        raise ValueError(f"nvfp4_gemm: {source}={value!r} is not a GEMM variant: use 'cluster' (narrow N tiles, A "
+                         "multicast over an N-cluster, TMA-store epilogue: the default), '1sm' (one CTA per 128 x BN "
+                         "tile, split-K opt-in) or '2sm' (CTA pairs with tcgen05 cta_group::2 on 256 x BN tiles)")
     return v
 
 
 def variant_is_pair(variant: Any, splits: int) -> bool:
-    """True for the 2sm variant (CTA pairs), False for 1sm (:func:`parse_variant`); ValueError for 2sm with
-    split-K (splits != 1), a combination the kernel does not have."""
-    pair = parse_variant(variant) == "2sm"
-    if pair and splits != 1:
-        raise ValueError(f"nvfp4 GEMM: the 2sm variant does not combine with split-K (splits={splits})")
-    return pair
+    """True for the 2sm variant (CTA pairs), False for 1sm and cluster (:func:`parse_variant`); ValueError for a
+    variant other than 1sm with split-K (splits != 1), a combination the kernels do not have."""
+    v = parse_variant(variant)
+    if v != "1sm" and splits != 1:
+        raise ValueError(f"nvfp4 GEMM: the {v} variant does not combine with split-K (splits={splits}); split-K is "
+                         "an option of the 1sm variant")
+    return v == "2sm"
 
 
 def resolve_variant(setting: Any = None) -> str:
@@ -176,9 +185,31 @@ def resolve_variant(setting: Any = None) -> str:
     return parse_variant(setting)
 
 
-def workspace_bytes(m: int, n: int, l: int, bn: int, splits: int) -> int:
-    """Device bytes split-K needs: fp32 (L, M, N) workspace + one u32 counter per tile; 0 for splits == 1."""
-    return 0 if splits == 1 else l * m * n * 4 + l * (m // BM) * (n // bn) * 4
+def parse_reduce(value: Any, source: str = "reduce") -> str:
+    """"ordered" or "atomic" (case-insensitive); ValueError naming `source` otherwise."""
+    v = value.strip().lower() if isinstance(value, str) else None
+    if v not in SPLITK_REDUCES:
+        raise ValueError(f"nvfp4_gemm: {source}={value!r} is not a split-K reduction: use 'ordered' (deterministic, "
+                         "the default) or 'atomic' (fp32 red.add in arrival order: NOT deterministic)")
+    return v
+
+
+def resolve_reduce(setting: Any = None) -> str:
+    """The split-K reduction: `setting`, else the environment's PTXLAB_GEMM_SPLITK_REDUCE, else GEMM_SPLITK_REDUCE."""
+    if setting is None:
+        env = os.environ.get(SPLITK_REDUCE_ENV)
+        if env is None or env.strip() == "":
+            return parse_reduce(GEMM_SPLITK_REDUCE, "GEMM_SPLITK_REDUCE")
+        return parse_reduce(env, SPLITK_REDUCE_ENV)
+    return parse_reduce(setting)
+
+
+def workspace_bytes(m: int, n: int, l: int, bn: int, splits: int, reduce: str = GEMM_SPLITK_REDUCE) -> int:
+    """Device bytes split-K needs, 0 for splits == 1: one u32 counter per tile plus the fp32 workspace: S slots of
+    (L, M, N) for the ordered reduction, one (L, M, N) image for the atomic one."""
+    if splits == 1:
+        return 0
+    return (splits if parse_reduce(reduce) == "ordered" else 1) * l * m * n * 4 + l * (m // BM) * (n // bn) * 4
 
 
 def launch_grid(m: int, n: int, l: int, bn: int, splits: int = 1, pair: bool = False) -> tuple[int, int, int]:
@@ -187,19 +218,25 @@ def launch_grid(m: int, n: int, l: int, bn: int, splits: int = 1, pair: bool = F
     return (2 * (-(-m // 256)), n // bn, l) if pair else (m // BM, n // bn, l * splits)
 
 
-def launch_plan(m: int, n: int, k: int, l: int, splits: int = 1, variant: str = "1sm") -> dict[str, Any]:
-    """Tile config and launch geometry for a shape, split-K factor and variant: bn, stages, splits, pair, grid
-    (:func:`launch_grid`), cluster (None, or (2,1,1) for 2sm), block, shared_bytes (dynamic), workspace_bytes (0
+def launch_plan(m: int, n: int, k: int, l: int, splits: int = 1, variant: str = GEMM_VARIANT,
+                reduce: str = GEMM_SPLITK_REDUCE) -> dict[str, Any]:
+    """Kernel, tile config and launch geometry for a shape, split-K factor and variant. "cluster": the dict of
+    :func:`cluster_launch_plan`; "1sm" / "2sm": kernel, bn, stages, splits, pair, grid (:func:`launch_grid`), cluster
+    (None, or (2,1,1) for 2sm), block, shared_bytes (dynamic), reduce (split-K reduction), workspace_bytes (0
     without split-K)."""
+    if parse_variant(variant) == "cluster":
+        variant_is_pair(variant, check_splits(splits, k, l))
+        return cluster_launch_plan(m, n, k, l)
     bn = choose_bn(n)
     check_shape(m, n, k, l, bn)
     splits = check_splits(splits, k, l)
     pair = variant_is_pair(variant, splits)
     stages = DEFAULT_STAGES[bn]
     grid = launch_grid(m, n, l, bn, splits, pair)
-    return {"bn": bn, "stages": stages, "splits": splits, "pair": pair, "grid": grid,
-            "cluster": PAIR_CLUSTER if pair else None, "block": (THREADS, 1, 1),
-            "shared_bytes": shared_bytes(bn, stages, pair), "workspace_bytes": workspace_bytes(m, n, l, bn, splits)}
+    return {"kernel": KERNEL_NAME, "variant": "2sm" if pair else "1sm", "bn": bn, "stages": stages, "splits": splits,
+            "pair": pair, "grid": grid, "cluster": PAIR_CLUSTER if pair else None, "block": (THREADS, 1, 1),
+            "shared_bytes": shared_bytes(bn, stages, pair), "reduce": parse_reduce(reduce),
+            "workspace_bytes": workspace_bytes(m, n, l, bn, splits, reduce)}
 
 
 def gemm_arch(major: int, minor: int) -> str:
@@ -210,3 +247,121 @@ def gemm_arch(major: int, minor: int) -> str:
             f"capability 10.x GPU (B200: sm_100a); this GPU is {major}.{minor}. Run it on a Blackwell datacenter GPU, "
             "or pass CPU tensors to run it on the ptxlab emulator")
     return f"sm_{major}{minor}a"  # sm_100a on B200 (the tested target); other 10.x untested
+
+
+# ------------------------------------------------------------------------------------------------ cluster kernel
+# nvfp4_gemm_cluster.cu: one 128 x BN tile per CTA over the whole K, BN in 32..256; clusters of C CTAs along N share
+# (multicast) the A operand; TMA-store epilogue. Design and predictions: ptx_docs/production_gemm.md.
+CLUSTER_KERNEL_FILE = "nvfp4_gemm_cluster.cu"
+CLUSTER_KERNEL_NAME = "nvfp4_gemm_cluster"
+CLUSTER_BNS = (256, 128, 64, 32)          # tile N choices, widest first
+CLUSTER_SIZES = (16, 8, 4, 2, 1)          # CTAs per cluster along N (16: non-portable size)
+CLUSTER_MAX_STAGES = 8
+CLUSTER_WARM_KB = 3                       # K blocks loaded without multicast while the cluster barrier completes
+SMEM_OPTIN = 232448                       # sm_100: largest dynamic shared memory a block may opt in to (227 KiB)
+STATIC_SMEM = 1024                        # the kernel's static __shared__ (ptxas reports 1024: barriers, TMEM slot)
+TMEM_COLS = 512
+C_BOX = (32, 32, 1)                       # fp16 output sub-tile of one TMA store (64 B x 32 rows, SWIZZLE_64B)
+
+
+def cluster_stage_bytes(bn: int) -> int:
+    """Bytes of one pipeline stage: A 128 x 128 B, B bn x 128 B, SFA 2 KiB, SFB 2 KiB per 128 N rows (one whole
+    128-row block for bn < 128)."""
+    return BM * BK_BYTES + bn * BK_BYTES + 2048 + 2048 * max(1, bn // 128)
+
+
+def cluster_tmem_cols(bn: int, stages: int) -> int:
+    """TMEM columns the kernel's plan uses: D (bn), SFA (16 per stage), SFB (16 per stage per 128 N rows)."""
+    return bn + 16 * stages + 16 * max(1, bn // 128) * stages
+
+
+def cluster_shared_bytes(bn: int, stages: int) -> int:
+    """Dynamic SMEM: the stages (the fp16 C tile overlays them after the main loop) + 1024 B alignment slack."""
+    return stages * cluster_stage_bytes(bn) + 1024
+
+
+def cluster_stages(bn: int) -> int:
+    """Deepest ring (<= CLUSTER_MAX_STAGES) that fits the SMEM opt-in limit and 512 TMEM columns and holds the C
+    tile (128 x bn fp16)."""
+    s = CLUSTER_MAX_STAGES
+    while s > 2 and (cluster_shared_bytes(bn, s) + STATIC_SMEM > SMEM_OPTIN or cluster_tmem_cols(bn, s) > TMEM_COLS):
+        s -= 1
+    return s
+
+
+def sfb_share(bn: int, cluster: int) -> int:
+    """CTAs that split (and multicast) one 128-row SFB block: the 128/bn n tiles it covers when they are in one
+    cluster, else 1 (each loads the whole block)."""
+    p = 128 // bn if bn < 128 else 1
+    return p if cluster >= p else 1
+
+
+def choose_cluster_config(m: int, n: int, k: int, l: int = 1, sms: int = B200_SMS,
+                          bn: int | None = None) -> dict[str, int]:
+    """Tile N, cluster size, stages and warm-up K blocks for a shape: the widest bn whose tile count reaches half of
+    the SMs (so the B stream is spread over most SMs; else the narrowest that divides N), then the largest cluster
+    (<= 16 for K >= 8192, where A's share of the traffic matters most, else <= 8) that divides the N tiles; `bn`
+    fixes the tile N (the rest is chosen for it).
+    The gpu-mode benchmark shapes get 64/16, 32/8, 64/8 (predictions: ptx_docs/production_gemm.md)."""
+    bns = [b for b in CLUSTER_BNS if n % b == 0]
+    if not bns:
+        raise ValueError(f"nvfp4 GEMM (cluster): N={n} must be a multiple of 32")
+    tiles = lambda b: (m // BM) * (n // b) * l  # noqa: E731
+    if bn is None:
+        bn = next((b for b in bns if 2 * tiles(b) >= sms), bns[-1])
+    elif bn not in bns:
+        raise ValueError(f"nvfp4 GEMM (cluster): BN={bn} must be one of {CLUSTER_BNS} and divide N={n}")
+    cmax = 16 if k >= 8192 else 8
+    nt = n // bn
+    cluster = next(c for c in CLUSTER_SIZES if c <= cmax and nt % c == 0)
+    stages = cluster_stages(bn)
+    return {"bn": bn, "cluster": cluster, "stages": stages, "warm": min(CLUSTER_WARM_KB, stages) if cluster > 1 else 0}
+
+
+def check_cluster_config(m: int, n: int, k: int, l: int, bn: int, cluster: int, stages: int) -> None:
+    check_shape(m, n, k, l, bn)
+    if bn not in CLUSTER_BNS:
+        raise ValueError(f"nvfp4 GEMM (cluster): BN={bn} must be one of {CLUSTER_BNS}")
+    if cluster not in CLUSTER_SIZES or (n // bn) % cluster:
+        raise ValueError(f"nvfp4 GEMM (cluster): cluster size {cluster} must be one of {CLUSTER_SIZES} and divide the "
+                         f"{n // bn} N tiles")
+    if not 2 <= stages <= CLUSTER_MAX_STAGES or cluster_shared_bytes(bn, stages) + STATIC_SMEM > SMEM_OPTIN \
+            or cluster_tmem_cols(bn, stages) > TMEM_COLS or stages * cluster_stage_bytes(bn) < BM * bn * 2:
+        raise ValueError(f"nvfp4 GEMM (cluster): {stages} stages of BN={bn} do not fit (SMEM {SMEM_OPTIN} B, "
+                         f"{TMEM_COLS} TMEM columns); at most {cluster_stages(bn)}")
+
+
+def cluster_tensor_map_params(m: int, n: int, k: int, l: int, bn: int, cluster: int) -> dict[str, dict[str, Any]]:
+    """The five cuTensorMapEncodeTiled inputs (but the address) of the cluster kernel: a / sfa boxes are one rank's
+    slice of the multicast box (128/C rows of A, 16/C 128-B rows of the SFA box), b box {128 B, bn, 1}, sfb box
+    16/share rows (:func:`sfb_share`) for bn < 128 else 16, c: fp16 (L, M, N) -> {N, M, L}, box {32, 32, 1},
+    SWIZZLE_64B. a and b (the streamed operands) ask for 256-B L2 promotion."""
+    prm = tensor_map_params(m, n, k, l, 128)
+    prm["a"] = {**prm["a"], "box": (BK_BYTES, BM // cluster, 1), "l2_promotion": "256B"}
+    prm["b"] = {**prm["b"], "box": (BK_BYTES, bn, 1), "l2_promotion": "256B"}
+    prm["sfa"] = {**prm["sfa"], "box": (SF_BOX[0], SF_BOX[1] // cluster)}
+    prm["sfb"] = {**prm["sfb"], "box": (SF_BOX[0], SF_BOX[1] // sfb_share(bn, cluster) if bn < 128 else SF_BOX[1])}
+    prm["c"] = {"dtype": "FLOAT16", "global_shape": (n, m, l), "global_strides": (2 * n, 2 * m * n), "box": C_BOX,
+                "element_strides": (1, 1, 1), "swizzle": "64B", "interleave": "none", "l2_promotion": "none",
+                "oob_fill": "none"}
+    return prm
+
+
+def cluster_launch_plan(m: int, n: int, k: int, l: int, config: dict | None = None) -> dict[str, Any]:
+    """Launch of the cluster kernel: kernel, variant, bn, cluster (C), stages, warm, splits (1), grid (M/128, N/bn,
+    L), cluster_dims ((1, C, 1) or None), non_portable (C > 8), block, shared_bytes, workspace_bytes (0)."""
+    cfg = {**choose_cluster_config(m, n, k, l, bn=(config or {}).get("bn")), **(config or {})}
+    bn, c, s = cfg["bn"], cfg["cluster"], cfg["stages"]
+    check_cluster_config(m, n, k, l, bn, c, s)
+    if not 0 <= int(cfg["warm"]) <= s:
+        raise ValueError(f"nvfp4 GEMM (cluster): warm={cfg['warm']} K blocks must be in [0, stages={s}] (one round "
+                         "of the ring at most)")
+    return {"kernel": CLUSTER_KERNEL_NAME, "variant": "cluster", "bn": bn, "cluster_size": c, "stages": s,
+            "warm": int(cfg["warm"]) if c > 1 else 0, "splits": 1, "pair": False, "grid": (m // BM, n // bn, l),
+            "cluster": (1, c, 1) if c > 1 else None, "non_portable": c > 8, "block": (THREADS, 1, 1),
+            "shared_bytes": cluster_shared_bytes(bn, s), "workspace_bytes": 0}
+
+
+def cluster_options(bn: int, cluster: int, stages: int) -> tuple[str, ...]:
+    """NVRTC -D options of one cluster-kernel build."""
+    return (f"-DGEMM_BN={bn}", f"-DGEMM_CLUSTER={cluster}", f"-DGEMM_STAGES={stages}")

@@ -21,6 +21,12 @@ SHAPE_CONFIGS: dict = {
     (4096, 7168, 8): ("flat", 14, 2, 1, 2),   # 448 threads = 2 rows of 224 chunks
     (7168, 2048, 4): ("flat", 14, 2, 1, 2),   # 448 threads = 7 rows of 64 chunks
 }
+# Blackwell (sm_10x): chosen by the timing model's B200 PREDICTIONS (benchmarks/predict_b200.py, ptx_docs/production.md
+# "GEMV at its DRAM floor"), never measured; shapes not listed use SHAPE_CONFIGS. 7168x16384x1: 4 rows per thread
+# per round and 4 CTAs per SM (15.32 us predicted against 16.13 for the H100 config).
+B200_SHAPE_CONFIGS: dict = {
+    (7168, 16384, 1): ("flat", 16, 4, 1, 4),
+}
 
 
 def is_flat(config: tuple | None) -> bool:
@@ -85,8 +91,10 @@ def pick_config(m: int, k: int, l: int, arch: str | None = None) -> tuple:
     """The kernel config for an M x K x L problem: the tuned one of a gpu-mode benchmark shape; else the flat variant
     where it applies (K % 1024 == 0 and K <= 32768: whole rows of 512-byte warp loads, K/32 threads per row) with
     about 16 warps per CTA, 2 rows per thread per round, prefetch, 2 CTAs per SM; else the register variant's
-    default. arch is accepted for callers that know it; every variant runs on any arch the kernel compiles for."""
-    cfg = SHAPE_CONFIGS.get((m, k, l))
+    default. arch: a Blackwell target (sm_10x) takes B200_SHAPE_CONFIGS first (model-chosen); every variant runs on any
+    arch the kernel compiles for."""
+    cfg = B200_SHAPE_CONFIGS.get((m, k, l)) if arch and arch.startswith("sm_10") else None
+    cfg = cfg or SHAPE_CONFIGS.get((m, k, l))
     if cfg is not None and fits(cfg, m, k):
         return full_config(cfg)
     if k % 1024 == 0 and k <= 32768:

@@ -1,13 +1,18 @@
 """gpu-mode ``nvfp4_gemm`` adapter: ``custom_kernel(data)`` on the 7-tuple that gpu-mode's ``generate_input`` builds.
 
 This file is SELF-CONTAINED on purpose: ``python lab.py export --problem nvfp4_gemm`` copies it into a single-file
-submission with three substitutions: ``KERNEL_SRC`` becomes the flattened kernel text (``ptxlab/kernels/
-nvfp4_gemm_tcgen05.cu`` with its ``blocks/*.cuh`` inlined by :mod:`ptxlab.kernels.flatten`; no ``#include`` left, no
-CUDA header needed, so bare NVRTC compiles it), the ``from ptxlab.production.plan_gemm import (...)`` statement
+submission with four substitutions: ``KERNEL_SRC`` and ``CLUSTER_KERNEL_SRC`` become the flattened kernel texts
+(``ptxlab/kernels/nvfp4_gemm_tcgen05.cu`` and ``nvfp4_gemm_cluster.cu`` with their ``blocks/*.cuh`` inlined by
+:mod:`ptxlab.kernels.flatten`; no ``#include`` left, no CUDA header needed, so bare NVRTC compiles them), the ``from ptxlab.production.plan_gemm import (...)`` statement
 becomes the text of ``plan_gemm.py`` (the host-side plan the lab's ``ptxlab.production.gemm`` imports too), and the
 ``from ptxlab.production.submission_gemv import nvrtc_compile`` line becomes that function's text (the NVRTC helper
 shared with the GEMV adapter). At import the
 submission needs only the standard library; torch and cuda-python (``cuda.bindings``) are imported inside functions.
+
+Variants (``PTXLAB_GEMM_VARIANT``, else the module constant ``GEMM_VARIANT``; ``lab.py export --variant`` bakes it):
+``cluster`` (the default: ``nvfp4_gemm_cluster.cu``, narrow N tiles, the A operand multicast over a cluster of CTAs
+along N, TMA-store epilogue; config per shape from ``choose_cluster_config``), ``1sm`` (``nvfp4_gemm_tcgen05.cu``, one
+CTA per 128 x BN tile, split-K opt-in) and ``2sm`` (CTA pairs, cta_group::2).
 
 Paths:
   * CUDA tensors on a compute capability 10.x GPU (B200: sm_100a): the kernel is compiled once per process and tile
@@ -23,22 +28,30 @@ Paths:
   * CPU tensors: the ptxlab emulator runs the same (embedded) kernel text through ``ptxlab.production.gemm`` (needs
     the ``ptxlab`` package; copies in and out). This is the lab/test path, not a fast path.
 
-Split-K (opt-in, OFF by default; unmeasured on a B200): the factor comes from the environment variable
-``PTXLAB_GEMM_SPLITS`` when set, else from the module constant ``GEMM_SPLITS`` (1; ``python lab.py export --problem
-nvfp4_gemm --splits auto|S`` bakes another default into the exported file). Values: ``1`` (no split-K, the kernel as
-before), an integer S >= 2 (per shape capped to K/256 and to 65535 // L, so one setting serves every shape), or
-``auto`` (:func:`choose_splits`, the one-wave heuristic ``ptxlab.production.gemm`` imports from here). Anything else
-raises ValueError. S >= 2 runs the ``-DGEMM_SPLITS=S`` build on grid (M/128, N/BN, L*S) with two more kernel
-parameters: an fp32 (L, M, N) workspace and one u32 counter per tile, allocated zeroed with torch once per (device,
-shape) and cached (every launch leaves them zero; launches of one shape must be stream-ordered, as gpu-mode's are).
+Cluster variant (the default): per shape ``choose_cluster_config`` (tile N, cluster size C, stages, warm-up K blocks);
+the kernel takes five tensor maps (a, b, sfa, sfb slices of the multicast boxes and the fp16 output map) and M, N,
+K, warm; launched with cuLaunchKernelEx and a (1, C, 1) cluster dimension (C > 8: the function is opted into
+non-portable cluster sizes, and a GPU that cannot keep the grid's 16-CTA clusters resident at once, per
+cuOccupancyMaxActiveClusters, gets 8-CTA clusters). Predicted, not measured: ptx_docs/production_gemm.md.
 
-2-SM variant (opt-in, OFF by default; unmeasured on a B200): ``PTXLAB_GEMM_VARIANT=2sm`` (else the module constant
-``GEMM_VARIANT``, "1sm"; ``lab.py export --variant 2sm`` bakes another default) runs the ``-DGEMM_PAIR=1`` build:
-CTA pairs in (2,1,1) clusters, one tcgen05.mma.cta_group::2 (M = 256) per K chunk over a 256 x BN tile, the B tile
-loaded once per pair (split by N, box {128 B, BN/2 rows}); grid (2 * ceil(M/256), N/BN, L), launched with
-cuLaunchKernelEx + a cluster-dimension attribute. Not combinable with split-K.
+Split-K (1sm variant only, opt-in, OFF by default; unmeasured on a B200): the factor comes from the environment
+variable ``PTXLAB_GEMM_SPLITS`` when set, else from the module constant ``GEMM_SPLITS`` (1; ``python lab.py export
+--problem nvfp4_gemm --variant 1sm --splits auto|S`` bakes another default into the exported file). Values: ``1`` (no
+split-K), an integer S >= 2 (per shape capped to K/256 and to 65535 // L), or ``auto`` (:func:`choose_splits`).
+Anything else raises ValueError. S >= 2 runs the ``-DGEMM_SPLITS=S`` build on grid (M/128, N/BN, L*S) with two more
+kernel parameters: the fp32 workspace and one u32 counter per tile, allocated zeroed with torch once per (device,
+shape) and cached (every launch leaves the counters zero; launches of one shape must be stream-ordered, as gpu-mode's
+are). The reduction (``PTXLAB_GEMM_SPLITK_REDUCE``, else ``GEMM_SPLITK_REDUCE``): ``ordered`` (default,
+deterministic: S workspace slots, the last arriving split sums them in split order) or ``atomic`` (red.add in
+arrival order, NOT deterministic; one workspace image). With another variant, split-K raises ValueError.
 
-Requirements (gpu-mode's nvfp4_gemm shapes meet them): M % 128 == 0, N % 128 == 0, K % 256 == 0, L <= 65535.
+2-SM variant (opt-in; unmeasured on a B200): ``PTXLAB_GEMM_VARIANT=2sm`` (``lab.py export --variant 2sm`` bakes it)
+runs the ``-DGEMM_PAIR=1`` build: CTA pairs in (2,1,1) clusters, one tcgen05.mma.cta_group::2 (M = 256) per K chunk
+over a 256 x BN tile, the B tile loaded once per pair (split by N, box {128 B, BN/2 rows}); grid (2 * ceil(M/256),
+N/BN, L), launched with cuLaunchKernelEx + a cluster-dimension attribute. Not combinable with split-K.
+
+Requirements (gpu-mode's nvfp4_gemm shapes meet them): M % 128 == 0, K % 256 == 0, L <= 65535; N % 32 (cluster, with
+N/BN a multiple of the cluster size) or N % 128 (1sm / 2sm).
 """
 from __future__ import annotations
 
@@ -46,27 +59,35 @@ import ctypes
 from typing import Any
 
 __all__ = ["custom_kernel", "KERNEL_NAME", "KERNEL_FILE", "THREADS", "BM", "DEFAULT_STAGES", "kernel_source",
+           "CLUSTER_KERNEL_FILE", "CLUSTER_KERNEL_NAME", "choose_cluster_config", "cluster_launch_plan",
+           "cluster_tensor_map_params",
            "nvrtc_compile", "choose_bn", "check_shape", "stage_bytes", "shared_bytes", "tensor_map_params",
            "launch_plan", "gemm_arch", "encode_tensor_map", "CudaGemm", "cuda_gemm", "GEMM_SPLITS", "SPLITS_ENV",
            "B200_SMS", "check_splits", "choose_splits", "parse_splits", "resolve_splits", "workspace_bytes",
            "GEMM_VARIANT", "VARIANT_ENV", "VARIANTS", "PAIR_CLUSTER", "parse_variant", "resolve_variant"]
 
 KERNEL_SRC = None  # the exporter embeds the flattened kernel here; None: flatten ptxlab/kernels/nvfp4_gemm_tcgen05.cu
+CLUSTER_KERNEL_SRC = None  # the exporter embeds the flattened cluster kernel here; None: flatten nvfp4_gemm_cluster.cu
 from ptxlab.production.plan_gemm import (KERNEL_FILE, KERNEL_NAME, THREADS, BM, BK_BYTES, SF_BOX, DEFAULT_STAGES,
     GEMM_SPLITS, SPLITS_ENV, GEMM_VARIANT, VARIANT_ENV, VARIANTS, PAIR_CLUSTER, B200_SMS, _DTYPE_CODES,
     _SWIZZLE_CODES, _INTERLEAVE_CODES, _L2_PROMOTION_CODES, _OOB_FILL_CODES, choose_bn, check_shape, stage_bytes,
     shared_bytes, _sf_rows, tensor_map_params, check_splits, choose_splits, parse_splits, resolve_splits,
-    parse_variant, variant_is_pair, resolve_variant, workspace_bytes, launch_grid, launch_plan, gemm_arch)  # noqa: E402,F401  (export: replaced by plan_gemm.py's text)
+    parse_variant, variant_is_pair, resolve_variant, workspace_bytes, launch_grid, launch_plan, gemm_arch,
+    CLUSTER_KERNEL_FILE, CLUSTER_KERNEL_NAME, choose_cluster_config, cluster_launch_plan, cluster_tensor_map_params,
+    cluster_options, cluster_shared_bytes, GEMM_SPLITK_REDUCE, SPLITK_REDUCE_ENV, SPLITK_REDUCES, parse_reduce,
+    resolve_reduce)  # noqa: E402,F401  (export: replaced by plan_gemm.py's text)
 
 from ptxlab.production.submission_gemv import nvrtc_compile  # noqa: E402  (export: replaced by the function's text)
 
 
-def kernel_source() -> str:
-    if KERNEL_SRC is not None:
-        return KERNEL_SRC
+def kernel_source(file: str = KERNEL_FILE) -> str:
+    """The kernel text of `file` (KERNEL_FILE or CLUSTER_KERNEL_FILE): the embedded one in an exported submission."""
+    src = CLUSTER_KERNEL_SRC if file == CLUSTER_KERNEL_FILE else KERNEL_SRC
+    if src is not None:
+        return src
     from ptxlab.kernels.flatten import flatten
 
-    return flatten(KERNEL_FILE)
+    return flatten(file)
 
 
 # ------------------------------------------------------------------------------------------------ CUDA path
@@ -96,19 +117,24 @@ def encode_tensor_map(address: int, params: dict[str, Any]) -> bytes:
 
 
 class _Params:
-    """Packed kernel parameters (tm_a, tm_b, tm_sfa, tm_sfb by value, c, M, N, K[, ws, counters]) for
-    cuLaunchKernel (ws and counters: the split-K build's two extra pointers)."""
+    """Packed kernel parameters for cuLaunchKernel: the tensor maps by value (64-B aligned, as a CUtensorMap is), then
+    the scalars (ctypes values). 1sm / 2sm kernel: maps a, b, sfa, sfb, then u64 c, u32 M, N, K[, u64 ws, counters]
+    (:meth:`legacy`); cluster kernel: maps a, b, sfa, sfb, c, then u32 M, N, K, warm."""
 
-    def __init__(self, maps: list[bytes], c: int, m: int, n: int, k: int, extra: tuple[int, ...] = ()) -> None:
-        self.raw = ctypes.create_string_buffer(4 * 128 + 64)  # 4 maps, 64-B aligned (as a CUtensorMap is)
+    def __init__(self, maps: list[bytes], scalars: list[Any]) -> None:
+        self.raw = ctypes.create_string_buffer(len(maps) * 128 + 64)
         base = (ctypes.addressof(self.raw) + 63) & ~63
         for i, tm in enumerate(maps):
             ctypes.memmove(base + 128 * i, tm, 128)
-        self.scalars = [ctypes.c_uint64(c), ctypes.c_uint32(m), ctypes.c_uint32(n), ctypes.c_uint32(k)]
-        self.scalars += [ctypes.c_uint64(p) for p in extra]
-        addrs = [base + 128 * i for i in range(4)] + [ctypes.addressof(v) for v in self.scalars]
+        self.scalars = list(scalars)
+        addrs = [base + 128 * i for i in range(len(maps))] + [ctypes.addressof(v) for v in self.scalars]
         self.ptrs = (ctypes.c_void_p * len(addrs))(*addrs)
         self.address = ctypes.addressof(self.ptrs)
+
+    @classmethod
+    def legacy(cls, maps: list[bytes], c: int, m: int, n: int, k: int, extra: tuple[int, ...] = ()) -> "_Params":
+        return cls(maps, [ctypes.c_uint64(c), ctypes.c_uint32(m), ctypes.c_uint32(n), ctypes.c_uint32(k)]
+                   + [ctypes.c_uint64(p) for p in extra])
 
 
 class CudaGemm:
@@ -138,14 +164,16 @@ class CudaGemm:
         self._params: dict[tuple, _Params] = {}
         self._workspaces: dict[tuple[int, int, int, int], tuple[Any, Any]] = {}
 
-    def function(self, bn: int, stages: int, splits: int = 1, pair: bool = False) -> Any:
+    def function(self, bn: int, stages: int, splits: int = 1, pair: bool = False, atomic: bool = False) -> Any:
         """The kernel for a 128 x bn tile, a stages-deep ring and a split-K factor (splits >= 2: the -DGEMM_SPLITS
-        build; 1: no macro, the default build), or the 2-SM build (pair: -DGEMM_PAIR=1), compiled with NVRTC on
-        first use."""
-        key = (bn, stages, splits, bool(pair))
+        build, + -DGEMM_SPLITK_ATOMIC=1 for the atomic reduction; 1: no macro, the default build), or the 2-SM build
+        (pair: -DGEMM_PAIR=1), compiled with NVRTC on first use."""
+        atomic = bool(atomic) and splits > 1
+        key = (bn, stages, splits, bool(pair)) + (("atomic",) if atomic else ())
         if key not in self._funcs:
             drv = self._drv
             opts = (f"-DGEMM_BN={bn}", f"-DGEMM_STAGES={stages}") + ((f"-DGEMM_SPLITS={splits}",) if splits > 1 else ())
+            opts += ("-DGEMM_SPLITK_ATOMIC=1",) if atomic else ()
             opts += ("-DGEMM_PAIR=1",) if pair else ()
             _, cubin = nvrtc_compile(kernel_source(), self.arch, f"{KERNEL_NAME}.cu", opts)
             module = _drv_check(drv, drv.cuModuleLoadData(cubin), "cuModuleLoadData")
@@ -158,13 +186,16 @@ class CudaGemm:
             self._funcs[key] = func
         return self._funcs[key]
 
-    def workspace(self, m: int, n: int, l: int, bn: int) -> tuple[int, int]:
-        """(ws, counters) device addresses of split-K's zeroed fp32 (L, M, N) workspace and per-tile u32 counters
-        for a shape, allocated once per shape and kept (every launch leaves them zero)."""
-        key = (m, n, l, bn)
+    def workspace(self, m: int, n: int, l: int, bn: int, splits: int = 2, reduce: str = GEMM_SPLITK_REDUCE
+                  ) -> tuple[int, int]:
+        """(ws, counters) device addresses of split-K's zeroed fp32 workspace (splits slots of (L, M, N) for the
+        ordered reduction, one for the atomic one) and per-tile u32 counters, allocated once per shape and kept
+        (every launch leaves the counters, and the atomic image, zero)."""
+        ordered = parse_reduce(reduce) == "ordered"
+        key = (m, n, l, bn) + ((splits, "ordered") if ordered else ())
         if key not in self._workspaces:
             alloc = self._alloc_zeroed or self._torch_zeros
-            ws = alloc(l * m * n * 4)
+            ws = alloc((splits if ordered else 1) * l * m * n * 4)
             self._workspaces[key] = (ws, alloc(l * (m // BM) * (n // bn) * 4))
         ws, counters = self._workspaces[key]
         return ws.data_ptr(), counters.data_ptr()
@@ -178,36 +209,66 @@ class CudaGemm:
         return t
 
     def params(self, a: int, b: int, sfa_p: int, sfb_p: int, c: int, m: int, n: int, k: int, l: int,
-               splits: int = 1, pair: bool = False) -> _Params:
+               splits: int = 1, pair: bool = False, reduce: str = GEMM_SPLITK_REDUCE) -> _Params:
         """Encoded tensor maps + packed parameters for these addresses, shape, split-K factor and variant (cached: a
         map depends on nothing else; splits >= 2 adds the shape's workspace and counters; pair: b box BN/2 rows)."""
-        key = (a, b, sfa_p, sfb_p, c, m, n, k, l, splits, bool(pair))
+        key = (a, b, sfa_p, sfb_p, c, m, n, k, l, splits, bool(pair), reduce)
         p = self._params.get(key)
         if p is None:
             bn = choose_bn(n)
             prm = tensor_map_params(m, n, k, l, bn, pair)
             maps = [encode_tensor_map(addr, prm[name]) for name, addr in
                     (("a", a), ("b", b), ("sfa", sfa_p), ("sfb", sfb_p))]
-            extra = self.workspace(m, n, l, bn) if splits > 1 else ()
+            extra = self.workspace(m, n, l, bn, splits, reduce) if splits > 1 else ()
             if len(self._params) >= self.MAX_CACHED:
                 self._params.clear()
-            p = self._params[key] = _Params(maps, c, m, n, k, extra)
+            p = self._params[key] = _Params.legacy(maps, c, m, n, k, extra)
         return p
 
-    def launch(self, a: int, b: int, sfa_p: int, sfb_p: int, c: int, m: int, n: int, k: int, l: int,
-               stream: int = 0, splits: int = 1, variant: str = "1sm") -> None:
-        """Enqueue c (L, M, N) fp16 = GEMM of the physical buffers at those addresses on stream (splits: split-K
-        factor, check_splits; 1 = none; variant "1sm" | "2sm")."""
-        plan = launch_plan(m, n, k, l, splits, variant)
-        func = self.function(plan["bn"], plan["stages"], plan["splits"], plan["pair"])
-        p = self.params(a, b, sfa_p, sfb_p, c, m, n, k, l, plan["splits"], plan["pair"])
+    def cluster_function(self, bn: int, cluster: int, stages: int) -> Any:
+        """The cluster kernel of one (bn, cluster, stages) config, compiled with NVRTC on first use; opted into its
+        dynamic SMEM and, for 16-CTA clusters, into non-portable cluster sizes."""
+        key = ("cluster", bn, cluster, stages)
+        if key not in self._funcs:
+            drv = self._drv
+            _, cubin = nvrtc_compile(kernel_source(CLUSTER_KERNEL_FILE), self.arch, f"{CLUSTER_KERNEL_NAME}.cu",
+                                     cluster_options(bn, cluster, stages))
+            module = _drv_check(drv, drv.cuModuleLoadData(cubin), "cuModuleLoadData")
+            self._modules.append(module)
+            func = _drv_check(drv, drv.cuModuleGetFunction(module, CLUSTER_KERNEL_NAME.encode()),
+                              "cuModuleGetFunction")
+            smem = cluster_shared_bytes(bn, stages)
+            fa = drv.CUfunction_attribute
+            _drv_check(drv, drv.cuFuncSetAttribute(func, fa.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem),
+                       f"cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES={smem})")
+            if cluster > 8:
+                _drv_check(drv, drv.cuFuncSetAttribute(func, fa.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED,
+                                                       1), "cuFuncSetAttribute(NON_PORTABLE_CLUSTER_SIZE_ALLOWED)")
+            self._funcs[key] = func
+        return self._funcs[key]
+
+    def cluster_plan(self, m: int, n: int, k: int, l: int) -> dict[str, Any]:
+        """cluster_launch_plan, except that a 16-CTA cluster this GPU cannot keep resident in the numbers the grid
+        needs (cuOccupancyMaxActiveClusters) falls back to 8-CTA clusters (decided once per shape)."""
+        key = ("plan", m, n, k, l)
+        if key not in self._params:
+            plan = cluster_launch_plan(m, n, k, l)
+            if plan["cluster_size"] == 16:
+                func = self.cluster_function(plan["bn"], 16, plan["stages"])
+                need = plan["grid"][0] * plan["grid"][1] * plan["grid"][2] // 16
+                if self._max_active_clusters(func, plan) < need:
+                    plan = cluster_launch_plan(m, n, k, l, {"cluster": 8})
+            self._params[key] = plan
+        return self._params[key]
+
+    def _max_active_clusters(self, func: Any, plan: dict[str, Any]) -> int:
         drv = self._drv
-        if plan["cluster"] is None:
-            _drv_check(drv, drv.cuLaunchKernel(func, *plan["grid"], *plan["block"], plan["shared_bytes"],
-                                               drv.CUstream(stream), p.address, 0),
-                       f"cuLaunchKernel({KERNEL_NAME}, grid={plan['grid']}, smem={plan['shared_bytes']})")
-            return
-        cfg = drv.CUlaunchConfig()   # 2sm: a cluster launch (cuLaunchKernelEx + CLUSTER_DIMENSION)
+        cfg = self._launch_config(plan, 0)
+        return int(_drv_check(drv, drv.cuOccupancyMaxActiveClusters(func, cfg), "cuOccupancyMaxActiveClusters"))
+
+    def _launch_config(self, plan: dict[str, Any], stream: int) -> Any:
+        drv = self._drv
+        cfg = drv.CUlaunchConfig()   # a cluster launch (cuLaunchKernelEx + CLUSTER_DIMENSION)
         cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = plan["grid"]
         cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = plan["block"]
         cfg.sharedMemBytes = plan["shared_bytes"]
@@ -217,8 +278,46 @@ class CudaGemm:
         attr.value.clusterDim.x, attr.value.clusterDim.y, attr.value.clusterDim.z = plan["cluster"]
         cfg.attrs = [attr]
         cfg.numAttrs = 1
-        _drv_check(drv, drv.cuLaunchKernelEx(cfg, func, p.address, 0),
-                   f"cuLaunchKernelEx({KERNEL_NAME}, grid={plan['grid']}, cluster={plan['cluster']}, "
+        return cfg
+
+    def cluster_params(self, a: int, b: int, sfa_p: int, sfb_p: int, c: int, m: int, n: int, k: int, l: int,
+                       plan: dict[str, Any]) -> _Params:
+        """Encoded tensor maps (a, b, sfa, sfb and the fp16 output c) + packed scalars of the cluster kernel."""
+        key = (a, b, sfa_p, sfb_p, c, m, n, k, l, "cluster", plan["bn"], plan["cluster_size"], plan["warm"])
+        p = self._params.get(key)
+        if p is None:
+            prm = cluster_tensor_map_params(m, n, k, l, plan["bn"], plan["cluster_size"])
+            maps = [encode_tensor_map(addr, prm[name]) for name, addr in
+                    (("a", a), ("b", b), ("sfa", sfa_p), ("sfb", sfb_p), ("c", c))]
+            if len(self._params) >= self.MAX_CACHED:
+                self._params.clear()
+            p = self._params[key] = _Params(maps, [ctypes.c_uint32(v) for v in (m, n, k, plan["warm"])])
+        return p
+
+    def launch(self, a: int, b: int, sfa_p: int, sfb_p: int, c: int, m: int, n: int, k: int, l: int,
+               stream: int = 0, splits: int = 1, variant: str = GEMM_VARIANT, reduce: str = GEMM_SPLITK_REDUCE) -> None:
+        """Enqueue c (L, M, N) fp16 = GEMM of the physical buffers at those addresses on stream (splits: split-K
+        factor of the 1sm variant, check_splits; 1 = none; variant "cluster" | "1sm" | "2sm"; reduce: split-K
+        reduction "ordered" | "atomic")."""
+        drv = self._drv
+        if parse_variant(variant) == "cluster":
+            variant_is_pair(variant, check_splits(splits, k, l))
+            plan = self.cluster_plan(m, n, k, l)
+            func = self.cluster_function(plan["bn"], plan["cluster_size"], plan["stages"])
+            p = self.cluster_params(a, b, sfa_p, sfb_p, c, m, n, k, l, plan)
+            name = CLUSTER_KERNEL_NAME
+        else:
+            plan = launch_plan(m, n, k, l, splits, variant, reduce)
+            func = self.function(plan["bn"], plan["stages"], plan["splits"], plan["pair"], plan["reduce"] == "atomic")
+            p = self.params(a, b, sfa_p, sfb_p, c, m, n, k, l, plan["splits"], plan["pair"], plan["reduce"])
+            name = KERNEL_NAME
+        if plan["cluster"] is None:
+            _drv_check(drv, drv.cuLaunchKernel(func, *plan["grid"], *plan["block"], plan["shared_bytes"],
+                                               drv.CUstream(stream), p.address, 0),
+                       f"cuLaunchKernel({name}, grid={plan['grid']}, smem={plan['shared_bytes']})")
+            return
+        _drv_check(drv, drv.cuLaunchKernelEx(self._launch_config(plan, stream), func, p.address, 0),
+                   f"cuLaunchKernelEx({name}, grid={plan['grid']}, cluster={plan['cluster']}, "
                    f"smem={plan['shared_bytes']})")
 
 
@@ -261,7 +360,6 @@ def _shape(data: Any) -> tuple[int, int, int, int]:
     for name, (t, shape) in want.items():
         if tuple(t.shape) != shape:
             raise ValueError(f"nvfp4_gemm custom_kernel: {name} has shape {tuple(t.shape)}, expected {shape}")
-    check_shape(m, n, k, l, choose_bn(n))
     return m, n, k, l
 
 
@@ -271,8 +369,10 @@ def custom_kernel(data: Any) -> Any:
     Reads a, b and the permuted scales (the reference-layout sfa/sfb are not used); writes c in place."""
     a, b, _, _, sfa_p, sfb_p, c = data
     m, n, k, l = _shape(data)
-    splits = resolve_splits(m, n, k, l)  # PTXLAB_GEMM_SPLITS, else GEMM_SPLITS (1: no split-K)
-    variant = resolve_variant()          # PTXLAB_GEMM_VARIANT, else GEMM_VARIANT ("1sm")
+    variant = resolve_variant()          # PTXLAB_GEMM_VARIANT, else GEMM_VARIANT ("cluster")
+    splits = resolve_splits(m, n, k, l)  # PTXLAB_GEMM_SPLITS, else GEMM_SPLITS (1: no split-K; 1sm variant only)
+    reduce = resolve_reduce()            # PTXLAB_GEMM_SPLITK_REDUCE, else GEMM_SPLITK_REDUCE ("ordered")
+    launch_plan(m, n, k, l, splits, variant, reduce)   # the variant's checks; split-K with another variant: ValueError
     if a.is_cuda:
         import torch
 
@@ -291,14 +391,16 @@ def custom_kernel(data: Any) -> Any:
         with torch.cuda.device(index):
             runner = cuda_gemm(index)  # RuntimeError on a GPU without tcgen05
             runner.launch(a_.data_ptr(), b_.data_ptr(), sfa_.data_ptr(), sfb_.data_ptr(), out.data_ptr(), m, n, k,
-                          l, stream=torch.cuda.current_stream(a.device).cuda_stream, splits=splits, variant=variant)
+                          l, stream=torch.cuda.current_stream(a.device).cuda_stream, splits=splits, variant=variant,
+                          reduce=reduce)
         if out is not c:
             c.copy_(out)
         return c
-    return _emulator_gemm(data, m, n, k, l, splits, variant)
+    return _emulator_gemm(data, m, n, k, l, splits, variant, reduce)
 
 
-def _emulator_gemm(data: Any, m: int, n: int, k: int, l: int, splits: int = 1, variant: str = "1sm") -> Any:
+def _emulator_gemm(data: Any, m: int, n: int, k: int, l: int, splits: int = 1, variant: str = GEMM_VARIANT,
+                   reduce: str = GEMM_SPLITK_REDUCE) -> Any:
     """CPU tensors: run THIS file's kernel text on the ptxlab emulator via ptxlab.production.gemm (lab/test path)."""
     import numpy as np
     import torch
@@ -312,18 +414,29 @@ def _emulator_gemm(data: Any, m: int, n: int, k: int, l: int, splits: int = 1, v
                            "or pass CUDA tensors on a B200") from exc
     c = data[6]
     p = from_torch(data)  # numpy views with the tensors' strides (no copy)
-    plan = launch_plan(m, n, k, l, splits, variant)
-    key = (plan["bn"], plan["stages"], plan["splits"], plan["pair"])
+    plan = launch_plan(m, n, k, l, splits, variant, reduce)
+    if plan["variant"] == "cluster":
+        key = ("cluster", plan["bn"], plan["cluster_size"], plan["stages"])
+        opts, name = cluster_options(*key[1:]), f"{CLUSTER_KERNEL_NAME}_bn{key[1]}_c{key[2]}_s{key[3]}.cu"
+        src = kernel_source(CLUSTER_KERNEL_FILE)
+    else:
+        atomic = plan["splits"] > 1 and plan["reduce"] == "atomic"
+        key = (plan["bn"], plan["stages"], plan["splits"]) + (("atomic",) if atomic else ()) + \
+            ((True,) if plan["pair"] else ())
+        tag = (f"_k{key[2]}" if key[2] > 1 else "") + ("a" if atomic else "") + ("_2sm" if plan["pair"] else "")
+        opts = ((f"-DGEMM_BN={key[0]}", f"-DGEMM_STAGES={key[1]}") + ((f"-DGEMM_SPLITS={key[2]}",) if key[2] > 1
+                else ()) + (("-DGEMM_SPLITK_ATOMIC=1",) if atomic else ()) + (("-DGEMM_PAIR=1",) if plan["pair"]
+                                                                              else ()))
+        name, src = f"{KERNEL_NAME}_bn{key[0]}_s{key[1]}{tag}.cu", kernel_source()
     if key not in _EMU:  # compile THIS file's kernel text (the embedded one in an exported submission)
-        tag = (f"_k{key[2]}" if key[2] > 1 else "") + ("_2sm" if key[3] else "")
-        _EMU[key] = ptxlab.compile(kernel_source(), arch="sm_100a",
-                                   name=f"{KERNEL_NAME}_bn{key[0]}_s{key[1]}{tag}.cu",
-                                   options=(f"-DGEMM_BN={key[0]}", f"-DGEMM_STAGES={key[1]}")
-                                   + ((f"-DGEMM_SPLITS={key[2]}",) if key[2] > 1 else ())
-                                   + (("-DGEMM_PAIR=1",) if key[3] else ()))
+        _EMU[key] = ptxlab.compile(src, arch="sm_100a", name=name, options=opts)
     if "dev" not in _EMU:
         _EMU["dev"] = ptxlab.open_device("emu")
-    out = nvfp4_gemm(_EMU["dev"], p, bn=key[0], stages=key[1], module=_EMU[key], splits=key[2],
-                     variant="2sm" if key[3] else "1sm")
+    if plan["variant"] == "cluster":
+        out = nvfp4_gemm(_EMU["dev"], p, module=_EMU[key], variant="cluster",
+                         config={"bn": key[1], "cluster": key[2], "stages": key[3]})
+    else:
+        out = nvfp4_gemm(_EMU["dev"], p, bn=key[0], stages=key[1], module=_EMU[key], splits=key[2],
+                         variant="2sm" if plan["pair"] else "1sm", reduce=plan["reduce"])
     c.copy_(torch.from_numpy(np.ascontiguousarray(out.transpose(2, 0, 1))).permute(1, 2, 0))
     return c

@@ -38,7 +38,7 @@ __all__ = ["custom_kernel", "KERNEL_NAME", "ROWS_PER_CTA", "THREADS", "kernel_so
 KERNEL_SRC = None  # the exporter embeds the kernel text here; None: read ptxlab/kernels/nvfp4_gemv_cudacore.cu
 KERNEL_NAME = "nvfp4_gemv_cudacore"
 from ptxlab.production.plan_gemv import (ROWS_PER_CTA, THREADS, N_PADDED, CONFIG_NAMES, DEFAULT_CONFIG, FLAT_NAMES,
-    FLAT_DEFAULT, SHAPE_CONFIGS, is_flat, full_config, rows_per_cta, config_defines, flat_fits, fits, launch_plan,
+    FLAT_DEFAULT, SHAPE_CONFIGS, B200_SHAPE_CONFIGS, is_flat, full_config, rows_per_cta, config_defines, flat_fits, fits, launch_plan,
     pick_config)  # noqa: E402,F401  (export: replaced by plan_gemv.py's text)
 
 

@@ -21,9 +21,10 @@ from ptxlab.lab.cli import main as lab_main
 from ptxlab.production import export
 
 
-def write_submission(tmp_path: Path, problem: str = "nvfp4_gemv", splits: str | None = None) -> Path:
-    out = tmp_path / f"submission_{problem}{'' if splits is None else '_k' + splits}.py"
-    extra = [] if splits is None else ["--splits", splits]
+def write_submission(tmp_path: Path, problem: str = "nvfp4_gemv", splits: str | None = None,
+                     variant: str | None = None) -> Path:
+    out = tmp_path / f"submission_{problem}{'' if splits is None else '_k' + splits}{'' if variant is None else '_' + variant}.py"
+    extra = ([] if splits is None else ["--splits", splits]) + ([] if variant is None else ["--variant", variant])
     assert lab_main(["export", "--problem", problem, "--out", str(out), *extra]) == 0
     return out
 
@@ -94,7 +95,7 @@ def test_export_gemm_is_python_and_embeds_flattened_kernel(tmp_path: Path) -> No
     tree = ast.parse(text)
     funcs = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
     assert {"custom_kernel", "nvrtc_compile", "tensor_map_params", "launch_plan"} <= funcs
-    assert "KERNEL_SRC = None" not in text
+    assert "KERNEL_SRC = None" not in text and "CLUSTER_KERNEL_SRC = None" not in text
     # nothing but stdlib at import (the lab's `from ptxlab... import nvrtc_compile` line was replaced by the function)
     top = {a.name.split(".")[0] for n in tree.body if isinstance(n, ast.Import) for a in n.names}
     top |= {n.module.split(".")[0] for n in tree.body if isinstance(n, ast.ImportFrom) and n.module}
@@ -103,9 +104,12 @@ def test_export_gemm_is_python_and_embeds_flattened_kernel(tmp_path: Path) -> No
         Path(submission_gemv.__file__).read_text(), "nvrtc_compile")
     mod = load(out)
     assert mod.KERNEL_SRC == flatten("nvfp4_gemm_tcgen05.cu")
-    assert mod.kernel_source() is mod.KERNEL_SRC
-    assert remaining_includes(mod.KERNEL_SRC) == [] and "#include" not in mod.KERNEL_SRC
-    assert not re.search(r"^\s*#\s*pragma\s+once", mod.KERNEL_SRC, re.M)
+    assert mod.CLUSTER_KERNEL_SRC == flatten("nvfp4_gemm_cluster.cu")
+    assert mod.kernel_source() is mod.KERNEL_SRC and mod.kernel_source(mod.CLUSTER_KERNEL_FILE) is mod.CLUSTER_KERNEL_SRC
+    for src in (mod.KERNEL_SRC, mod.CLUSTER_KERNEL_SRC):
+        assert remaining_includes(src) == [] and "#include" not in src
+        assert not re.search(r"^\s*#\s*pragma\s+once", src, re.M)
+    assert mod.GEMM_VARIANT == "cluster"
     assert mod.nvrtc_compile.__module__ == mod.__name__  # defined in the file, not imported
     assert export.render("nvfp4_gemm") == text
     with pytest.raises(ValueError):
@@ -140,9 +144,9 @@ class _SpyDevice:
         self.maps[len(self.maps)] = tm.spec
         return tm
 
-    def launch(self, module, kernel, grid, block, args=(), shared_bytes=0):
+    def launch(self, module, kernel, grid, block, args=(), shared_bytes=0, **kw):
         self.launches.append({"kernel": kernel, "grid": tuple(grid), "block": tuple(block),
-                              "shared_bytes": shared_bytes, "nargs": len(args)})
+                              "shared_bytes": shared_bytes, "nargs": len(args), **kw})
 
     def __getattr__(self, name):
         return getattr(self._dev, name)
@@ -164,10 +168,11 @@ def test_gemm_adapter_map_params_equal_wrapper(tmp_path: Path, m: int, n: int, k
     try:
         spy = _SpyDevice(dev)
         p = gm.generate_gemm(m, n, k, l, 7)
-        G.nvfp4_gemm(spy, p, module="not compiled: launch is recorded only", splits=splits, report=report)
+        G.nvfp4_gemm(spy, p, module="not compiled: launch is recorded only", splits=splits, report=report,
+                     variant="1sm")
     finally:
         dev.close()
-    plan = mod.launch_plan(m, n, k, l, splits)
+    plan = mod.launch_plan(m, n, k, l, splits, "1sm")
     prm = mod.tensor_map_params(m, n, k, l, plan["bn"])
     got = list(spy.maps.values())
     assert len(got) == 4
@@ -184,8 +189,8 @@ def test_gemm_adapter_map_params_equal_wrapper(tmp_path: Path, m: int, n: int, k
     assert launch["shared_bytes"] == plan["shared_bytes"] and launch["nargs"] == (8 if splits == 1 else 10)
     assert plan["bn"] == G.choose_bn(n) and plan["stages"] == G.DEFAULT_STAGES[plan["bn"]]
     assert plan["splits"] == report["splits"] == splits and plan["grid"][2] == l * splits
-    assert plan["workspace_bytes"] == report["workspace_bytes"] == (0 if splits == 1 else
-                                                                    4 * l * m * n + 4 * l * (m // 128) * (n // plan["bn"]))
+    assert plan["workspace_bytes"] == report["workspace_bytes"] == (
+        0 if splits == 1 else 4 * splits * l * m * n + 4 * l * (m // 128) * (n // plan["bn"]))  # ordered: S slots
 
 
 def test_gemm_adapter_constants_equal_wrapper(tmp_path: Path) -> None:
@@ -214,7 +219,7 @@ def test_gemm_adapter_constants_equal_wrapper(tmp_path: Path) -> None:
         full = getattr(tensormap, name)
         assert all(full[k] == v for k, v in table.items()), name
     for t in gm.GEMM_TESTS:  # every gpu-mode shape is launchable and its SF maps cover the permuted tensors exactly
-        plan = mod.launch_plan(t["m"], t["n"], t["k"], t["l"])
+        plan = mod.launch_plan(t["m"], t["n"], t["k"], t["l"], variant="1sm")
         prm = mod.tensor_map_params(t["m"], t["n"], t["k"], t["l"], plan["bn"])
         assert prm["sfa"]["global_shape"][1] * 128 == 32 * 4 * (t["m"] // 128) * 4 * (t["k"] // 64) * t["l"]
         assert plan["shared_bytes"] <= 232448
@@ -232,7 +237,7 @@ def test_gemm_gpumode_harness_emulator(tmp_path: Path, rng) -> None:
     """gpu-mode eval flow on the exported GEMM: data = generate_input(...); c poisoned; out = custom_kernel(data);
     check against the reference at rtol = atol = 1e-3 (gpu-mode's tolerance)."""
     torch = pytest.importorskip("torch", reason="no torch: the optional extra .[torch] is not installed")
-    mod = load(write_submission(tmp_path, "nvfp4_gemm"))
+    mod = load(write_submission(tmp_path, "nvfp4_gemm", variant="1sm"))
     mod._EMU.clear()
 
     def generate_input(m: int, n: int, k: int, l: int, seed: int):
@@ -274,7 +279,7 @@ class _FakeDriver:
         import ctypes
 
         self.ctypes, self.cc = ctypes, cc
-        self.encodes, self.launches, self.attrs, self.modules = [], [], [], []
+        self.encodes, self.launches, self.attrs, self.modules, self.ex_launches = [], [], [], [], []
         self._keep = []
         for name in ("CUtensorMapDataType", "CUtensorMapInterleave", "CUtensorMapSwizzle", "CUtensorMapL2promotion",
                      "CUtensorMapFloatOOBfill", "cuuint64_t", "cuuint32_t", "CUstream"):
@@ -322,6 +327,37 @@ class _FakeDriver:
         return (0, Map())
 
     nparams = 8  # the default build's 8 kernel parameters; 10 with split-K (+ u64 ws, u64 counters)
+    max_clusters = 0
+
+    class CUlaunchAttributeID:
+        CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = "cluster_dim"
+
+    class CUlaunchConfig:
+        pass
+
+    class CUlaunchAttribute:
+        def __init__(self) -> None:
+            import types
+
+            self.value = types.SimpleNamespace(clusterDim=types.SimpleNamespace(x=0, y=0, z=0))
+
+    def cuOccupancyMaxActiveClusters(self, func, cfg):
+        return (0, self.max_clusters)
+
+    def cuLaunchKernelEx(self, cfg, func, params, extra):
+        """The cluster kernel's launch: 5 maps, then u32 M, N, K, warm."""
+        c = self.ctypes
+        ptrs = (c.c_void_p * 9).from_address(params)
+        (attr,) = cfg.attrs
+        assert attr.id == "cluster_dim" and cfg.numAttrs == 1
+        self.ex_launches.append({"func": func, "grid": (cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ),
+                                 "block": (cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ), "smem": cfg.sharedMemBytes,
+                                 "stream": cfg.hStream, "cluster": (attr.value.clusterDim.x, attr.value.clusterDim.y,
+                                                                    attr.value.clusterDim.z),
+                                 "maps": [c.string_at(ptrs[i], 128) for i in range(5)],
+                                 "map_align": [ptrs[i] % 64 for i in range(5)],
+                                 "scalars": [c.c_uint32.from_address(ptrs[i]).value for i in range(5, 9)]})
+        return (0,)
 
     def cuLaunchKernel(self, func, gx, gy, gz, bx, by, bz, smem, stream, params, extra):
         c = self.ctypes
@@ -352,14 +388,14 @@ def test_gemm_cuda_path_with_fake_driver(tmp_path: Path, monkeypatch) -> None:
     encoded parameters are reused on a repeated call with the same pointers."""
     from ptxlab import tensormap
 
-    mod = load(write_submission(tmp_path, "nvfp4_gemm"))
+    mod = load(write_submission(tmp_path, "nvfp4_gemm", variant="1sm"))
     fake = _fake_cuda(monkeypatch)
     m, n, k, l = 256, 512, 768, 2
     ptrs = (0x10000, 0x20000, 0x30000, 0x40000, 0x50000)
     runner = mod.CudaGemm(0)
     assert runner.arch == "sm_100a"
     runner.launch(*ptrs, m, n, k, l, stream=1234)
-    plan = mod.launch_plan(m, n, k, l)
+    plan = mod.launch_plan(m, n, k, l, variant="1sm")
     prm = mod.tensor_map_params(m, n, k, l, plan["bn"])
     assert len(fake.modules) == 1 and fake.attrs == [(("module1", mod.KERNEL_NAME),
                                                       "max_dyn_smem", plan["shared_bytes"])]
@@ -411,16 +447,18 @@ def test_gemm_export_splits_default_unchanged(tmp_path: Path) -> None:
     from ptxlab.production import gemm as G
     from ptxlab.production import submission_gemm as compat
 
-    text = export.render("nvfp4_gemm")
+    text = export.render("nvfp4_gemm", variant="1sm")
     assert re.search(r"^GEMM_SPLITS = 1  #", text, re.M)
     for value, want in (("2", 2), ("auto", "auto"), ("AUTO", "auto"), (3, 3)):
-        baked = export.render("nvfp4_gemm", splits=value)
+        baked = export.render("nvfp4_gemm", splits=value, variant="1sm")
         assert re.search(rf"^GEMM_SPLITS = {want!r}  # split-K default baked", baked, re.M)
         diff = [(x, y) for x, y in zip(text.splitlines(), baked.splitlines()) if x != y]
         assert len(diff) == 1 and len(text.splitlines()) == len(baked.splitlines()), diff
     for bad in ("0", "-1", "two", "1.5", "", True):
         with pytest.raises(ValueError, match="split-K setting"):
-            export.render("nvfp4_gemm", splits=bad)
+            export.render("nvfp4_gemm", splits=bad, variant="1sm")
+    with pytest.raises(ValueError, match="split-K is an option of --variant 1sm"):
+        export.render("nvfp4_gemm", splits="2")  # the default variant (cluster) has no split-K
     with pytest.raises(ValueError, match="nvfp4_gemm only"):
         export.render("nvfp4_gemv", splits="2")
     assert lab_main(["export", "--problem", "nvfp4_gemm", "--out", str(tmp_path / "x.py"), "--splits", "nope"]) == 2
@@ -429,7 +467,7 @@ def test_gemm_export_splits_default_unchanged(tmp_path: Path) -> None:
     assert G.choose_splits is compat.choose_splits and G.check_splits is compat.check_splits
     mod = load(write_submission(tmp_path, "nvfp4_gemm"))
     assert mod.GEMM_SPLITS == 1 and mod.launch_plan(128, 256, 512, 1) == {**mod.launch_plan(128, 256, 512, 1, 1)}
-    assert mod.launch_plan(128, 256, 512, 1)["grid"] == (1, 1, 1)
+    assert mod.launch_plan(128, 256, 512, 1, variant="1sm")["grid"] == (1, 1, 1)
 
 
 def test_gemm_resolve_splits_env(tmp_path: Path, monkeypatch) -> None:
@@ -437,7 +475,7 @@ def test_gemm_resolve_splits_env(tmp_path: Path, monkeypatch) -> None:
     raise a ValueError that names the variable."""
     from ptxlab.production import gemm as G
 
-    mod = load(write_submission(tmp_path, "nvfp4_gemm", splits="auto"))
+    mod = load(write_submission(tmp_path, "nvfp4_gemm", splits="auto", variant="1sm"))
     monkeypatch.delenv("PTXLAB_GEMM_SPLITS", raising=False)
     assert mod.GEMM_SPLITS == "auto"
     for shape in [(128, 7168, 16384, 1), (128, 4096, 7168, 1), (128, 256, 256, 1), (2304, 4608, 7168, 1)]:
@@ -461,9 +499,9 @@ def test_gemm_resolve_splits_env(tmp_path: Path, monkeypatch) -> None:
         mod.custom_kernel(data)
     for bad in (0, -1, 2.0, True, "x"):
         with pytest.raises(ValueError):
-            mod.launch_plan(128, 256, 512, 1, bad)
+            mod.launch_plan(128, 256, 512, 1, bad, "1sm")
     with pytest.raises(ValueError, match="exceeds the K/256"):
-        mod.launch_plan(128, 256, 512, 1, 3)
+        mod.launch_plan(128, 256, 512, 1, 3, "1sm")
     del torch
 
 
@@ -474,7 +512,7 @@ def test_gemm_gpumode_harness_emulator_split_k(tmp_path: Path, rng, monkeypatch,
     reference at rtol = atol = 1e-3."""
     torch = pytest.importorskip("torch", reason="no torch: the optional extra .[torch] is not installed")
     monkeypatch.delenv("PTXLAB_GEMM_SPLITS", raising=False)
-    mod = load(write_submission(tmp_path, "nvfp4_gemm", splits="2" if how == "export" else None))
+    mod = load(write_submission(tmp_path, "nvfp4_gemm", splits="2" if how == "export" else None, variant="1sm"))
     if how == "env":
         monkeypatch.setenv("PTXLAB_GEMM_SPLITS", "2")
     mod._EMU.clear()
@@ -496,7 +534,7 @@ def test_gemm_cuda_path_split_k_with_fake_driver(tmp_path: Path, monkeypatch) ->
     """Split-K through the driver-API plumbing without a GPU: the -DGEMM_SPLITS=S build compiled per (BN, S) (S=1
     keeps the default options), workspace + counters allocated zeroed once per shape and packed as two u64 after
     (c, M, N, K), grid z = L*S, reuse on repeated calls."""
-    mod = load(write_submission(tmp_path, "nvfp4_gemm"))
+    mod = load(write_submission(tmp_path, "nvfp4_gemm", variant="1sm"))
     fake = _fake_cuda(monkeypatch)
     opts_seen = []
     real = mod.nvrtc_compile
@@ -528,9 +566,9 @@ def test_gemm_cuda_path_split_k_with_fake_driver(tmp_path: Path, monkeypatch) ->
     assert fake.launches[-1]["grid"] == (2, 2, 2)
     fake.nparams = 10
     runner.launch(*ptrs, m, n, k, l, stream=7, splits=3)
-    plan = mod.launch_plan(m, n, k, l, 3)
+    plan = mod.launch_plan(m, n, k, l, 3, "1sm")
     assert opts_seen[-1] == ("-DGEMM_BN=256", "-DGEMM_STAGES=4", "-DGEMM_SPLITS=3") and len(fake.modules) == 2
-    assert [a.nbytes for a in allocs] == [4 * l * m * n, 4 * l * (m // 128) * (n // 256)]
+    assert [a.nbytes for a in allocs] == [3 * 4 * l * m * n, 4 * l * (m // 128) * (n // 256)]  # ordered: 3 slots
     assert plan["workspace_bytes"] == sum(a.nbytes for a in allocs)
     launch = fake.launches[-1]
     assert launch["grid"] == plan["grid"] == (2, 2, 6) and launch["smem"] == plan["shared_bytes"]
@@ -545,6 +583,147 @@ def test_gemm_cuda_path_split_k_with_fake_driver(tmp_path: Path, monkeypatch) ->
     assert len(fake.modules) == 2 and len(allocs) == 2 and len(fake.encodes) == n_enc + 4
     assert fake.launches[-1]["extra"] == [allocs[0].addr, allocs[1].addr] and fake.launches[-1]["c"] == 0x60000
     runner.launch(*ptrs, 128, 256, 512, 1, splits=2)  # another shape and S: its own build and workspace
-    assert opts_seen[-1][-1] == "-DGEMM_SPLITS=2" and len(allocs) == 4 and allocs[2].nbytes == 4 * 128 * 256
+    assert opts_seen[-1][-1] == "-DGEMM_SPLITS=2" and len(allocs) == 4 and allocs[2].nbytes == 2 * 4 * 128 * 256
+    runner.launch(*ptrs, 128, 256, 512, 1, splits=2, reduce="atomic")  # opt-in atomic: its build, one image
+    assert opts_seen[-1][-2:] == ("-DGEMM_SPLITS=2", "-DGEMM_SPLITK_ATOMIC=1") and allocs[4].nbytes == 4 * 128 * 256
     with pytest.raises(ValueError, match="exceeds the K/256"):
         runner.launch(*ptrs, 128, 256, 512, 1, splits=3)
+
+
+# ------------------------------------------------------------------------------------------------ cluster (default)
+@pytest.mark.parametrize("m,n,k,l", [(128, 256, 256, 1), (256, 384, 768, 2), (128, 1024, 512, 1), (384, 7168, 256, 1),
+                                     (128, 7168, 16384, 1)])
+def test_gemm_cluster_adapter_map_params_equal_wrapper(tmp_path: Path, m: int, n: int, k: int, l: int) -> None:
+    """The default (cluster) variant: the exported adapter's five cuTensorMapEncodeTiled inputs (a, b, sfa, sfb and
+    the fp16 output) and its launch (grid, cluster dims, non-portable flag, SMEM, 9 arguments: 5 maps + M, N, K,
+    warm) equal what ptxlab.production.gemm_cluster builds and launches on an emulator device."""
+    import ptxlab
+    from ptxlab.production import gemm as G
+
+    mod = load(write_submission(tmp_path, "nvfp4_gemm"))
+    dev = ptxlab.open_device("emu")
+    report: dict = {}
+    try:
+        spy = _SpyDevice(dev)
+        G.nvfp4_gemm(spy, gm.generate_gemm(m, n, k, l, 7), module="not compiled: launch is recorded only",
+                     report=report)
+    finally:
+        dev.close()
+    plan = mod.launch_plan(m, n, k, l)
+    assert plan["variant"] == report["variant"] == "cluster" and plan == {k_: report[k_] for k_ in plan}
+    prm = mod.cluster_tensor_map_params(m, n, k, l, plan["bn"], plan["cluster_size"])
+    got = list(spy.maps.values())
+    assert len(got) == 5
+    for spec, name in zip(got, ("a", "b", "sfa", "sfb", "c")):
+        for field in ("dtype", "global_shape", "global_strides", "box", "element_strides", "swizzle", "interleave",
+                      "l2_promotion", "oob_fill"):
+            w = prm[name][field]
+            w = tuple(w) if isinstance(w, (tuple, list)) else w
+            assert getattr(spec, field) == w, (name, field, getattr(spec, field), w)
+    (launch,) = spy.launches
+    assert launch["kernel"] == mod.CLUSTER_KERNEL_NAME and launch["nargs"] == 9
+    assert launch["grid"] == plan["grid"] and launch["block"] == plan["block"]
+    assert launch["shared_bytes"] == plan["shared_bytes"] <= 232448 - 1024
+    assert launch.get("cluster") == plan["cluster"] and launch.get("non_portable_cluster", False) == plan["non_portable"]
+
+
+def test_gemm_cluster_config_of_benchmark_shapes(tmp_path: Path) -> None:
+    """The configs the predictions were made with (ptx_docs/production_gemm.md), and the plan's rules: every
+    GEMM_TESTS shape gets a config that fits SMEM and TMEM, divides N and its N tiles."""
+    mod = load(write_submission(tmp_path, "nvfp4_gemm"))
+    got = [(mod.choose_cluster_config(b["m"], b["n"], b["k"], b["l"])) for b in gm.GEMM_BENCHMARKS]
+    assert [(c["bn"], c["cluster"], c["stages"], c["warm"]) for c in got] == [(64, 16, 8, 3), (32, 8, 8, 3),
+                                                                            (64, 8, 8, 3)]
+    for t in list(gm.GEMM_TESTS) + list(gm.GEMM_BENCHMARKS):
+        plan = mod.launch_plan(t["m"], t["n"], t["k"], t["l"])
+        bn, c = plan["bn"], plan["cluster_size"]
+        assert t["n"] % bn == 0 and (t["n"] // bn) % c == 0 and plan["grid"][1] % c == 0
+        assert plan["shared_bytes"] + mod.STATIC_SMEM <= mod.SMEM_OPTIN
+        assert mod.cluster_tmem_cols(bn, plan["stages"]) <= 512
+    with pytest.raises(ValueError, match="split-K"):
+        mod.launch_plan(128, 256, 512, 1, 2)            # split-K is a 1sm option
+    with pytest.raises(ValueError, match="multiple of 32"):
+        mod.launch_plan(128, 200, 512, 1)
+    with pytest.raises(ValueError, match="cluster size"):
+        mod.cluster_launch_plan(128, 256, 512, 1, {"bn": 64, "cluster": 8})  # 4 N tiles
+    with pytest.raises(ValueError, match="do not fit"):
+        mod.cluster_launch_plan(128, 256, 512, 1, {"bn": 256, "cluster": 1, "stages": 5})
+
+
+def test_gemm_cluster_cuda_path_with_fake_driver(tmp_path: Path, monkeypatch) -> None:
+    """The default variant through the driver-API plumbing without a GPU: NVRTC (real) of the embedded cluster
+    kernel with its config's options, dynamic-SMEM opt-in (+ non-portable cluster sizes for 16-CTA clusters), five
+    encodes (a, b, sfa, sfb, c) with cluster_tensor_map_params, parameters packed as 5 x 128-B maps (64-B aligned)
+    then u32 M, N, K, warm, cuLaunchKernelEx with the cluster dimension; a GPU that cannot keep enough 16-CTA
+    clusters resident (cuOccupancyMaxActiveClusters) gets 8-CTA clusters."""
+    from ptxlab import tensormap
+
+    mod = load(write_submission(tmp_path, "nvfp4_gemm"))
+    fake = _fake_cuda(monkeypatch)
+    fake.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = "non_portable"
+    fake.max_clusters = 7
+    opts_seen = []
+    real = mod.nvrtc_compile
+
+    def spy_nvrtc(src, arch, name, opts):
+        opts_seen.append((src is mod.CLUSTER_KERNEL_SRC, name, tuple(opts)))
+        return real(src, arch, name, opts)
+
+    monkeypatch.setattr(mod, "nvrtc_compile", spy_nvrtc)
+    ptrs = (0x10000, 0x20000, 0x30000, 0x40000, 0x50000)
+    runner = mod.CudaGemm(0)
+    m, n, k, l = 128, 7168, 16384, 1
+    runner.launch(*ptrs, m, n, k, l, stream=99)
+    plan = mod.launch_plan(m, n, k, l)
+    assert plan["cluster"] == (1, 16, 1) and plan["non_portable"]
+    assert opts_seen == [(True, "nvfp4_gemm_cluster.cu", ("-DGEMM_BN=64", "-DGEMM_CLUSTER=16", "-DGEMM_STAGES=8"))]
+    func = ("module1", mod.CLUSTER_KERNEL_NAME)
+    assert (func, "max_dyn_smem", plan["shared_bytes"]) in fake.attrs and (func, "non_portable", 1) in fake.attrs
+    prm = mod.cluster_tensor_map_params(m, n, k, l, 64, 16)
+    assert [e["address"] for e in fake.encodes] == list(ptrs)
+    for e, name in zip(fake.encodes, ("a", "b", "sfa", "sfb", "c")):
+        p = prm[name]
+        assert (e["dims"], e["strides"], e["box"]) == (list(p["global_shape"]), list(p["global_strides"]),
+                                                       list(p["box"]))
+        assert e["dtype"] == tensormap.DTYPE_CODES[p["dtype"]] and e["swizzle"] == tensormap.SWIZZLE_CODES[p["swizzle"]]
+        assert e["l2"] == tensormap.L2_PROMOTION_CODES[p["l2_promotion"]]
+    (launch,) = fake.ex_launches
+    assert launch["func"] == func and launch["grid"] == (1, 112, 1) and launch["cluster"] == (1, 16, 1)
+    assert launch["smem"] == plan["shared_bytes"] and launch["stream"] == ("CUstream", 99)
+    assert launch["maps"] == [bytes([i + 1]) * 128 for i in range(5)] and launch["map_align"] == [0] * 5
+    assert launch["scalars"] == [m, n, k, plan["warm"]]
+    runner.launch(*ptrs, m, n, k, l, stream=99)  # cached: no recompile, no re-encode
+    assert len(fake.modules) == 1 and len(fake.encodes) == 5 and len(fake.ex_launches) == 2
+    fake.max_clusters = 6  # 7 clusters of 16 are needed: fall back to 8-CTA clusters
+    runner2 = mod.CudaGemm(0)
+    runner2.launch(*ptrs, m, n, k, l)
+    assert fake.ex_launches[-1]["cluster"] == (1, 8, 1) and opts_seen[-1][2][1] == "-DGEMM_CLUSTER=8"
+    assert fake.encodes[-5]["box"] == [128, 16, 1]  # the A slice of an 8-CTA cluster
+
+
+def test_gemm_cluster_gpumode_harness_emulator_off_list(tmp_path: Path, rng) -> None:
+    """gpu-mode eval flow on the DEFAULT export (cluster variant) for shapes that are not in GEMM_TESTS (N multiples
+    of 32 but not of 128 or 256, L = 2, M = 384) with every fp4 code in a and b: c poisoned, custom_kernel, c ==
+    reference_gemm bit for bit (gpu-mode's sums are exact in fp32) and within gpu-mode's tolerance; the embedded
+    cluster text was compiled, with the plan's config."""
+    torch = pytest.importorskip("torch", reason="no torch: the optional extra .[torch] is not installed")
+    from ptxlab.numerics import unpack_fp4
+
+    mod = load(write_submission(tmp_path, "nvfp4_gemm"))
+    mod._EMU.clear()
+    for m, n, k, l in [(128, 96, 512, 2), (384, 160, 256, 1), (256, 224, 768, 1)]:
+        seed = int(rng.integers(1 << 31))
+        p = gm.generate_gemm(m, n, k, l, seed)
+        codes = np.concatenate([unpack_fp4(p.a[:, :, i]).ravel() for i in range(l)] +
+                               [unpack_fp4(p.b[:, :, i]).ravel() for i in range(l)])
+        assert set(np.unique(codes).tolist()) == set(range(16)), f"seed={seed}: not every fp4 code present"
+        data = gm.to_torch(p)
+        data[6].fill_(float("nan"))
+        out = mod.custom_kernel(data)
+        ref = gm.reference_gemm(p)
+        assert out is data[6] and not torch.isnan(out).any(), f"seed={seed} {(m, n, k, l)}: outputs left poisoned"
+        assert (out.numpy().view(np.uint16) == ref.view(np.uint16)).all(), f"seed={seed} {(m, n, k, l)}: not exact"
+        assert gm.check_close(out.numpy(), ref, rtol=1e-3, atol=1e-3) == [], f"seed={seed}"
+        plan = mod.launch_plan(m, n, k, l)
+        key = ("cluster", plan["bn"], plan["cluster_size"], plan["stages"])
+        assert mod._EMU[key].source == mod.CLUSTER_KERNEL_SRC

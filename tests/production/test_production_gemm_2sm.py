@@ -75,12 +75,14 @@ def test_2sm_refusals(dev):
     with pytest.raises(ValueError, match="module variant 1sm, call variant 2sm"):
         G.nvfp4_gemm(dev, p, variant="2sm", module=G.compile_gemm(256))
     with pytest.raises(ValueError, match="module variant 2sm, call variant 1sm"):
+        G.nvfp4_gemm(dev, p, module=G.compile_gemm(256, variant="2sm"), variant="1sm")
+    with pytest.raises(ValueError, match="this launch needs"):   # the default (cluster) variant checks its module too
         G.nvfp4_gemm(dev, p, module=G.compile_gemm(256, variant="2sm"))
 
 
 def test_adapter_variant_setting_and_plan(monkeypatch):
     monkeypatch.delenv(compat.VARIANT_ENV, raising=False)
-    assert compat.resolve_variant() == "1sm" == compat.GEMM_VARIANT
+    assert compat.resolve_variant() == "cluster" == compat.GEMM_VARIANT
     monkeypatch.setenv(compat.VARIANT_ENV, "2SM")
     assert compat.resolve_variant() == "2sm"
     monkeypatch.setenv(compat.VARIANT_ENV, "pairs")
@@ -92,6 +94,8 @@ def test_adapter_variant_setting_and_plan(monkeypatch):
     assert compat.tensor_map_params(384, 7168, 2304, 1, 256, pair=True)["b"]["box"] == (128, 128, 1)
     with pytest.raises(ValueError, match="split-K"):
         compat.launch_plan(128, 256, 512, 1, splits=2, variant="2sm")
+    monkeypatch.setenv(compat.VARIANT_ENV, "1SM")
+    assert compat.resolve_variant() == "1sm"
 
 
 class _FakeClusterDriver(_FakeDriver):
@@ -151,7 +155,8 @@ def test_adapter_2sm_cuda_path_with_fake_driver(tmp_path, monkeypatch):
 def test_export_variant_flag(tmp_path):
     text = export.render("nvfp4_gemm", variant="2sm")
     assert "\nGEMM_VARIANT = '2sm'  # GEMM variant baked by `lab.py export --variant 2sm`" in text
-    assert '\nGEMM_VARIANT = "1sm"' in export.render("nvfp4_gemm")   # default unchanged
+    assert '\nGEMM_VARIANT = "cluster"' in export.render("nvfp4_gemm")   # default unchanged
+    assert "\nGEMM_VARIANT = '1sm'  # GEMM variant baked" in export.render("nvfp4_gemm", variant="1sm")
     with pytest.raises(ValueError, match="nvfp4_gemm only"):
         export.render("nvfp4_gemv", variant="2sm")
     with pytest.raises(ValueError, match="does not combine"):

@@ -79,6 +79,7 @@ FLAT_CASES = [  # (config, M, K, L): P = 32*warps / (K/32) rows side by side, K/
     (("flat", 4, 2, 1, 2), 13, 1024, 1),   # 4 rows side by side
     (("flat", 3, 4, 0, 1), 50, 3072, 1),   # 3 warps per row, no prefetch, R = 4
     (("flat", 8, 1, 1, 1), 9, 4096, 2),    # 2 rows side by side, 4 warps per row, R = 1
+    (("flat", 16, 4, 1, 4), 41, 16384, 1),  # the B200 table's config of 7168x16384x1 (R = 4, 4 CTAs/SM), M tail
 ]
 
 
@@ -110,6 +111,9 @@ def test_pick_config() -> None:
     for kw in gm.GEMV_BENCHMARKS:
         shape = (kw["m"], kw["k"], kw["l"])
         assert gc.pick_config(*shape) == gc.full_config(gc.SHAPE_CONFIGS[shape]) and gc.is_flat(gc.pick_config(*shape))
+        assert gc.pick_config(*shape, "sm_90a") == gc.pick_config(*shape)   # the H100-measured table
+        b200 = gc.B200_SHAPE_CONFIGS.get(shape, gc.SHAPE_CONFIGS[shape])    # Blackwell: the model-chosen one first
+        assert gc.pick_config(*shape, "sm_100a") == gc.full_config(b200) and gc.fits(b200, *shape[:2])
     for kw in gm.GEMV_TESTS:
         m, k, l = kw["m"], kw["k"], kw["l"]
         cfg = gc.pick_config(m, k, l)
@@ -119,7 +123,7 @@ def test_pick_config() -> None:
         if not gc.is_flat(cfg):
             assert gx * gc.rows_per_cta(cfg) >= m
     assert not gc.fits(("flat", 16), 64, 7168) and gc.fits(("flat", 14), 64, 7168)  # K/32 = 224 must divide threads
-    assert gc.pick_config(7168, 16384, 1, "sm_100a") == gc.pick_config(7168, 16384, 1)
+    assert gc.pick_config(7168, 16384, 1, "sm_100a") == ("flat", 16, 4, 1, 4) != gc.pick_config(7168, 16384, 1)
 
 
 def test_launch_geometry() -> None:

@@ -67,6 +67,12 @@ __device__ __forceinline__ unsigned short f32_to_f16_bits(unsigned f32_bits) {
   return h;
 }
 
+// Four fp32 words -> four fp16 (RNE) packed little-endian into 8 bytes (word 0 at the lowest address).
+__device__ __forceinline__ unsigned long long f16x4_bits(const unsigned (&v)[4]) {
+  return (unsigned long long)f32_to_f16_bits(v[0]) | ((unsigned long long)f32_to_f16_bits(v[1]) << 16) |
+         ((unsigned long long)f32_to_f16_bits(v[2]) << 32) | ((unsigned long long)f32_to_f16_bits(v[3]) << 48);
+}
+
 // The whole epilogue for one 128-row tile: row m = m0 + 32*(warp%4) + lane, columns 0..n_store-1 (n_store <= N) of
 // the accumulator at d_col -> c (gpu-mode (M, Nc, L) fp16, memory order (L, M, Nc)) for batch l.
 // Rows >= M are not stored. Must be executed by all threads of 4 consecutive warps (warp-collective tcgen05.ld).

@@ -72,6 +72,17 @@ __device__ __forceinline__ bool mbar_wait_bounded(u32 bar, u32 parity, u32 max_p
     return false;
 }
 
+// The production kernels' barrier wait: unbounded (mbar_wait; the emulator reports a lost arrive as a deadlock), or
+// with -DPTXLAB_WAIT_PROBES=n (hardware bring-up) one that traps after n failed try_wait probes, so a protocol error
+// ends the launch with an error instead of hanging the GPU.
+__device__ __forceinline__ void mbar_wait_or_trap(u32 bar, u32 parity) {
+#ifdef PTXLAB_WAIT_PROBES
+    if (!mbar_wait_bounded(bar, parity, PTXLAB_WAIT_PROBES)) __trap();
+#else
+    mbar_wait(bar, parity);
+#endif
+}
+
 // Multi-stage producer/consumer ring state (DeepGEMM advance_pipeline / CUTLASS PipelineState):
 // `stage` in [0, S), `phase` flips each time stage wraps to 0.
 //   consumer: wait full[stage] with parity `phase`          (phase p of full[s] completes when the TMA bytes landed)

@@ -11,20 +11,15 @@
 // Plain inline PTX, no CUTLASS. Include with include_dirs=[ptxlab.kernels.KERNELS_DIR].
 #pragma once
 #include "common.cuh"
+#include "cluster.cuh"
 
 namespace ptxlab {
 namespace pair {
 
-__device__ __forceinline__ u32 cluster_ctarank() {
-    u32 r;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-    return r;
-}
+__device__ __forceinline__ u32 cluster_ctarank() { return cluster::ctarank(); }
 
-// barrier.cluster arrive (release) + wait (acquire) by every thread of every CTA of the cluster [PTX ISA 9.7.13.1].
-__device__ __forceinline__ void cluster_sync() {
-    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
+// barrier.cluster arrive (release) + wait (acquire) by every thread of every CTA of the cluster (blocks/cluster.cuh).
+__device__ __forceinline__ void cluster_sync() { cluster::sync(); }
 
 // One warp in EACH CTA of the pair: the same columns are allocated in both TMEMs, the address written to each CTA's
 // own smem_slot [PTX ISA 9.7.16.7.1, Table 46: the first warp may block until the peer's warp also executes it].

@@ -1,8 +1,16 @@
-// blocks/splitk.cuh -- split-K "serial fixup" of fp32 tiles through global memory (sm_90+ PTX; used by the fused
-// NVFP4 GEMM only when it is built with -DGEMM_SPLITS=S, S >= 2; in the default build nothing here is instantiated,
-// so it adds no PTX).
+// blocks/splitk.cuh -- split-K "serial fixup" of fp32 tiles through global memory (sm_90+ PTX; used by the 1sm NVFP4
+// GEMM only when it is built with -DGEMM_SPLITS=S, S >= 2; in the default build nothing here is instantiated, so it
+// adds no PTX). Verified by stage F3 (stages/F_gemm: the ordered fixup, on sm_100a and sm_90a builds).
 //
-// Protocol for one output tile that S CTAs ("splits") each hold a partial fp32 sum of (different K ranges):
+// Two reductions share the arrival protocol (tile_arrive, below):
+//   * ORDERED (deterministic, the default): every split stores its partial tile into its own workspace slot (plain
+//     16-B stores, "chunk-major" so a warp's 32 rows write 512 contiguous bytes: slot_v4), arrives; the last arriver
+//     sums the S partials in split order 0, 1, .., S-1 (its own from its registers at its position), so c has the
+//     same bits whatever order the CTAs finish in. Slots need no zeroing (each is written before it is read in the
+//     same launch); the counter resets itself.
+//   * ATOMIC (opt-in, NON-DETERMINISTIC: fp32 red.add in arrival order), steps 1-3 below.
+//
+// Protocol of the atomic reduction for one output tile that S CTAs ("splits") each hold a partial fp32 sum of:
 //   1. every thread of the epilogue warp group adds its partial values into the fp32 workspace tile with
 //      red.relaxed.gpu.global.add.v4.f32 (morally strong at gpu scope; PTX ISA 9.7.12.4 red, vector f32 add sm_90+);
 //   2. tile_arrive(): each thread fence.acq_rel.gpu (PTX ISA 9.7.13.4; a "release pattern" prefix), named barrier
@@ -39,6 +47,65 @@ __device__ __forceinline__ void red_add_v4_f32(float* p, unsigned a, unsigned b,
 __device__ __forceinline__ void ld_relaxed_v4(const float* p, unsigned (&r)[4]) {
   asm volatile("ld.relaxed.gpu.global.v4.b32 {%0, %1, %2, %3}, [%4];"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "l"(p) : "memory");
+}
+
+// Ordered reduction: the 16 B of columns 4*n4 .. 4*n4+3 of row `row` (0..127) in a 128-row tile slot that is
+// chunk-major: [n4][row][4] fp32 (a warp's 32 consecutive rows are 512 contiguous bytes).
+__device__ __forceinline__ float* slot_v4(float* slot, unsigned n4, unsigned row) {
+  return slot + ((unsigned long long)n4 * 128u + row) * 4u;
+}
+
+// Plain 16-B store of a partial (ordered by the release in tile_arrive).
+__device__ __forceinline__ void st_v4(float* p, unsigned a, unsigned b, unsigned c, unsigned d) {
+  asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" :: "l"(p), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
+}
+
+// acc[i] = acc[i] + v[i], fp32 round-to-nearest (add.rn.f32: never contracted into an FMA) [PTX ISA 9.7.3.1].
+__device__ __forceinline__ void add_v4(unsigned (&acc)[4], const unsigned (&v)[4]) {
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    float r;
+    asm("add.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(__uint_as_float(acc[i])), "f"(__uint_as_float(v[i])));
+    acc[i] = __float_as_uint(r);
+  }
+}
+
+// The last arriver's ordered sum of 16 columns (4 chunks from chunk n4_0) of its row: ((p_0 + p_1) + p_2) + ..
+// + p_{S-1}, where p_s is the slot of split s (ld.relaxed.gpu: not a stale L1 line) and p_own = mine (this CTA's
+// registers, never stored and re-read). All 4 (S-1) loads are issued before the first add, so a batch costs one
+// memory latency, not S-1 of them (splits <= MAXS, a compile-time bound of the register array).
+template <unsigned MAXS>
+__device__ __forceinline__ void ordered_sum_16(float* ws_tile0, unsigned long long slot_stride, unsigned splits,
+                                               unsigned own, unsigned n4_0, unsigned row, const unsigned (&mine)[16],
+                                               unsigned (&acc)[16]) {
+  unsigned v[MAXS][16];
+#pragma unroll
+  for (unsigned s = 0; s < MAXS; ++s)
+    if (s < splits && s != own) {
+#pragma unroll
+      for (unsigned q = 0; q < 4; ++q) {
+        unsigned r[4];
+        ld_relaxed_v4(slot_v4(ws_tile0 + s * slot_stride, n4_0 + q, row), r);
+        v[s][4 * q] = r[0]; v[s][4 * q + 1] = r[1]; v[s][4 * q + 2] = r[2]; v[s][4 * q + 3] = r[3];
+      }
+    }
+#pragma unroll
+  for (unsigned s = 0; s < MAXS; ++s) {
+    if (s >= splits) break;
+#pragma unroll
+    for (unsigned q = 0; q < 4; ++q) {
+      unsigned x[4];
+#pragma unroll
+      for (unsigned i = 0; i < 4; ++i) x[i] = s == own ? mine[4 * q + i] : v[s][4 * q + i];
+      if (s == 0) {
+        acc[4 * q] = x[0]; acc[4 * q + 1] = x[1]; acc[4 * q + 2] = x[2]; acc[4 * q + 3] = x[3];
+      } else {
+        unsigned a4[4] = {acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]};
+        add_v4(a4, x);
+        acc[4 * q] = a4[0]; acc[4 * q + 1] = a4[1]; acc[4 * q + 2] = a4[2]; acc[4 * q + 3] = a4[3];
+      }
+    }
+  }
 }
 
 // Strong 16-B store of zeroes (workspace reset).
