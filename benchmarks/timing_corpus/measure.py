@@ -62,7 +62,7 @@ _MODULES: dict = {}
 
 def _module(built: harness.Built):
     from cuda.bindings import driver as drv
-    key = id(built.module)
+    key = built.module.cubin      # not id(module): a freed module's id is reused, and the old CUmodule lacks the kernel
     if key not in _MODULES:
         _MODULES[key] = _ok(drv.cuModuleLoadData(built.module.cubin))
     return _MODULES[key]

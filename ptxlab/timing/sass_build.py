@@ -5,7 +5,7 @@
 1. **Build with line info for the target arch.**  A module compiled from CUDA is recompiled by NVRTC with its own
    final options (``module.options``, include paths and ``-D`` defines included) plus ``-lineinfo``, for the target
    (``sm_90a`` for the H100/H200, ``sm_100a`` for the B200); ``-lineinfo`` does not change the code ptxas emits
-   (checked: tests/timing/test_sass.py compares the opcodes).  A module given as PTX text is assembled again by
+   (checked: tests/timing/test_timing_sass.py compares the opcodes).  A module given as PTX text is assembled again by
    nvJitLink with ``-lineinfo`` (its ``.target`` rewritten when the target arch differs).  If the target arch does
    not compile (e.g. tcgen05 PTX for an H100), the module's own arch is used and the view says so.
 2. ``nvdisasm -c -hex -gp``: SASS with control codes and, per instruction, the line of the PTX text ptxas was given

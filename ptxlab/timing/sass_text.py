@@ -9,7 +9,7 @@ Input: ``nvdisasm -c -hex -gp`` output (``ptxlab.timing.sass_build`` makes it). 
   its source registers have been read (read barrier, 3 bits), the scoreboards it waits for (6-bit mask) and the
   operand-reuse flags (4 bits).  Layout as documented by the open Volta/Turing/Ampere assemblers (CuAssembler,
   turingas) and checked here on sm_90a / sm_100a builds: a consumer of an ``LDG``'s register waits on exactly the
-  scoreboard the ``LDG`` sets (tests/timing/test_sass.py);
+  scoreboard the ``LDG`` sets (tests/timing/test_timing_sass.py);
 * the PTX line it was generated from: nvdisasm ``-gp`` prints the ``.nv_debug_line_sass`` table that ptxas writes
   with ``-lineinfo`` (``//## File ".nv_debug_ptx_txt", line N``: line N of the PTX text ptxas was given).
 

@@ -67,6 +67,19 @@ def cuda_include_dirs() -> list:
                 out.append(inc)
             if (inc / "cccl").is_dir() and inc / "cccl" not in out:
                 out.append(inc / "cccl")
+    if not any((d / "cuda" / "std").is_dir() for d in out):
+        # no pip CCCL (e.g. an image with the CUDA toolkit and no nvidia-cuda-cccl wheel): the toolkit's own headers,
+        # last, so the standard-header shims (toolchain/stdshim.py) find <cuda/std/...>
+        for base in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+            if not base:
+                continue
+            for inc in (Path(base) / "include" / "cccl", Path(base) / "include"):
+                if (inc / "cuda" / "std").is_dir():
+                    out.append(inc)
+                    break
+            else:
+                continue
+            break
     return out
 
 
