@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ptxlab.errors import DeviceUnavailable
+from ptxlab.fileio import atomic_write
 
 __all__ = ["NARGS", "POOL_SLOTS", "c_source", "build", "load"]
 
@@ -89,7 +90,7 @@ def build(names: Sequence[str]) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out_dir) as tmp:
         c_file = Path(tmp) / "ptxlab_cuda.c"
-        c_file.write_text(src)
+        atomic_write(c_file, src)
         tmp_lib = Path(tmp) / "libcuda.so.1"
         cmd = [cc, "-O0", "-shared", "-fPIC", "-fvisibility=hidden", "-Wl,-soname,libcuda.so.1",
                "-o", str(tmp_lib), str(c_file)]
@@ -98,7 +99,7 @@ def build(names: Sequence[str]) -> Path:
             raise DeviceUnavailable(f"ptxlab driver layer: building the stand-in libcuda.so.1 failed "
                                     f"({' '.join(cmd)}):\n{res.stderr.strip()}")
         os.replace(tmp_lib, lib)          # atomic: a concurrent build of the same key is harmless
-        (out_dir / "ptxlab_cuda.c").write_text(src)
+        atomic_write(out_dir / "ptxlab_cuda.c", src)
     runtime = out_dir / "libcute_dsl_runtime.so"
     if not runtime.exists():
         try:
