@@ -69,7 +69,9 @@ def test_check_reports_every_bad_value_and_unknown_names():
 
 @pytest.mark.parametrize("name,raw", [("PTXLAB_EMU_STRICT", "bogus"), ("PTXLAB_EMU_STALL_S", "abc"),
                                       ("PTXLAB_EMU_WAVE_CTAS", "-1"), ("PTXLAB_EMU_PROXYCHECK", "maybe"),
-                                      ("PTXLAB_PROGRESS", "sometimes"), ("PTXLAB_EMU_INITCHECK", "yes please")])
+                                      ("PTXLAB_PROGRESS", "sometimes"), ("PTXLAB_EMU_INITCHECK", "yes please"),
+                                      ("PTXLAB_EMU_ENGINE", "bogus"), ("PTXLAB_EMU_WORKERS", "0"),
+                                      ("PTXLAB_TIMING_ROUNDS", "1e3"), ("PTXLAB_GEMM_VARIANT", "3sm")])
 def test_lab_refuses_bad_settings_before_anything_runs(name, raw, monkeypatch, tmp_path, capsys):
     """Exit 2, one error line naming the variable, no stage run, nothing recorded (the old behaviour recorded a FAIL
     over a recorded PASS for several of these)."""
@@ -89,7 +91,8 @@ def test_emulator_options_are_checked_when_the_device_opens():
     import ptxlab
 
     for kw in ({"budget": -1}, {"budget": "4e9"}, {"stall_seconds": -5}, {"wave_ctas": 0}, {"initcheck": "bogus"},
-               {"racecheck": 3}, {"strict": "bogus"}, {"clc": "sometimes"}, {"memory": 10}, {"bogus_option": 1}):
+               {"racecheck": 3}, {"strict": "bogus"}, {"clc": "sometimes"}, {"memory": 10}, {"bogus_option": 1},
+               {"engine": "bogus"}):
         with pytest.raises(UsageError):
             ptxlab.open_device("emu", **kw)
     with pytest.raises(UsageError):

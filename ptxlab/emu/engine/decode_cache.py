@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
-import os
 import pickle
 from pathlib import Path
 from typing import Optional
@@ -46,7 +45,8 @@ def no_gc():
 
 
 def enabled() -> bool:
-    return os.environ.get(ENV, "1").strip() not in ("0", "off", "no", "false")
+    from ... import settings
+    return bool(settings.get(ENV))
 
 
 def _code_digest() -> str:
