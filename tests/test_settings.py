@@ -36,6 +36,20 @@ def test_every_variable_the_code_reads_is_a_setting():
     assert used - known == set(), f"add these to ptxlab/settings.py SETTINGS: {sorted(used - known)}"
 
 
+def test_every_ptxlab_name_in_the_code_is_a_setting_or_a_macro():
+    """Names built at run time (f"PTXLAB_STAGE_{stage}_BROKEN") escape the test above: every PTXLAB_* word of the
+    code is a setting, an internal variable, or a preprocessor macro of the CUDA sources (#if / #define)."""
+    cuda = "".join(f.read_text() for root in ("ptxlab", "stages") for ext in ("*.cu", "*.cuh")
+                   for f in (REPO / root).rglob(ext))
+    macros = set(re.findall(r"#\s*(?:if|ifdef|ifndef|elif|define)\b.*?\b(PTXLAB_[A-Z0-9_]*[A-Z0-9])", cuda))
+    known = {s.name for s in settings.SETTINGS} | settings.INTERNAL | macros
+    words = set()
+    for root in ("ptxlab", "stages", "benchmarks", "lab.py"):
+        for f in ([REPO / root] if root.endswith(".py") else (REPO / root).rglob("*.py")):
+            words |= set(re.findall(r"\bPTXLAB_[A-Z0-9_]*[A-Z0-9]\b", f.read_text()))
+    assert words - known == set(), f"not a setting (add to ptxlab/settings.py SETTINGS): {sorted(words - known)}"
+
+
 @pytest.mark.parametrize("s", [s for s in settings.SETTINGS if s.kind in BAD], ids=lambda s: s.name)
 def test_bad_values_are_usage_errors_naming_the_variable(s):
     for raw in ({"PTXLAB_STATE_FILE": ["/", "/proc/self/status/state.json"]}.get(s.name) or BAD[s.kind]):
