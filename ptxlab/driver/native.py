@@ -21,7 +21,6 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import os
-import shutil
 import subprocess
 import tempfile
 from pathlib import Path
@@ -78,14 +77,16 @@ def build(names: Sequence[str]) -> Path:
     The directory also holds ``libcute_dsl_runtime.so``, a link to the same file, for the CuTe DSL's
     ``CUTE_DSL_LIBS`` (its loader looks the runtime up by that file name)."""
     src = c_source(names)
-    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    from ptxlab.emu.engine.native.build import compiler      # the one C-compiler probe ($CC, else cc, gcc)
+    found = compiler()
+    cc = found[0] if found else None
     key = hashlib.sha256((src + "\0" + str(cc)).encode()).hexdigest()[:20]
     out_dir = _cache_root() / key
     lib = out_dir / "libcuda.so.1"
     if lib.exists():
         return lib
     if cc is None:
-        raise DeviceUnavailable("ptxlab driver layer: no C compiler found (cc, gcc or clang; or set $CC); it builds "
+        raise DeviceUnavailable("ptxlab driver layer: no working C compiler found (cc or gcc; or set $CC); it builds "
                                 "the stand-in libcuda.so.1 once (ptx_docs/cute_dsl.md)")
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out_dir) as tmp:
