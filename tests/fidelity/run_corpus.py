@@ -243,6 +243,10 @@ def compare(pa: str, pb: str, out=print) -> int:
             for tag, m in (("A", ma), ("B", mb)):
                 if name in m["errors"]:
                     out(f"   {tag} refused: " + m["errors"][name].strip().splitlines()[0][:400])
+            ran = [tag for tag, m in (("A", ma), ("B", mb)) if name not in m["errors"]]
+            if ran and not probs:
+                out(f"   {' and '.join(ran)} ran it, the other side refuses it as the entry expects "
+                    "(outputs recorded, not compared)")
             if probs:
                 out("   " + "; ".join(probs))
                 failures.append(f"{name}: {probs[0]}")

@@ -1,7 +1,7 @@
 """tensormap.replace (PTX ISA 9.7.9.28) on the emulator's 128-byte tensor map image: rewriting any field of a map
 gives exactly the image the host encoder makes for the map with that field changed (ptxlab/tensormap.py), for random
 valid maps and values.  End to end (every field through a TMA load, shared::cta + cp_fenceproxy and global forms):
-the corpus entry 'tensormap_replace' (tests/corpus/kernels_async_store.py), which tests/emu/test_corpus.py runs."""
+the corpus entries 'tensormap_replace_*' (tests/corpus/kernels_async_store.py), which tests/emu/test_corpus.py runs."""
 from __future__ import annotations
 
 import dataclasses
