@@ -51,8 +51,9 @@ def _record(ins: ir.Instr) -> None:
 
 def wrap(fn: Callable, ins: ir.Instr) -> Callable:
     """``fn`` itself, or (evidence collection on) a wrapper that records ``ins`` when it executes."""
-    if not enabled() or fn is None:
-        return fn
+    if not enabled() or fn is None or getattr(fn, "refuses", None) is not None:
+        return fn                 # a refused instruction stays recognisable as refused (the native engine runs it
+                                  # otherwise: a wrapped refusal once ran a three-input min as a two-input one)
 
     def run(st, m):
         r = fn(st, m)             # recorded once it has run: an instruction refused when it executes is not

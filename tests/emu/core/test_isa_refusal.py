@@ -206,3 +206,32 @@ def test_withdrawn_forms_are_refused_with_their_reason(name):
     assert _accepted("mma.sync.aligned.m8n8k4.col.row.f16.f16.f16.f16")
     assert _accepted("wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16")
     assert isa.withdrawn_reason("wgmma", ("mma_async", "sync", "aligned", "m64n16k16", "f32", "f16", "f16")) is None
+
+
+def test_refusal_holds_while_evidence_is_recorded(tmp_path, monkeypatch):
+    """With PTXLAB_ISA_EVIDENCE set, the evidence recorder wrapped every run function, a refused one too, and the
+    native engine then no longer saw the refusal: it ran a three-input min as a two-input one (found 2026-11-27).
+    A refused instruction must raise, and be recorded nowhere, whatever records evidence."""
+    monkeypatch.setenv("PTXLAB_ISA_EVIDENCE", str(tmp_path))
+    dev = ptxlab.open_device("emu")
+    ptx = """
+.version 8.8
+.target sm_100a
+.address_size 64
+.visible .entry k3(.param .u64 out) {
+  .reg .f32 %f<4>; .reg .b64 %rd<2>;
+  mov.f32 %f1, 0f40A00000; mov.f32 %f2, 0f40C00000; mov.f32 %f3, 0f3F000000;
+  min.f32 %f0, %f1, %f2, %f3;
+  ld.param.u64 %rd0, [out];
+  st.global.f32 [%rd0], %f0;
+  ret;
+}
+"""
+    mod = ptxlab.compile(ptx, arch="sm_100a")
+    out = dev.empty(4)
+    dev.memset(out, 0xFF)
+    with pytest.raises(ptxlab.errors.EmuError, match="three-input min"):
+        dev.launch(mod, "k3", grid=(1, 1, 1), block=(32, 1, 1), args=[out])
+    assert dev.to_host(out, np.uint32)[0] == 0xFFFFFFFF
+    recorded = "".join(p.read_text() for p in tmp_path.glob("ev.*.tsv"))
+    assert "min.f32\t" not in recorded, recorded

@@ -41,7 +41,9 @@ def builder_key(ins):
 
 
 def _interpreted(fn) -> bool:
-    return fn is None or getattr(fn, "__qualname__", "").startswith("_raiser")
+    """The interpreter runs it: no run function, or a refused instruction (program._raiser marks it ``refuses``)."""
+    return fn is None or getattr(fn, "refuses", None) is not None or \
+        getattr(fn, "__qualname__", "").startswith("_raiser")
 
 
 def record(prog, e, O: Operands):
