@@ -211,7 +211,8 @@ def test_withdrawn_forms_are_refused_with_their_reason(name):
 def test_refusal_holds_while_evidence_is_recorded(tmp_path, monkeypatch):
     """With PTXLAB_ISA_EVIDENCE set, the evidence recorder wrapped every run function, a refused one too, and the
     native engine then no longer saw the refusal: it ran a three-input min as a two-input one (found 2026-11-27).
-    A refused instruction must raise, and be recorded nowhere, whatever records evidence."""
+    A refused instruction must raise, and be recorded nowhere, whatever records evidence; what ran is recorded (the
+    native engine had stopped calling the recorder)."""
     monkeypatch.setenv("PTXLAB_ISA_EVIDENCE", str(tmp_path))
     dev = ptxlab.open_device("emu")
     ptx = """
@@ -234,4 +235,4 @@ def test_refusal_holds_while_evidence_is_recorded(tmp_path, monkeypatch):
         dev.launch(mod, "k3", grid=(1, 1, 1), block=(32, 1, 1), args=[out])
     assert dev.to_host(out, np.uint32)[0] == 0xFFFFFFFF
     recorded = "".join(p.read_text() for p in tmp_path.glob("ev.*.tsv"))
-    assert "min.f32\t" not in recorded, recorded
+    assert "min.f32\t" not in recorded and "mov.f32\t" in recorded, recorded      # what ran is recorded

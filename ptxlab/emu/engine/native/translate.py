@@ -41,8 +41,9 @@ def builder_key(ins):
 
 
 def _interpreted(fn) -> bool:
-    """The interpreter runs it: no run function, or a refused instruction (program._raiser marks it ``refuses``)."""
-    return fn is None or getattr(fn, "refuses", None) is not None or \
+    """The interpreter runs it: no run function, a refused instruction (program._raiser marks it ``refuses``), or one
+    whose execution the evidence recorder records (core/evidence.py)."""
+    return fn is None or getattr(fn, "refuses", None) is not None or getattr(fn, "records_evidence", False) or \
         getattr(fn, "__qualname__", "").startswith("_raiser")
 
 
