@@ -150,7 +150,7 @@ class Coverage:
     def row(self, r) -> dict:
         """Classify every combination of a legal row."""
         out = {"total": 0, "impl": 0, "verbatim": 0, "refused": 0, "labels": set(), "examples": [],
-               "forms": set(), "core": False}
+               "forms": set(), "core": False, "withdrawn": set()}
         op = r.form.opcode
         if op.startswith("%") or op == "WARP_SZ":
             for mods in r.form.expand():
@@ -172,6 +172,9 @@ class Coverage:
             hit = isa.match(op, mods)
             if hit is None or r.operands:
                 out["refused"] += 1
+                why = isa.withdrawn_reason(op, mods)
+                if why:
+                    out["withdrawn"].add(why)
                 if len(out["examples"]) < 3:
                     out["examples"].append(name)
                 continue
@@ -205,6 +208,8 @@ def inputs_digest() -> str:
         h.update(p.name.encode() + b"\0" + p.read_bytes())
     for f, b in isa.registered():
         h.update(f"{f.text}|{f.section}|{b is not None}\n".encode())
+    for f, why in isa.withdrawn():
+        h.update(f"withdrawn {f.text}|{f.section}|{why}\n".encode())
     h.update(EVIDENCE.read_bytes() if EVIDENCE.exists() else b"")
     h.update(Path(__file__).read_bytes())
     return h.hexdigest()
@@ -274,6 +279,8 @@ def render(cov: Coverage) -> str:
                                         (" ..." if c["refused"] > len(c["examples"]) else "") if c["refused"] else "")
         if r.operands:
             refused += f" (operands: {r.operands})"
+        if c["withdrawn"]:
+            refused += " (withdrawn: " + "; ".join(sorted(c["withdrawn"])) + ")"
         body.append(f"| {r.section} | `{r.text}` | {'yes' if legal[0] else '-'} | {'yes' if legal[1] else '-'} "
                     f"| {c['total']} | {status} | {impl} | {refused} | {_fmt_labels(c['labels'])} |")
     lines.append("## Summary\n")

@@ -66,6 +66,11 @@ def withdraw(sets: Optional[dict], rows) -> list:
     return out
 
 
+def withdrawn() -> list:
+    """Every withdrawn (Form, reason), opcode by opcode."""
+    return [fr for lst in _WITHDRAWN.values() for fr in lst]
+
+
 def withdrawn_reason(opcode: str, mods: tuple) -> Optional[str]:
     """The reason a withdrawn form covering ``opcode.mods`` gives, or None."""
     return next((r for f, r in _WITHDRAWN.get(opcode, ()) if f.match(tuple(mods)) is not None), None)
