@@ -134,23 +134,18 @@ def test_mutated_forms_are_refused():
     assert n > 500
 
 
+def _min3_ptx(kernel: str, consts: tuple) -> str:
+    """A kernel computing a three-input min.f32 of three constants (PTX ISA 9.7.3.11, sm_100+) into out[0]."""
+    movs = " ".join(f"mov.f32 %f{i + 1}, {c};" for i, c in enumerate(consts))
+    return (f".version 8.8\n.target sm_100a\n.address_size 64\n.visible .entry {kernel}(.param .u64 out) {{\n"
+            f"  .reg .f32 %f<4>; .reg .b64 %rd<2>;\n  {movs}\n  min.f32 %f0, %f1, %f2, %f3;\n"
+            "  ld.param.u64 %rd0, [out];\n  st.global.f32 [%rd0], %f0;\n  ret;\n}\n")
+
+
 def test_three_source_min_is_refused_when_it_runs():
     """A legal form told apart only by its operands (PTX ISA 9.7.3.11 three-input min, sm_100+)."""
     dev = ptxlab.open_device("emu")
-    ptx = """
-.version 8.8
-.target sm_100a
-.address_size 64
-.visible .entry k(.param .u64 out) {
-  .reg .f32 %f<4>; .reg .b64 %rd<2>;
-  mov.f32 %f1, 0f3F800000; mov.f32 %f2, 0f40000000; mov.f32 %f3, 0f40400000;
-  min.f32 %f0, %f1, %f2, %f3;
-  ld.param.u64 %rd0, [out];
-  st.global.f32 [%rd0], %f0;
-  ret;
-}
-"""
-    mod = ptxlab.compile(ptx, arch="sm_100a")
+    mod = ptxlab.compile(_min3_ptx("k", ("0f3F800000", "0f40000000", "0f40400000")), arch="sm_100a")
     out = dev.empty(4)
     with pytest.raises(ptxlab.errors.EmuError, match="three-input min"):
         dev.launch(mod, "k", grid=(1, 1, 1), block=(32, 1, 1), args=[out])
@@ -215,20 +210,7 @@ def test_refusal_holds_while_evidence_is_recorded(tmp_path, monkeypatch):
     native engine had stopped calling the recorder)."""
     monkeypatch.setenv("PTXLAB_ISA_EVIDENCE", str(tmp_path))
     dev = ptxlab.open_device("emu")
-    ptx = """
-.version 8.8
-.target sm_100a
-.address_size 64
-.visible .entry k3(.param .u64 out) {
-  .reg .f32 %f<4>; .reg .b64 %rd<2>;
-  mov.f32 %f1, 0f40A00000; mov.f32 %f2, 0f40C00000; mov.f32 %f3, 0f3F000000;
-  min.f32 %f0, %f1, %f2, %f3;
-  ld.param.u64 %rd0, [out];
-  st.global.f32 [%rd0], %f0;
-  ret;
-}
-"""
-    mod = ptxlab.compile(ptx, arch="sm_100a")
+    mod = ptxlab.compile(_min3_ptx("k3", ("0f40A00000", "0f40C00000", "0f3F000000")), arch="sm_100a")
     out = dev.empty(4)
     dev.memset(out, 0xFF)
     with pytest.raises(ptxlab.errors.EmuError, match="three-input min"):
