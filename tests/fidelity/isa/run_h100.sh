@@ -11,7 +11,7 @@ OUT=${OUT:-/tmp/isa_out}
 PY=${PYTHON:-python3}
 BACKEND=${BACKEND:-cuda}
 SEED=${SEED:-20261127}
-BUDGET=${BUDGET:-170}
+BUDGET=${BUDGET:-150}
 mkdir -p "$OUT"
 export PYTHONPATH=. PTXLAB_CACHE=${PTXLAB_CACHE:-/tmp/ptxlab_cache}
 ENTRIES=${ENTRIES:-$("$PY" -c "
