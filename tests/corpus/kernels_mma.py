@@ -217,17 +217,34 @@ def _f64_full(rng, shape):
     return np.where(k, rng.choice(sp, shape), x)
 
 
-def _f64_in(rng):
-    ins = {}
-    for M, K in F64:
-        a = np.zeros((WARPS, M, K), np.uint64)
-        b = np.zeros((WARPS, 8, K), np.uint64)
-        c = np.zeros((WARPS, M, 8), np.uint64)
-        a[0], b[0] = _exact_vals(rng, (M, K)).view(np.uint64), _exact_vals(rng, (8, K)).view(np.uint64)
-        c[0] = _exact_vals(rng, (M, 8), 8).view(np.uint64)
-        a[1], b[1], c[1] = _f64_full(rng, (M, K)), _f64_full(rng, (8, K)), _f64_full(rng, (M, 8))
-        ins[f"m{M}k{K}_a"], ins[f"m{M}k{K}_b"], ins[f"m{M}k{K}_c"] = a, b, c
-    return ins
+def _f64_specials(rng, shape):
+    """Mostly ±Inf, ±0 and small values (many Inf x 0 and Inf - Inf: created NaNs on every shape), a few 0x7FF8 NaNs."""
+    sp = np.array([0x7FF0000000000000, 0xFFF0000000000000, 0, 0x8000000000000000, 0x3FF8000000000000,
+                   0xC000000000000000], np.uint64)
+    x = rng.choice(sp, shape)
+    return np.where(rng.random(shape) < 0.03, np.uint64(0x7FF8000000000000), x)
+
+
+def _f64_payloads(rng, shape):
+    """Finite values with NaN operands other than 0x7FF8000000000000 (negative, payload, signalling)."""
+    nans = np.array([0xFFF8000000000000, 0x7FF8000000000001, 0x7FF4000000000000, 0xFFF0000000000001], np.uint64)
+    return np.where(rng.random(shape) < 0.1, rng.choice(nans, shape), _f64_full(rng, shape))
+
+
+def _f64_in(full=_f64_full):
+    """Inputs of every f64 shape: problem 0 exact, problem 1 from ``full``."""
+    def make(rng):
+        ins = {}
+        for M, K in F64:
+            a = np.zeros((WARPS, M, K), np.uint64)
+            b = np.zeros((WARPS, 8, K), np.uint64)
+            c = np.zeros((WARPS, M, 8), np.uint64)
+            a[0], b[0] = _exact_vals(rng, (M, K)).view(np.uint64), _exact_vals(rng, (8, K)).view(np.uint64)
+            c[0] = _exact_vals(rng, (M, 8), 8).view(np.uint64)
+            a[1], b[1], c[1] = full(rng, (M, K)), full(rng, (8, K)), full(rng, (M, 8))
+            ins[f"m{M}k{K}_a"], ins[f"m{M}k{K}_b"], ins[f"m{M}k{K}_c"] = a, b, c
+        return ins
+    return make
 
 
 def _f64_run(dev, mod, ins):
@@ -349,8 +366,14 @@ ENTRIES = [
     Entry("mma_sync_tf32", SRC, _tf32_in, _tf32_run, _tf32_ref, note="tf32 m16n8k4/k8 (low 13 bits set); " + NOTE),
     Entry("mma_sync_int", SRC, _int_in, _run_each(INT), _int_ref, note="u8/s8/u4/s4, every shape, .satfinite: exact"),
     Entry("mma_sync_b1", SRC, _b1_in, _run_each(B1), _b1_ref, note="b1 .xor/.and.popc, every shape: exact"),
-    Entry("mma_sync_f64", SRC, _f64_in, _f64_run, _f64_ref,
+    Entry("mma_sync_f64", SRC, _f64_in(), _f64_run, _f64_ref,
           note="f64 m8n8k4, m16n8k4/k8/k16; full range vs sequential IEEE fma (UNCONFIRMED order)"),
+    Entry("mma_sync_f64_specials", SRC, _f64_in(_f64_specials), _f64_run, _f64_ref,
+          note="f64, every shape: Inf x 0 and Inf - Inf on every shape (created NaN 0xFFF8000000000000 on the H100 "
+               "for m16n8kK, 2026-11-27; m8n8k4 not yet measured)"),
+    Entry("mma_sync_f64_nan_payload", SRC, _f64_in(_f64_payloads), _f64_run, _f64_ref,
+          refused={"emu": "only 0x7ff8000000000000 has been measured"},
+          note="f64 with NaN operands other than 0x7FF8...: the emulator refuses them; the H100 side is recorded"),
     Entry("mma_sync_m8n8k4", SRC, _m884_in(M884_F16), _m884_run(M884_F16), _m884_ref(M884_F16),
           note="m8n8k4 .f16 with f16 C/D, 4 problems/warp; " + NOTE),
     Entry("mma_sync_m8n8k4_f32", SRC, _m884_in(M884_F32), _m884_run(M884_F32), _m884_ref(M884_F32),
