@@ -156,6 +156,11 @@ def replace_field(raw: bytes, field: str, ord_: int, value: int) -> bytes:
     ``.swizzle_mode`` Table 33 codes), for either image."""
     raw = bytes(raw)
     if raw[:8] == EMU_MAGIC or not looks_like_hw(raw):
+        if field == "swizzle_atomicity":      # the emulator image has no such field: its TMA swizzles 16-byte units
+            if value != _DEFAULT_ONLY[field]:
+                raise TensorMapError(f"tensormap.replace .swizzle_atomicity {value}: ptxlab models only 0 (16-byte "
+                                     "swizzle atoms) for this field (ptx_docs/tensor_maps.md)")
+            return raw
         return replace_field_emu(raw, field, ord_, value)
     if field in _DEFAULT_ONLY:
         if value != _DEFAULT_ONLY[field]:

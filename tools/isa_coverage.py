@@ -7,6 +7,8 @@ tables of ptxlab/emu/core/ptx_isa/), every special register and WARP_SZ, and for
     python tools/isa_coverage.py --check               # exit 1 if the file is not what the data give
     PTXLAB_ISA_EVIDENCE=/tmp/ev python -m pytest -n 2  # run the suite recording what each test executes ...
     python tools/isa_coverage.py --collect /tmp/ev     # ... fold it into tools/isa_evidence.json, then rewrite
+    python tools/isa_coverage.py --collect /tmp/ev --merge   # a run of some test files / corpus entries only: replace
+                                                             # their evidence, keep the other tests' evidence
 
 A combination counts as *tested* when a test executes it verbatim, or when it is an instance of an implemented form
 every one of whose modifier values (each value of each slot, and the absence of each optional slot) some test
@@ -16,6 +18,7 @@ executes ("slot coverage").  An implemented combination that is neither is an er
 from __future__ import annotations
 
 import argparse
+import functools
 import glob
 import hashlib
 import json
@@ -65,6 +68,45 @@ def collect(dirname: str) -> dict:
             "special": {k: sorted(v) for k, v in sorted(sreg.items())}}
 
 
+@functools.lru_cache(maxsize=None)
+def _corpus_entries() -> frozenset:
+    sys.path.insert(0, str(REPO / "tests"))
+    import corpus
+    return frozenset(e.name for e in corpus.all_entries())
+
+
+def label_exists(label: str) -> bool:
+    """Whether an evidence label still names a test: a corpus entry, or a test file of the repository."""
+    kind, _, what = label.partition(":")
+    return what in _corpus_entries() if kind == "corpus" else (REPO / what).is_file()
+
+
+def merge(old: dict, new: dict, rerun: set) -> dict:
+    """Evidence of a partial run folded into the recorded evidence: the labels the partial run re-ran (``rerun``: a
+    corpus entry, or a whole test file) are replaced by what they executed now; labels naming tests that no longer
+    exist are dropped; other labels are kept.  Re-run whole files: a file's label stands for all its tests."""
+    out = {}
+    for key in ("instructions", "special"):
+        acc: dict = defaultdict(set)
+        for name, labs in old[key].items():
+            acc[name].update(lab for lab in labs if lab not in rerun and label_exists(lab))
+        for name, labs in new[key].items():
+            acc[name].update(labs)
+        out[key] = {k: sorted(v) for k, v in sorted(acc.items()) if v}
+    return out
+
+
+def rerun_labels(dirname: str) -> set:
+    """The labels (tests) an evidence run recorded anything for."""
+    out = set()
+    for p in glob.glob(os.path.join(dirname, "ev.*.tsv")):
+        for line in open(p):
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) == 3 and parts[2]:
+                out.add(label_of(parts[2]))
+    return out
+
+
 def load_evidence() -> dict:
     if not EVIDENCE.exists():
         return {"instructions": {}, "special": {}}
@@ -108,7 +150,7 @@ class Coverage:
     def row(self, r) -> dict:
         """Classify every combination of a legal row."""
         out = {"total": 0, "impl": 0, "verbatim": 0, "refused": 0, "labels": set(), "examples": [],
-               "forms": set(), "core": False}
+               "forms": set(), "core": False, "withdrawn": set()}
         op = r.form.opcode
         if op.startswith("%") or op == "WARP_SZ":
             for mods in r.form.expand():
@@ -130,6 +172,9 @@ class Coverage:
             hit = isa.match(op, mods)
             if hit is None or r.operands:
                 out["refused"] += 1
+                why = isa.withdrawn_reason(op, mods)
+                if why:
+                    out["withdrawn"].add(why)
                 if len(out["examples"]) < 3:
                     out["examples"].append(name)
                 continue
@@ -163,6 +208,8 @@ def inputs_digest() -> str:
         h.update(p.name.encode() + b"\0" + p.read_bytes())
     for f, b in isa.registered():
         h.update(f"{f.text}|{f.section}|{b is not None}\n".encode())
+    for f, why in isa.withdrawn():
+        h.update(f"withdrawn {f.text}|{f.section}|{why}\n".encode())
     h.update(EVIDENCE.read_bytes() if EVIDENCE.exists() else b"")
     h.update(Path(__file__).read_bytes())
     return h.hexdigest()
@@ -232,6 +279,8 @@ def render(cov: Coverage) -> str:
                                         (" ..." if c["refused"] > len(c["examples"]) else "") if c["refused"] else "")
         if r.operands:
             refused += f" (operands: {r.operands})"
+        if c["withdrawn"]:
+            refused += " (withdrawn: " + "; ".join(sorted(c["withdrawn"])) + ")"
         body.append(f"| {r.section} | `{r.text}` | {'yes' if legal[0] else '-'} | {'yes' if legal[1] else '-'} "
                     f"| {c['total']} | {status} | {impl} | {refused} | {_fmt_labels(c['labels'])} |")
     lines.append("## Summary\n")
@@ -274,9 +323,13 @@ def main(argv=None) -> int:
     ap.add_argument("--check", action="store_true", help="exit 1 if ptx_docs/isa_coverage.md is out of date")
     ap.add_argument("--collect", metavar="DIR", help="fold an evidence run (PTXLAB_ISA_EVIDENCE=DIR) into "
                                                     "tools/isa_evidence.json first")
+    ap.add_argument("--merge", action="store_true", help="with --collect: the run re-ran only some tests (whole files "
+                    "or corpus entries); replace their evidence, keep the rest")
     a = ap.parse_args(argv)
     if a.collect:
         ev = collect(a.collect)
+        if a.merge:
+            ev = merge(load_evidence(), ev, rerun_labels(a.collect))
         EVIDENCE.write_text(json.dumps(ev, indent=0, sort_keys=True) + "\n")
         print(f"wrote {EVIDENCE.relative_to(REPO)}: {len(ev['instructions'])} instructions, "
               f"{len(ev['special'])} special registers")

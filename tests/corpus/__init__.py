@@ -47,9 +47,24 @@ class Entry:
     modes: dict = field(default_factory=dict)     # output name -> mode (default "exact")
     validate: Optional[Callable[[dict, dict], list]] = None   # for "serialization" outputs: list of problems
     note: str = ""
+    # backend ("emu" / "cuda") -> a substring of the error that backend must raise running this entry: a form the
+    # emulator refuses (not implemented) or one the hardware refuses (e.g. CUDA_ERROR_ILLEGAL_INSTRUCTION).  Such an
+    # entry holds only the kernels concerned, so a refusal hides no other kernel.
+    refused: dict = field(default_factory=dict)
 
     def mode(self, out: str) -> str:
         return self.modes.get(out, "exact")
+
+
+def refusal_problem(entry: Entry, backend: str, error: Optional[str]) -> Optional[str]:
+    """None when ``backend``'s outcome for ``entry`` is what the entry expects (an error containing
+    ``entry.refused[backend]``, or no error when it expects none); otherwise what is wrong."""
+    want = entry.refused.get(backend)
+    if want is None:
+        return None if error is None else f"{backend} raised: {error.strip().splitlines()[0][:300]}"
+    if error is None:
+        return f"{backend} ran it, but the entry expects the refusal '{want}' (update the entry)"
+    return None if want in error else f"{backend} raised something else than '{want}': {error.strip()[:300]}"
 
 
 def entry_rng(seed: int, name: str) -> np.random.Generator:

@@ -20,8 +20,16 @@ GLOBAL = [("add", "u32"), ("add", "s32"), ("add", "u64"), ("add", "f32"), ("add"
           ("dec", "u32"), ("and", "b32"), ("or", "b64"), ("xor", "b32")]
 CLUSTER = [("add", "u32"), ("add", "s32"), ("add", "u64"), ("min", "u32"), ("max", "s32"), ("inc", "u32"),
            ("dec", "u32"), ("and", "b32"), ("or", "b32"), ("xor", "b32")]
+# tensor reductions: one entry each (an illegal one kills the CUDA context: it must not hide the others).  The H100
+# raised CUDA_ERROR_ILLEGAL_INSTRUCTION for .or with an INT64 map (2026-11-27; .and with UINT64 ran): the emulator
+# refuses .and/.or/.xor on signed maps (ops/bulk_reduce.py); the other bitwise rows find out which maps the hardware
+# takes (ptx_docs/isa_coverage_notes.md).
 TENSOR = [("add", "FLOAT32", "f32"), ("min", "INT32", "s32"), ("max", "UINT32", "u32"), ("inc", "UINT32", "u32"),
-          ("dec", "UINT32", "u32"), ("and", "UINT64", "u64"), ("or", "INT64", "s64"), ("xor", "UINT32", "u32")]
+          ("dec", "UINT32", "u32"), ("and", "UINT64", "u64"), ("or", "INT64", "s64"), ("xor", "UINT32", "u32"),
+          ("or", "UINT64", "u64"), ("or", "UINT32", "u32"), ("xor", "UINT64", "u64"), ("and", "UINT32", "u32"),
+          ("and", "INT64", "s64"), ("xor", "INT32", "s32")]
+SIGNED_BITOP = "on a signed tensor map"                 # the emulator's refusal (ops/bulk_reduce.py)
+HW_REFUSED = {("or", "INT64")}                           # CUDA_ERROR_ILLEGAL_INSTRUCTION on the H100, 2026-11-27
 TW, TH, BW, BH = 32, 12, 8, 4          # tensor 32 x 12 elements, box 8 x 4 at (8, 4)
 
 
@@ -46,15 +54,19 @@ def _in(rng):
             src = rng.integers(0, 8, n).astype(np.uint32).view(np.uint8)
             dst = rng.integers(0, 10, n).astype(np.uint32).view(np.uint8)
         ins[f"{op}_{ty}_src"], ins[f"{op}_{ty}_dst"] = src, dst
-    for op, dt, ty in TENSOR:
+    return ins
+
+
+def _in_t(op, ty):
+    def make(rng):
         n = BW * BH
         g = _bits(rng, ty, TW * TH)
         s = _bits(rng, ty, n)
         if op in ("inc", "dec"):
             g = rng.integers(0, 10, TW * TH).astype(np.uint32).view(np.uint8)
             s = rng.integers(0, 8, n).astype(np.uint32).view(np.uint8)
-        ins[f"t_{op}_g"], ins[f"t_{op}_s"] = g, s
-    return ins
+        return {f"t_{op}_g": g, f"t_{op}_s": s}
+    return make
 
 
 def _run(dev, mod, ins):
@@ -70,14 +82,18 @@ def _run(dev, mod, ins):
                    args=[dev.to_device(ins[f"{op}_{ty}_src"]), dev.to_device(ins[f"{op}_{ty}_dst"]), o,
                          np.uint32(NBYTES)], cluster=(2, 1, 1))
         out[f"c_{op}_{ty}"] = dev.to_host(o, np.uint8)
-    for op, dt, ty in TENSOR:
+    return out
+
+
+def _run_t(op, dt, ty):
+    def run(dev, mod, ins):
         es = np.dtype(NP[ty]).itemsize
         g = dev.to_device(ins[f"t_{op}_g"].copy())
         tm = dev.tensor_map(g, dtype=dt, global_shape=[TW, TH], global_strides=[TW * es], box=[BW, BH])
         dev.launch(mod, f"red_t_{op}", grid=(1, 1, 1), block=(128, 1, 1),
                    args=[tm, dev.to_device(ins[f"t_{op}_s"]), np.uint32(BW * BH * es), np.int32(8), np.int32(4)])
-        out[f"t_{op}"] = dev.to_host(g, np.uint8)
-    return out
+        return {f"t_{op}": dev.to_host(g, np.uint8)}
+    return run
 
 
 def _f32_flush(x):
@@ -130,18 +146,32 @@ def _ref(ins):
         out[f"g_{op}_{ty}"] = reduce_ref(op, ty, ins[f"{op}_{ty}_dst"], ins[f"{op}_{ty}_src"])
     for op, ty in CLUSTER:
         out[f"c_{op}_{ty}"] = reduce_ref(op, ty, ins[f"{op}_{ty}_dst"], ins[f"{op}_{ty}_src"])
-    for op, dt, ty in TENSOR:
+    return out
+
+
+def _ref_t(op, ty):
+    def ref(ins):
         es = np.dtype(NP[ty]).itemsize
         g = ins[f"t_{op}_g"].reshape(TH, TW * es).copy()
         box = g[4:4 + BH, 8 * es:(8 + BW) * es]
         g[4:4 + BH, 8 * es:(8 + BW) * es] = reduce_ref(op, ty, np.ascontiguousarray(box).reshape(-1),
                                                        ins[f"t_{op}_s"]).reshape(BH, BW * es)
-        out[f"t_{op}"] = g.reshape(-1)
+        return {f"t_{op}": g.reshape(-1)}
+    return ref
+
+
+def _refused_t(op, dt, ty):
+    out = {}
+    if op in ("and", "or", "xor") and ty.startswith("s"):
+        out["emu"] = SIGNED_BITOP
+    if (op, dt) in HW_REFUSED:
+        out["cuda"] = "CUDA_ERROR_ILLEGAL_INSTRUCTION"
     return out
 
 
 ENTRIES = [
     Entry("bulk_reduce", SRC, _in, _run, _ref,
-          note="cp.reduce.async.bulk global (every op/type) and shared::cluster (2-CTA cluster), "
-               "cp.reduce.async.bulk.tensor 2D tile, every op"),
-]
+          note="cp.reduce.async.bulk global (every op/type) and shared::cluster (2-CTA cluster)"),
+] + [Entry(f"bulk_reduce_t_{op}_{dt.lower()}", SRC, _in_t(op, ty), _run_t(op, dt, ty), _ref_t(op, ty),
+           refused=_refused_t(op, dt, ty), note=f"cp.reduce.async.bulk.tensor 2D tile .{op}, {dt} tensor map")
+     for op, dt, ty in TENSOR]

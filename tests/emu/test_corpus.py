@@ -6,6 +6,7 @@ entry's run().  sm_100a entries run too (the emulator supports them)."""
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -43,6 +44,10 @@ def test_registry_shape():
 @pytest.mark.parametrize("entry", ENTRIES, ids=[e.name for e in ENTRIES])
 def test_entry_on_emulator(dev, entry):
     ins = entry.make_inputs(corpus.entry_rng(SEED, entry.name))
+    if "emu" in entry.refused:                 # a form the emulator refuses: it must raise, naming why
+        with pytest.raises(Exception, match=re.escape(entry.refused["emu"])):
+            entry.run(dev, corpus.compile_entry(entry), ins)
+        return
     outs = entry.run(dev, corpus.compile_entry(entry), ins)
     assert outs, entry.name
     exp = entry.expected(ins) if entry.expected else None
@@ -142,6 +147,35 @@ def test_harness_run_and_compare(tmp_path, capsys):
         arr["divergence::in::a"][0] ^= np.uint32(1)
     rc, text = variant("inputs", other_inputs)
     assert rc == 1 and "INPUTS DIFFER" in text, text
+
+
+def test_compare_judges_expected_refusals(tmp_path):
+    """An entry expecting a refusal (Entry.refused) agrees when each side refuses as expected or (where no refusal
+    is expected) runs; a side that runs what it should refuse, or refuses with another error, is a failure."""
+    import run_corpus
+
+    name = "bulk_reduce_t_or_int64"                   # expects: emu refuses (signed map), cuda illegal instruction
+    pa = str(tmp_path / "a.npz")
+    assert run_corpus.main(["run", "--backend", "emu", "--out", pa, "--seed", str(SEED), "--only", name]) == 1
+    arrays, meta = run_corpus.load(pa)
+    assert "on a signed tensor map" in meta["errors"][name], meta["errors"]
+
+    def side(backend, error):
+        m = dict(meta, backend=backend, errors={name: error} if error else {})
+        p = str(tmp_path / f"{backend}_{bool(error)}.npz")
+        run_corpus.save(p, arrays, m)
+        return p
+
+    illegal = "LaunchError: kernel 'red_t_or' failed: CUDA_ERROR_ILLEGAL_INSTRUCTION (an illegal instruction)"
+    lines: list = []
+    assert run_corpus.compare(side("cuda", illegal), pa, out=lines.append) == 0, lines
+    assert any("REFUSED as expected" in x for x in lines), lines
+    lines = []
+    assert run_corpus.compare(side("cuda", None), pa, out=lines.append) == 1     # the hardware ran it
+    assert any("expects the refusal" in x for x in lines), lines
+    lines = []
+    assert run_corpus.compare(side("cuda", "LaunchError: CUDA_ERROR_LAUNCH_TIMEOUT"), pa, out=lines.append) == 1
+    assert any("something else" in x for x in lines), lines
 
 
 def test_new_kernels_contain_their_ptx_features():

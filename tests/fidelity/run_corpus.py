@@ -237,6 +237,21 @@ def compare(pa: str, pb: str, out=print) -> int:
             else:
                 state.append(f"{tag}: ok")
         out(f"{hdr}   " + "   ".join(state))
+        if e is not None and e.refused:
+            probs = [p for m in (ma, mb) if (p := corpus.refusal_problem(e, m.get("backend", ""),
+                                                                       m["errors"].get(name)))]
+            for tag, m in (("A", ma), ("B", mb)):
+                if name in m["errors"]:
+                    out(f"   {tag} refused: " + m["errors"][name].strip().splitlines()[0][:400])
+            ran = [tag for tag, m in (("A", ma), ("B", mb)) if name not in m["errors"]]
+            if ran and not probs:
+                out(f"   {' and '.join(ran)} ran it, the other side refuses it as the entry expects "
+                    "(outputs recorded, not compared)")
+            if probs:
+                out("   " + "; ".join(probs))
+                failures.append(f"{name}: {probs[0]}")
+            summary.append((name, "REFUSAL UNEXPECTED" if probs else "REFUSED as expected"))
+            continue
         if any(s.endswith("ERROR") for s in state):
             for tag, m in (("A", ma), ("B", mb)):
                 if name in m["errors"]:

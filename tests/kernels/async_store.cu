@@ -175,4 +175,4 @@ extern "C" __global__ void tmr_global_##N(TmapT* gmap, const Repl* rp, uint8_t* 
   __syncthreads();                                                                                                  \
   load_box(gmap, sbuf, &bar, r, out);                                                                               \
 }
-TMR(0, 7, 2, 1) TMR(1, 6, 3, 0) TMR(2, 0, 0, 0)
+TMR(0, 7, 2, 1) TMR(1, 6, 3, 0) TMR(2, 0, 0, 0) TMR(3, 0, 0, 0) TMR(4, 0, 1, 0) TMR(5, 1, 0, 0)

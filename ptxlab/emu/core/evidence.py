@@ -3,7 +3,8 @@
 Off unless ``PTXLAB_ISA_EVIDENCE`` names a directory: then every instruction the emulator executes (without error) for
 the first time in a test appends ``name <TAB> special registers <TAB> pytest node id`` to ``<dir>/ev.<pid>.tsv`` (the node id comes
 from ``PYTEST_CURRENT_TEST``).  ``tools/isa_coverage.py --collect <dir>`` folds the files into
-``tools/isa_evidence.json``.  With the variable unset, ``wrap`` returns the run function unchanged (no cost).
+``tools/isa_evidence.json``.  With the variable unset, ``wrap`` returns the run function unchanged (no cost); with it
+set, the interpreter runs every wrapped instruction (the native engine would not call the wrapper).
 """
 from __future__ import annotations
 
@@ -51,11 +52,13 @@ def _record(ins: ir.Instr) -> None:
 
 def wrap(fn: Callable, ins: ir.Instr) -> Callable:
     """``fn`` itself, or (evidence collection on) a wrapper that records ``ins`` when it executes."""
-    if not enabled() or fn is None:
-        return fn
+    if not enabled() or fn is None or getattr(fn, "refuses", None) is not None:
+        return fn                 # a refused instruction stays recognisable as refused (the native engine runs it
+                                  # otherwise: a wrapped refusal once ran a three-input min as a two-input one)
 
     def run(st, m):
         r = fn(st, m)             # recorded once it has run: an instruction refused when it executes is not
         _record(ins)
         return r
+    run.records_evidence = True   # the native engine leaves it to the interpreter (it would not call it)
     return run

@@ -29,6 +29,7 @@ from .types import BITS, DTYPE, STORAGE, from_storage, to_storage
 Exec = Callable[..., Optional[int]]
 _FORMS: dict[str, list] = {}        # opcode -> [(Form, builder)] in registration order
 _MATCH: dict[str, Optional[tuple]] = {}   # instruction name -> (Form, builder, fields) or None
+_WITHDRAWN: dict[str, list] = {}   # opcode -> [(Form, reason)]: forms refused on purpose (evidence against the model)
 CORE = "core"   # builder marker of the forms program.py decodes itself (bra, call, ret, exit, trap)
 FAMILY_ERRORS: dict[str, str] = {}  # instruction-family module -> why it failed to import (ops/__init__.py)
 
@@ -52,6 +53,27 @@ def register(sets: Optional[dict], rows) -> list:
         out.append(f)
     _MATCH.clear()
     return out
+
+
+def withdraw(sets: Optional[dict], rows) -> list:
+    """Forms a family refuses on purpose although it could compute them, because evidence contradicts its model
+    (rows of (form, PTX ISA section, reason)): they stay unregistered, and their "not implemented" error says why."""
+    out = []
+    for text, section, reason in rows:
+        f = _forms.parse(text, sets, section)
+        _WITHDRAWN.setdefault(f.opcode, []).append((f, reason))
+        out.append(f)
+    return out
+
+
+def withdrawn() -> list:
+    """Every withdrawn (Form, reason), opcode by opcode."""
+    return [fr for lst in _WITHDRAWN.values() for fr in lst]
+
+
+def withdrawn_reason(opcode: str, mods: tuple) -> Optional[str]:
+    """The reason a withdrawn form covering ``opcode.mods`` gives, or None."""
+    return next((r for f, r in _WITHDRAWN.get(opcode, ()) if f.match(tuple(mods)) is not None), None)
 
 
 def match(opcode: str, mods: tuple) -> Optional[tuple]:
@@ -92,6 +114,9 @@ def not_implemented(ins: ir.Instr) -> str:
     """The error text for an instruction no registered form accepts."""
     known = forms_of(ins.opcode)
     msg = f"not implemented: {ins.name}"
+    why = withdrawn_reason(ins.opcode, tuple(ins.mods))
+    if why:
+        msg += f" ({why})"
     if known:
         shown = ", ".join(f.text for f in known[:12]) + (f", ... ({len(known)} forms)" if len(known) > 12 else "")
         msg += f"\n  the emulator implements these forms of '{ins.opcode}' only: {shown}"

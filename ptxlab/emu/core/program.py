@@ -417,4 +417,5 @@ def _regs(ops):
 def _raiser(ins: ir.Instr, msg: str):
     def run(st, m):
         st.fault(ins, m, msg + "\n  what to do: rewrite the kernel without it, or implement it in ptxlab/emu/ops/ (one module per instruction family; ptxlab/emu/API.md)")
+    run.refuses = msg           # the native engine and the evidence recorder leave a refused instruction alone
     return run

@@ -11,16 +11,23 @@ D = A·B + C for one problem: A (M, K), B (K, N), C (M, N) element codes -> D co
 * integer A/B (u8, s8, u4, s4, b1 with .xor/.and popc): the exact sum, wrapped mod 2^32, or clamped once to the
   s32 range with .satfinite (PTX ISA: "saturates the result ... to MAX_INT / MIN_INT");
 * f64: C, then one IEEE round-to-nearest fma per k in k order (UNCONFIRMED order; exact rationals per step).
+  NaN results (H100 corpus mma_sync_f64, 2026-11-27, seed 20261127: 22 of 22 invalid-operation NaNs of m16n8k4/k8/k16
+  were 0xFFF8000000000000, the 125 NaNs with a NaN operand 0x7FF8000000000000): a NaN operand gives
+  ``F64_NAN_IN``; a NaN the instruction creates (Inf x 0, Inf - Inf) gives ``F64_NAN_NEW``.  Only the NaN
+  0x7FF8000000000000 was ever an operand there: any other NaN operand raises (payload propagation unconfirmed).
 """
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import numpy as np
 
-from ...mma.codec import decode_c, decode_elem
+from ...mma.codec import ModelSilent, decode_c, decode_elem
 from ...mma.steps import step_i8, step_window
 
+F64_NAN_IN = 0x7FF8000000000000      # NaN result from a NaN operand (H100: the operand 0x7FF8... kept)
+F64_NAN_NEW = 0xFFF8000000000000     # NaN created by Inf x 0 / Inf - Inf (H100, all f64 shapes measured)
 FLOATS = ("f16", "bf16", "tf32", "e4m3", "e5m2", "e2m3", "e3m2", "e2m1")
 
 
@@ -60,8 +67,15 @@ def _ints(x: np.ndarray, ty: str) -> np.ndarray:
 
 def mma_f64(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     """f64: a (M, K), b (K, N), c (M, N) uint64 bit patterns -> D bits: d = c; d = fma(a_k, b_k, d) for k in order,
-    each rounded to nearest even (IEEE 754 fusedMultiplyAdd, NaN results 0x7FF8000000000000... see module doc)."""
-    av = np.asarray(a, dtype=np.uint64).view(np.float64)
+    each rounded to nearest even (IEEE 754 fusedMultiplyAdd; NaN results: F64_NAN_IN / F64_NAN_NEW, module doc)."""
+    a, b, c = (np.asarray(x, dtype=np.uint64) for x in (a, b, c))
+    for what, x in (("A", a), ("B", b), ("C", c)):
+        odd = np.isnan(x.view(np.float64)) & (x != np.uint64(F64_NAN_IN))
+        if odd.any():
+            raise ModelSilent(f"not implemented: mma.sync .f64 with the NaN operand {what} = "
+                              f"{int(x[odd][0]):#018x}: only 0x7ff8000000000000 has been measured as an operand "
+                              "(H100 corpus mma_sync_f64; ptx_docs/isa_coverage_notes.md)")
+    av = a.view(np.float64)
     bv = np.asarray(b, dtype=np.uint64).view(np.float64)
     cv = np.asarray(c, dtype=np.uint64).view(np.float64)
     M, K = av.shape
@@ -72,12 +86,15 @@ def mma_f64(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
             d = float(cv[i, j])
             for k in range(K):
                 d = _fma(float(av[i, k]), float(bv[k, j]), d)
-            out[i, j] = np.array(d, np.float64).view(np.uint64)
+            if math.isnan(d):
+                nan_in = np.isnan(av[i]).any() or np.isnan(bv[:, j]).any() or math.isnan(cv[i, j])
+                out[i, j] = F64_NAN_IN if nan_in else F64_NAN_NEW
+            else:
+                out[i, j] = np.array(d, np.float64).view(np.uint64)
     return out
 
 
 def _fma(x: float, y: float, z: float) -> float:
-    import math
     if math.isnan(x) or math.isnan(y) or math.isnan(z):
         return float("nan")
     if math.isinf(x) or math.isinf(y):
@@ -101,7 +118,6 @@ def _fma(x: float, y: float, z: float) -> float:
 
 def _round_rn(q: Fraction) -> float:
     """Nearest-even binary64 of a nonzero rational (overflow to Inf)."""
-    import math
     s = -1.0 if q < 0 else 1.0
     a = abs(q)
     e = a.numerator.bit_length() - a.denominator.bit_length()

@@ -167,6 +167,15 @@ class _TensorReduce:
         self.done = True
 
 
+# element types per tensor reduction op (PTX ISA 9.7.9.27.1.3).  .and/.or/.xor are given for .b32/.b64: the emulator
+# takes the unsigned maps only, since the H100 raised CUDA_ERROR_ILLEGAL_INSTRUCTION for .or on an INT64 map
+# (tests/corpus/kernels_bulk_reduce.py, 2026-11-27; .and on UINT64 ran).
+_BITOPS = ("and", "or", "xor")
+_TENSOR_OK = {"add": ("u32", "s32", "u64", "f32", "f64", "f16", "bf16"),
+              "min": ("u32", "s32", "u64", "s64", "f16", "bf16"), "max": ("u32", "s32", "u64", "s64", "f16", "bf16"),
+              "inc": ("u32",), "dec": ("u32",), **{b: ("u32", "u64") for b in _BITOPS}}
+
+
 def build_tensor_reduce(ins: ir.Instr, ctx: Ctx):
     """cp.reduce.async.bulk.tensor.{1..5}d.global.shared::cta.redOp{.tile}.bulk_group [tensorMap, coords], [src]."""
     dim = next(m for m in ins.mods if m in ("1d", "2d", "3d", "4d", "5d"))
@@ -189,13 +198,15 @@ def build_tensor_reduce(ins: ir.Instr, ctx: Ctx):
             spec = _read_tensor_map(st, ins, t, int(tms[t]))
             _check_rank(st, ins, t, spec, rank)
             ty = _TMAP.get(spec.dtype)
-            ok = {"add": ("u32", "s32", "u64", "f32", "f64", "f16", "bf16"),
-                  "min": ("u32", "s32", "u64", "s64", "f16", "bf16"), "max": ("u32", "s32", "u64", "s64", "f16", "bf16"),
-                  "inc": ("u32",), "dec": ("u32",), "and": ("u32", "s32", "u64", "s64"),
-                  "or": ("u32", "s32", "u64", "s64"), "xor": ("u32", "s32", "u64", "s64")}[op]
+            ok = _TENSOR_OK[op]
             if ty not in ok:
-                st.fault(ins, t, f"cp.reduce.async.bulk.tensor .{op} with a {spec.dtype} tensor map",
-                         f"PTX ISA 9.7.9.27.1.3: .{op} takes {', '.join(ok)} elements")
+                signed = op in _BITOPS and ty in ("s32", "s64")
+                st.fault(ins, t, f"cp.reduce.async.bulk.tensor .{op} with a {spec.dtype} tensor map" +
+                         (" (a bitwise reduction on a signed tensor map: refused)" if signed else ""),
+                         f"PTX ISA 9.7.9.27.1.3: .{op} takes {', '.join(ok)} elements" +
+                         ("; .and/.or/.xor name .b32/.b64, and the H100 raised CUDA_ERROR_ILLEGAL_INSTRUCTION for "
+                          ".or with an INT64 map (ptx_docs/isa_coverage_notes.md): use a UINT32 / UINT64 map"
+                          if signed else ""))
             coords = [int(c[t]) for c in cs]
             _submit(st, t, _TensorReduce(ins, t, int(st.cta_of[t]), spec, coords, int(srcs[i]), op, ty), group=True)
     return run

@@ -104,12 +104,15 @@ __all__ = ["build_replace", "build_cp_fenceproxy"]
 # ---------------------------------------------------------------------------------------------------------------
 # the forms this family implements (PTX ISA notation, core/forms.py); anything else is refused as not implemented
 # ---------------------------------------------------------------------------------------------------------------
-SETS = {"field1": _FIELDS1, "field2": _FIELDS2, "field3": _FIELDS3, "ss": ("global", "shared::cta"),
-        "type": ("b32", "b64"), "scope": ("cta", "cluster", "gpu", "sys")}
+# new_val types (PTX ISA 9.7.9.28): .b64 for .global_address / .global_stride, .b32 for every other field (the
+# builder refuses the other type, so the table lists only these)
+SETS = {"f64v": ("global_address", "global_stride"), "f32v": ("rank",), "f32o": ("box_dim", "global_dim",
+        "element_stride"), "field3": _FIELDS3, "ss": ("global", "shared::cta"), "scope": ("cta", "cluster", "gpu", "sys")}
 FORMS = register(SETS, [
     # form                                                                    PTX ISA     builder
-    ("tensormap.replace.tile.field1{.ss}.b1024.type",                         "9.7.9.28", build_replace),
-    ("tensormap.replace.tile.field2{.ss}.b1024.type",                         "9.7.9.28", build_replace),
+    ("tensormap.replace.tile.f64v{.ss}.b1024.b64",                            "9.7.9.28", build_replace),
+    ("tensormap.replace.tile.f32v{.ss}.b1024.b32",                            "9.7.9.28", build_replace),
+    ("tensormap.replace.tile.f32o{.ss}.b1024.b32",                            "9.7.9.28", build_replace),
     ("tensormap.replace.tile.field3{.ss}.b1024.b32",                          "9.7.9.28", build_replace),
     ("tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.scope.sync.aligned",
      "9.7.9.29", build_cp_fenceproxy),

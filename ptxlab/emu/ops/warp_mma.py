@@ -6,7 +6,9 @@ faults).  Fragments follow hw/warp_mma.py (the ISA's per-shape formulas), the ar
 Refused (not in the form table): f16 mma with different C and D types (.f32.f16.f16.f16, .f16.f16.f16.f32: the ISA
 does not say where that conversion happens), the sm_120a block-scaled and .kind::f8f6f4 mma forms, mma.sp, wmma, and the
 sm_100a ldmatrix .m16n16 / .m8n16 / .b8 and stmatrix .m16n8 / .b8 forms (their fragment layouts are given only as
-figures in the ISA).
+figures in the ISA).  Withdrawn (``WITHDRAWN``: the H100 corpus disagrees in the last bits, 2026-11-27): m8n8k4 with
+.f32 C/D and m16n8k32 .e4m3/.e5m2 (ptx_docs/isa_coverage_notes.md).  .f64 NaN results follow the H100
+(hw/warp_mma_arith.py).
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ import numpy as np
 
 from ..core import ir
 from ..core.forms import TYPE_NAMES
-from ..core.isa import Ctx, Unsupported, register
+from ..core.isa import Ctx, Unsupported, register, withdraw
 from ..engine.machine import EXITED, RUN
 from ..hw import warp_mma as wm
 from ..hw.warp_mma_arith import mma_f64, mma_float, mma_int
@@ -211,13 +213,11 @@ SETS = {"alayout": ("row", "col"), "blayout": ("row", "col"), "f8": ("e4m3", "e5
         "hshape": ("m16n8k8", "m16n8k16"), "bshape": ("m16n8k8", "m16n8k16"), "tshape": ("m16n8k4", "m16n8k8")}
 FORMS = register(SETS, [
     # form                                                                                 PTX ISA        builder
-    ("mma.sync.aligned.m8n8k4.alayout.blayout.f32.f16.f16.f32",                           "9.7.14.5.14", build_mma),
     ("mma.sync.aligned.m8n8k4.alayout.blayout.f16.f16.f16.f16",                           "9.7.14.5.14", build_mma),
     ("mma.sync.aligned.hshape.row.col.f32.f16.f16.f32",                                   "9.7.14.5.14", build_mma),
     ("mma.sync.aligned.hshape.row.col.f16.f16.f16.f16",                                   "9.7.14.5.14", build_mma),
     ("mma.sync.aligned.bshape.row.col.f32.bf16.bf16.f32",                                 "9.7.14.5.14", build_mma),
     ("mma.sync.aligned.tshape.row.col.f32.tf32.tf32.f32",                                 "9.7.14.5.14", build_mma),
-    ("mma.sync.aligned.m16n8k32.row.col.f32.f8.f8.f32",                                   "9.7.14.5.14", build_mma),
     ("mma.sync.aligned.f64shape.row.col.f64.f64.f64.f64",                                 "9.7.14.5.14", build_mma),
     ("mma.sync.aligned.i8shape.row.col{.satfinite}.s32.i8.i8.s32",                        "9.7.14.5.14", build_mma),
     ("mma.sync.aligned.i4shape.row.col{.satfinite}.s32.i4.i4.s32",                        "9.7.14.5.14", build_mma),
@@ -225,4 +225,12 @@ FORMS = register(SETS, [
     ("ldmatrix.sync.aligned.m8n8.num{.trans}.shared.b16",                                   "9.7.14.5.15", build_ldmatrix),
     ("stmatrix.sync.aligned.m8n8.num{.trans}.shared.b16",                                   "9.7.14.5.16", build_stmatrix),
     ("movmatrix.sync.aligned.m8n8.trans.b16",                                             "9.7.14.5.17", build_movmatrix),
+])
+# The H100 corpus (tests/corpus/kernels_mma.py, 2026-11-27) disagrees with the tensor-core window model in the last
+# bits of full-range problems of these forms, and no window / k-group / rounding variant tried reproduces it
+# (ptx_docs/isa_coverage_notes.md "H100 evidence"): refused until a model reproduces every element.
+H100_LAST_BITS = "the H100 disagrees in the last bits; ptx_docs/isa_coverage_notes.md"
+WITHDRAWN = withdraw(SETS, [
+    ("mma.sync.aligned.m8n8k4.alayout.blayout.f32.f16.f16.f32",                           "9.7.14.5.14", H100_LAST_BITS),
+    ("mma.sync.aligned.m16n8k32.row.col.f32.f8.f8.f32",                                   "9.7.14.5.14", H100_LAST_BITS),
 ])

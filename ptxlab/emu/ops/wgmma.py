@@ -19,7 +19,7 @@ import numpy as np
 
 from ..core import ir
 from ..core.forms import TYPE_NAMES
-from ..core.isa import RETRY, Ctx, Unsupported, register
+from ..core.isa import RETRY, Ctx, Unsupported, register, withdraw
 from ..engine.machine import EXITED, RUN
 from ..hw import warp_mma as wm
 from ..hw.tcgen05_mma import MmaError, gather_smem_operand
@@ -235,9 +235,15 @@ FORMS = register(SETS, [
     ("wgmma.mma_async.sync.aligned.shape16.dtype.f16.f16",                 "9.7.15.5.2", build_mma_async),
     ("wgmma.mma_async.sync.aligned.shape16.f32.bf16.bf16",                 "9.7.15.5.2", build_mma_async),
     ("wgmma.mma_async.sync.aligned.shape8.f32.tf32.tf32",                  "9.7.15.5.2", build_mma_async),
-    ("wgmma.mma_async.sync.aligned.shape32.dtype.f8.f8",                   "9.7.15.5.2", build_mma_async),
     ("wgmma.mma_async.sync.aligned.ishape{.satfinite}.s32.i8.i8",          "9.7.15.5.2", build_mma_async),
     ("wgmma.fence.sync.aligned",                                           "9.7.15.7.1", build_fence),
     ("wgmma.commit_group.sync.aligned",                                    "9.7.15.7.2", build_commit),
     ("wgmma.wait_group.sync.aligned",                                      "9.7.15.7.3", build_wait),
+])
+# H100 corpus (tests/corpus/kernels_wgmma.py, 2026-11-27): FP8 wgmma results have their low mantissa bits cleared
+# (e.g. 0xcac20800 where the 25-bit window model gives 0xcac20dff): Hopper accumulates FP8 with reduced precision,
+# which no model here reproduces yet (ptx_docs/isa_coverage_notes.md "H100 evidence").
+WITHDRAWN = withdraw(SETS, [
+    ("wgmma.mma_async.sync.aligned.shape32.dtype.f8.f8", "9.7.15.5.2",
+     "the H100 disagrees in the last bits: FP8 accumulation with reduced precision; ptx_docs/isa_coverage_notes.md"),
 ])

@@ -134,23 +134,18 @@ def test_mutated_forms_are_refused():
     assert n > 500
 
 
+def _min3_ptx(kernel: str, consts: tuple) -> str:
+    """A kernel computing a three-input min.f32 of three constants (PTX ISA 9.7.3.11, sm_100+) into out[0]."""
+    movs = " ".join(f"mov.f32 %f{i + 1}, {c};" for i, c in enumerate(consts))
+    return (f".version 8.8\n.target sm_100a\n.address_size 64\n.visible .entry {kernel}(.param .u64 out) {{\n"
+            f"  .reg .f32 %f<4>; .reg .b64 %rd<2>;\n  {movs}\n  min.f32 %f0, %f1, %f2, %f3;\n"
+            "  ld.param.u64 %rd0, [out];\n  st.global.f32 [%rd0], %f0;\n  ret;\n}\n")
+
+
 def test_three_source_min_is_refused_when_it_runs():
     """A legal form told apart only by its operands (PTX ISA 9.7.3.11 three-input min, sm_100+)."""
     dev = ptxlab.open_device("emu")
-    ptx = """
-.version 8.8
-.target sm_100a
-.address_size 64
-.visible .entry k(.param .u64 out) {
-  .reg .f32 %f<4>; .reg .b64 %rd<2>;
-  mov.f32 %f1, 0f3F800000; mov.f32 %f2, 0f40000000; mov.f32 %f3, 0f40400000;
-  min.f32 %f0, %f1, %f2, %f3;
-  ld.param.u64 %rd0, [out];
-  st.global.f32 [%rd0], %f0;
-  ret;
-}
-"""
-    mod = ptxlab.compile(ptx, arch="sm_100a")
+    mod = ptxlab.compile(_min3_ptx("k", ("0f3F800000", "0f40000000", "0f40400000")), arch="sm_100a")
     out = dev.empty(4)
     with pytest.raises(ptxlab.errors.EmuError, match="three-input min"):
         dev.launch(mod, "k", grid=(1, 1, 1), block=(32, 1, 1), args=[out])
@@ -187,3 +182,39 @@ DONE:
     msg = str(ei.value)
     line = next(i for i, t in enumerate(ptx.splitlines(), 1) if t.strip().startswith("ex2"))
     assert "not implemented: ex2.approx.f16" in msg and f"line {line}" in msg, msg
+
+
+@pytest.mark.parametrize("name", [
+    "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e5m2.f32",
+    "mma.sync.aligned.m8n8k4.col.row.f32.f16.f16.f32",
+    "wgmma.mma_async.sync.aligned.m64n16k32.f32.e5m2.e4m3",
+    "wgmma.mma_async.sync.aligned.m64n32k32.f16.e4m3.e4m3",
+])
+def test_withdrawn_forms_are_refused_with_their_reason(name):
+    """Forms withdrawn because the H100 corpus disagrees with the model (2026-11-27, ptx_docs/isa_coverage_notes.md)
+    are refused, and the refusal says why; their siblings stay implemented."""
+    op, *mods = name.split(".")
+    assert not _accepted(name)
+    assert "the H100 disagrees in the last bits" in (isa.withdrawn_reason(op, tuple(mods)) or "")
+    ins = type("I", (), {"opcode": op, "mods": tuple(mods), "name": name})()
+    assert isa.not_implemented(ins).startswith(f"not implemented: {name} (the H100 disagrees in the last bits")
+    assert _accepted("mma.sync.aligned.m8n8k4.col.row.f16.f16.f16.f16")
+    assert _accepted("wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16")
+    assert isa.withdrawn_reason("wgmma", ("mma_async", "sync", "aligned", "m64n16k16", "f32", "f16", "f16")) is None
+
+
+def test_refusal_holds_while_evidence_is_recorded(tmp_path, monkeypatch):
+    """With PTXLAB_ISA_EVIDENCE set, the evidence recorder wrapped every run function, a refused one too, and the
+    native engine then no longer saw the refusal: it ran a three-input min as a two-input one (found 2026-11-27).
+    A refused instruction must raise, and be recorded nowhere, whatever records evidence; what ran is recorded (the
+    native engine had stopped calling the recorder)."""
+    monkeypatch.setenv("PTXLAB_ISA_EVIDENCE", str(tmp_path))
+    dev = ptxlab.open_device("emu")
+    mod = ptxlab.compile(_min3_ptx("k3", ("0f40A00000", "0f40C00000", "0f3F000000")), arch="sm_100a")
+    out = dev.empty(4)
+    dev.memset(out, 0xFF)
+    with pytest.raises(ptxlab.errors.EmuError, match="three-input min"):
+        dev.launch(mod, "k3", grid=(1, 1, 1), block=(32, 1, 1), args=[out])
+    assert dev.to_host(out, np.uint32)[0] == 0xFFFFFFFF
+    recorded = "".join(p.read_text() for p in tmp_path.glob("ev.*.tsv"))
+    assert "min.f32\t" not in recorded and "mov.f32\t" in recorded, recorded      # what ran is recorded

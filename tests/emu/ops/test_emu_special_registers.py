@@ -18,7 +18,7 @@ GEO = ["tid.x", "tid.y", "tid.z", "ntid.x", "ntid.y", "ntid.z", "ctaid.x", "ctai
        "dynamic_smem_size", "warpid", "nwarpid", "smid", "nsmid", "total_smem_size", "aggr_smem_size", "clock",
        "clock_hi", "globaltimer_lo", "globaltimer_hi"]
 WIDE = ["gridid", "clock64", "globaltimer"]
-STATIC = 96
+STATIC = 4 * 24 * 3                         # one shared word per thread of the block
 B64 = (4 * len(GEO) + 7) // 8 * 8          # the 64-bit values start 8-byte aligned
 REC = B64 + 8 * (len(WIDE) + 2)            # bytes per thread
 
@@ -30,7 +30,10 @@ def _ptx():
     for i, r in enumerate(WIDE):
         lines += [f"  mov.u64 %rd5, %{r};", f"  st.global.u64 [%rd3+{B64 + 8 * i}], %rd5;"]
     # read %clock64 / %globaltimer again after some work: non-decreasing
-    lines += ["  st.shared.u32 [sm], %r1; ld.shared.u32 %r2, [sm]; add.u32 %r2, %r2, 1;",
+    # (each thread its own shared word: one word for all threads would be a data race, which racecheck reports)
+    lines += ["  mov.u32 %r0, %tid.x; mov.u32 %r2, %tid.y; mov.u32 %r3, %ntid.x; mad.lo.u32 %r0, %r2, %r3, %r0;",
+              "  shl.b32 %r0, %r0, 2; mov.u32 %r3, sm; add.u32 %r0, %r0, %r3;",
+              "  st.shared.u32 [%r0], %r1; ld.shared.u32 %r2, [%r0]; add.u32 %r2, %r2, 1;",
               "  mov.u64 %rd5, %clock64;", f"  st.global.u64 [%rd3+{B64 + 8 * len(WIDE)}], %rd5;",
               "  mov.u64 %rd5, %globaltimer;", f"  st.global.u64 [%rd3+{B64 + 8 * len(WIDE) + 8}], %rd5;"]
     return "\n".join([".version 8.8", ".target sm_90a", ".address_size 64",

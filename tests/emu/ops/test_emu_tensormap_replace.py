@@ -1,7 +1,7 @@
 """tensormap.replace (PTX ISA 9.7.9.28) on the emulator's 128-byte tensor map image: rewriting any field of a map
 gives exactly the image the host encoder makes for the map with that field changed (ptxlab/tensormap.py), for random
 valid maps and values.  End to end (every field through a TMA load, shared::cta + cp_fenceproxy and global forms):
-the corpus entry 'tensormap_replace' (tests/corpus/kernels_async_store.py), which tests/emu/test_corpus.py runs."""
+the corpus entries 'tensormap_replace_*' (tests/corpus/kernels_async_store.py), which tests/emu/test_corpus.py runs."""
 from __future__ import annotations
 
 import dataclasses
@@ -93,9 +93,79 @@ def test_replace_field_is_the_encoder_with_that_field_changed(field: str, monkey
 
 
 @pytest.mark.parametrize("field,ordinal,value", [("box_dim", 5, 1), ("global_stride", 4, 16),
-                                                 ("swizzle_mode", 0, 4), ("elemtype", 0, 16), ("fill_mode", 0, 2)])
+                                                 ("swizzle_mode", 0, 4), ("elemtype", 0, 16), ("fill_mode", 0, 2),
+                                                 ("swizzle_atomicity", 0, 1)])
 def test_out_of_range_ordinal_or_code_is_refused(field: str, ordinal: int, value: int, monkeypatch) -> None:
     monkeypatch.setattr(tensormap, "validate", lambda spec: None)
     spec = _spec(random.Random(SEED), 3)
     with pytest.raises(TensorMapError, match=field):
         replace_field(encode_emu(spec), field, ordinal, value)
+
+
+def _edits(rng: random.Random, spec: TensorMapSpec) -> list:
+    """One random valid edit of every field: (field, ordinal, value); .rank rewritten to its own value."""
+    return [("global_address", 0, 0x10000 + 16 * rng.randrange(1 << 30)),
+            ("global_dim", rng.randrange(spec.rank), rng.randrange(1, 1 << 20)),
+            ("global_stride", rng.randrange(spec.rank - 1), 16 * rng.randrange(64, 1 << 20)),
+            ("box_dim", rng.randrange(spec.rank), rng.randrange(1, 9)),
+            ("element_stride", rng.randrange(spec.rank), rng.randrange(1, 9)),
+            ("rank", 0, spec.rank - 1), ("elemtype", 0, rng.randrange(16)), ("swizzle_mode", 0, rng.randrange(4)),
+            ("interleave_layout", 0, rng.randrange(3)), ("fill_mode", 0, rng.randrange(2)),
+            ("swizzle_atomicity", 0, 0)]
+
+
+def _edit_ptx(edits: list, addr: str) -> list:
+    out = []
+    for field, ordinal, value in edits:
+        wide = field in ("global_address", "global_stride")
+        reg = "%rd9" if wide else "%r9"
+        ordv = f"{ordinal}, " if field in ("global_dim", "global_stride", "box_dim", "element_stride") else ""
+        if field in ("elemtype", "swizzle_mode", "interleave_layout", "fill_mode", "swizzle_atomicity"):
+            out.append(f"  tensormap.replace.tile.{field}.b1024.b32 [{addr}], {value};")
+        else:
+            out.append(f"  mov.b{64 if wide else 32} {reg}, {value};")
+            out.append(f"  tensormap.replace.tile.{field}.b1024.b{64 if wide else 32} [{addr}], {ordv}{reg};")
+    return out
+
+
+@pytest.mark.parametrize("scope", ["cta", "cluster", "gpu", "sys"])
+def test_generic_address_edits_and_cp_fenceproxy(scope: str, monkeypatch) -> None:
+    """The generic-address forms (no state space) on a map in global memory, then on a copy in shared memory
+    (generic address from cvta), copied out with tensormap.cp_fenceproxy.<scope>: both images are exactly what the
+    host encoder makes for the edited maps (sm_100a: .swizzle_atomicity, value 0)."""
+    import numpy as np
+
+    import ptxlab
+    monkeypatch.setattr(tensormap, "validate", lambda spec: None)
+    rng = random.Random(SEED ^ hash(scope) & 0xFFFF)
+    spec0 = _spec(rng, rng.randrange(2, 6))
+    e1 = _edits(rng, spec0)
+    spec1 = spec0
+    for f, o, v in e1:
+        spec1 = spec1 if f in ("rank", "swizzle_atomicity") else _changed(spec1, f, o, v)
+    e2 = _edits(rng, spec1)
+    spec2 = spec1
+    for f, o, v in e2:
+        spec2 = spec2 if f in ("rank", "swizzle_atomicity") else _changed(spec2, f, o, v)
+    ptx = "\n".join([
+        ".version 8.8", ".target sm_100a", ".address_size 64",
+        ".visible .entry k(.param .u64 gmap, .param .u64 out)", "{",
+        "  .reg .b32 %r<10>; .reg .b64 %rd<10>; .reg .pred %p<2>;", "  .shared .align 128 .b8 smap[128];",
+        "  ld.param.u64 %rd1, [gmap]; ld.param.u64 %rd2, [out]; mov.u32 %r1, %tid.x;",
+        "  setp.ne.u32 %p1, %r1, 0;", "  @%p1 bra SKIP1;"] + _edit_ptx(e1, "%rd1") + [
+        "SKIP1:", "  bar.sync 0;", "  setp.lt.u32 %p1, %r1, 16;", "  @!%p1 bra SKIP2;",
+        "  mul.wide.u32 %rd3, %r1, 8; add.s64 %rd4, %rd1, %rd3; ld.global.b64 %rd5, [%rd4];",
+        "  mov.u64 %rd6, smap; add.s64 %rd6, %rd6, %rd3; st.shared.b64 [%rd6], %rd5;",
+        "SKIP2:", "  bar.sync 0;", "  mov.u64 %rd7, smap; cvta.shared.u64 %rd8, %rd7;",
+        "  setp.ne.u32 %p1, %r1, 0;", "  @%p1 bra SKIP3;"] + _edit_ptx(e2, "%rd8") + [
+        "SKIP3:", "  bar.sync 0;",
+        f"  tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.{scope}.sync.aligned "
+        "[%rd2], [smap], 128;", "  ret;", "}"]) + "\n"
+    dev = ptxlab.open_device("emu")
+    g = dev.to_device(np.frombuffer(encode_emu(spec0), np.uint8).copy())
+    out = dev.empty(128)
+    dev.memset(out, 0xFF)
+    dev.launch(ptxlab.compile(ptx, arch="sm_100a"), "k", grid=(1, 1, 1), block=(32, 1, 1), args=[g, out])
+    assert dev.to_host(g, np.uint8).tobytes() == encode_emu(spec1)
+    assert dev.to_host(out, np.uint8).tobytes() == encode_emu(spec2)
+    assert spec1 != spec0 and spec2 != spec1

@@ -64,6 +64,7 @@ static void fetch(const Ctx *c, const Opnd *o, int64_t base, int64_t n, uint64_t
     case K_SPEC: { const uint64_t *s = c->spec[o->a] + base; FOR X[t] = ext(s[t], tb, sg); return; }
     case K_CLOCK: { const uint64_t v = ext((uint64_t)c->steps & 0xFFFFFFFFULL, tb, sg); FOR X[t] = v; return; }
     case K_CLOCK64: { const uint64_t v = ext((uint64_t)c->steps, tb, sg); FOR X[t] = v; return; }
+    case K_CLOCKHI: { const uint64_t v = ext((uint64_t)c->steps >> 32, tb, sg); FOR X[t] = v; return; }  /* %clock_hi: upper half of %clock64 */
     case K_SYMSH: FOR X[t] = ext(RANKB(t) + (uint64_t)o->a, tb, sg); return;
     case K_AREG: {              /* [reg + offset] (core/isa.py Ctx.address) */
         const void *r = c->R[o->a];

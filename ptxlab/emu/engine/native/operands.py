@@ -17,8 +17,8 @@ from ...core import ir
 from ...core.isa import imm_value
 from ...core.types import BITS, is_signed
 
-(K_NONE, K_REG, K_IMM, K_SPEC, K_CLOCK, K_CLOCK64, K_SYMSH, K_SINK, K_AREG, K_ACONST, K_ASYMSH) = range(11)
-_CLOCKS = {"clock": K_CLOCK, "clock_hi": K_CLOCK, "clock64": K_CLOCK64}
+(K_NONE, K_REG, K_IMM, K_SPEC, K_CLOCK, K_CLOCK64, K_SYMSH, K_SINK, K_AREG, K_ACONST, K_ASYMSH, K_CLOCKHI) = range(12)
+_CLOCKS = {"clock": K_CLOCK, "clock_hi": K_CLOCKHI, "clock64": K_CLOCK64}     # %clock_hi: the upper half of %clock64
 _UNCACHED = ("globaltimer", "globaltimer_lo", "globaltimer_hi")
 _FLOATISH = ("f16", "bf16", "f32", "f64", "f16x2", "bf16x2", "tf32")
 NONE = (0, 0, 0)

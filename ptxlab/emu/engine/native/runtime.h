@@ -37,7 +37,7 @@ typedef struct { int64_t k, a, b; } Opnd;
  * source counts, two op-specific words, then the operands */
 typedef struct { int64_t op, sub, guard, gneg, nd, ns, x0, x1; Opnd d[4]; Opnd s[6]; } Op;
 
-enum { K_NONE, K_REG, K_IMM, K_SPEC, K_CLOCK, K_CLOCK64, K_SYMSH, K_SINK, K_AREG, K_ACONST, K_ASYMSH };
+enum { K_NONE, K_REG, K_IMM, K_SPEC, K_CLOCK, K_CLOCK64, K_SYMSH, K_SINK, K_AREG, K_ACONST, K_ASYMSH, K_CLOCKHI };
 #define KIND(k) ((int)((k) & 0xFF))
 #define TBITS(k) ((int)(((k) >> 8) & 0xFF))
 #define SIGNED(k) ((int)(((k) >> 16) & 1))

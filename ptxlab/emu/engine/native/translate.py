@@ -41,7 +41,10 @@ def builder_key(ins):
 
 
 def _interpreted(fn) -> bool:
-    return fn is None or getattr(fn, "__qualname__", "").startswith("_raiser")
+    """The interpreter runs it: no run function, a refused instruction (program._raiser marks it ``refuses``), or one
+    whose execution the evidence recorder records (core/evidence.py)."""
+    return fn is None or getattr(fn, "refuses", None) is not None or getattr(fn, "records_evidence", False) or \
+        getattr(fn, "__qualname__", "").startswith("_raiser")
 
 
 def record(prog, e, O: Operands):
