@@ -182,6 +182,14 @@ def _tmr_note(kind: str, i: int) -> str:
             f"box at {xy}; one TMA box load through the rewritten map (OOB zero / NaN fill)")
 
 
+def _tmr_refused(i: int) -> dict:
+    """UINT8 maps (cases 2-4): the H100 raised CUDA_ERROR_ILLEGAL_INSTRUCTION (2026-11-27), the emulator refuses."""
+    if ELEMTYPE[CASES[i][0]][0] != "UINT8":
+        return {}
+    return {"cuda": "CUDA_ERROR_ILLEGAL_INSTRUCTION", "emu": "with .elemtype 0 (.u8)"}
+
+
 TMR_ENTRIES = [Entry(f"tensormap_replace_{kind}_{i}", SRC, _in_tmr(i), _run_tmr(kind, i), _ref_tmr(kind, i),
-                     note=_tmr_note(kind, i)) for i in range(len(CASES)) for kind in ("shared", "global")]
+                     refused=_tmr_refused(i), note=_tmr_note(kind, i))
+               for i in range(len(CASES)) for kind in ("shared", "global")]
 ENTRIES += TMR_ENTRIES

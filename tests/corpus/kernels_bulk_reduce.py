@@ -29,7 +29,7 @@ TENSOR = [("add", "FLOAT32", "f32"), ("min", "INT32", "s32"), ("max", "UINT32", 
           ("or", "UINT64", "u64"), ("or", "UINT32", "u32"), ("xor", "UINT64", "u64"), ("and", "UINT32", "u32"),
           ("and", "INT64", "s64"), ("xor", "INT32", "s32")]
 SIGNED_BITOP = "on a signed tensor map"                 # the emulator's refusal (ops/bulk_reduce.py)
-HW_REFUSED = {("or", "INT64")}                           # CUDA_ERROR_ILLEGAL_INSTRUCTION on the H100, 2026-11-27
+HW_REFUSED = {("or", "INT64"), ("and", "INT64")}                         # CUDA_ERROR_ILLEGAL_INSTRUCTION on the H100, 2026-11-27
 TW, TH, BW, BH = 32, 12, 8, 4          # tensor 32 x 12 elements, box 8 x 4 at (8, 4)
 
 
@@ -162,7 +162,7 @@ def _ref_t(op, ty):
 
 def _refused_t(op, dt, ty):
     out = {}
-    if op in ("and", "or", "xor") and ty.startswith("s"):
+    if op in ("and", "or", "xor") and ty.startswith("s") and (op, ty) != ("xor", "s32"):
         out["emu"] = SIGNED_BITOP
     if (op, dt) in HW_REFUSED:
         out["cuda"] = "CUDA_ERROR_ILLEGAL_INSTRUCTION"

@@ -88,10 +88,31 @@ def mma_f64(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
                 d = _fma(float(av[i, k]), float(bv[k, j]), d)
             if math.isnan(d):
                 nan_in = np.isnan(av[i]).any() or np.isnan(bv[:, j]).any() or math.isnan(cv[i, j])
+                if nan_in and _creates_nan(av[i], bv[:, j], cv[i, j]):
+                    # H100 corpus mma_sync_f64_specials (2026-11-27): with a NaN operand AND a NaN the products or
+                    # sums create in one dot product, the H100 returns 0x7ff8... or 0xfff8... depending on an
+                    # accumulation order measured only for K = 4; refuse rather than guess the sign
+                    raise ModelSilent("not implemented: mma.sync .f64 whose dot product has both a NaN operand and "
+                                      "an Inf x 0 / Inf - Inf: the H100's NaN sign then depends on its accumulation "
+                                      "order, which is not modelled (H100 corpus mma_sync_f64_specials; "
+                                      "ptx_docs/isa_coverage_notes.md)")
                 out[i, j] = F64_NAN_IN if nan_in else F64_NAN_NEW
             else:
                 out[i, j] = np.array(d, np.float64).view(np.uint64)
     return out
+
+
+def _creates_nan(arow: np.ndarray, bcol: np.ndarray, c: float) -> bool:
+    """Whether the non-NaN operands of one dot product create a NaN: some Inf x 0, or +Inf and -Inf among c and the
+    products."""
+    terms = [] if math.isnan(c) else [float(c)]
+    for x, y in zip(arow.tolist(), bcol.tolist()):
+        if math.isnan(x) or math.isnan(y):
+            continue
+        if (math.isinf(x) and y == 0) or (x == 0 and math.isinf(y)):
+            return True
+        terms.append(x * y)
+    return math.inf in terms and -math.inf in terms
 
 
 def _fma(x: float, y: float, z: float) -> float:

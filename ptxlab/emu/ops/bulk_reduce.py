@@ -174,6 +174,10 @@ _BITOPS = ("and", "or", "xor")
 _TENSOR_OK = {"add": ("u32", "s32", "u64", "f32", "f64", "f16", "bf16"),
               "min": ("u32", "s32", "u64", "s64", "f16", "bf16"), "max": ("u32", "s32", "u64", "s64", "f16", "bf16"),
               "inc": ("u32",), "dec": ("u32",), **{b: ("u32", "u64") for b in _BITOPS}}
+# a signed map with a bitwise op (PTX ISA names .b32/.b64): the H100 runs .xor on an INT32 map (same bits as UINT32;
+# corpus bulk_reduce_t_xor_int32, 2026-11-27) and raises CUDA_ERROR_ILLEGAL_INSTRUCTION for .and / .or on INT64
+# maps; the other signed combinations are unmeasured and refused
+_TENSOR_OK["xor"] = ("u32", "u64", "s32")
 
 
 def build_tensor_reduce(ins: ir.Instr, ctx: Ctx):
@@ -204,8 +208,9 @@ def build_tensor_reduce(ins: ir.Instr, ctx: Ctx):
                 st.fault(ins, t, f"cp.reduce.async.bulk.tensor .{op} with a {spec.dtype} tensor map" +
                          (" (a bitwise reduction on a signed tensor map: refused)" if signed else ""),
                          f"PTX ISA 9.7.9.27.1.3: .{op} takes {', '.join(ok)} elements" +
-                         ("; .and/.or/.xor name .b32/.b64, and the H100 raised CUDA_ERROR_ILLEGAL_INSTRUCTION for "
-                          ".or with an INT64 map (ptx_docs/isa_coverage_notes.md): use a UINT32 / UINT64 map"
+                         ("; .and/.or/.xor name .b32/.b64; the H100 raised CUDA_ERROR_ILLEGAL_INSTRUCTION for "
+                          ".and / .or with an INT64 map and ran .xor with an INT32 one; other signed maps are "
+                          "unmeasured (ptx_docs/isa_coverage_notes.md): use a UINT32 / UINT64 map"
                           if signed else ""))
             coords = [int(c[t]) for c in cs]
             _submit(st, t, _TensorReduce(ins, t, int(st.cta_of[t]), spec, coords, int(srcs[i]), op, ty), group=True)
