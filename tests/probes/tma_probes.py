@@ -139,3 +139,17 @@ def module(name: str, src: str):
     if name not in _MODS:
         _MODS[name] = ptxlab.compile(src, arch="sm_90a", name=f"{name}.cu")
     return _MODS[name]
+
+
+# load2d in the spelling of the CuTe DSL's PTX (nvidia-cutlass-dsl 4.8.1): the TMA into the issuing CTA's own shared
+# memory (.shared::cta destination, PTX ISA 8.6+) with an L2 cache-policy operand, and .shared for the mbarrier's
+# arrive.expect_tx (PTX ISA 9.7.9.27.1.2, 9.7.13.15.13)
+LOAD_SRC_DSL = (LOAD_SRC.replace("mbarrier.arrive.expect_tx.shared::cta.b64", "mbarrier.arrive.expect_tx.shared.b64")
+                .replace('"cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"\n'
+                         '                 " [%0], [%1, {%3, %4}], [%2];"\n'
+                         '                 :: "r"(dst), "l"((unsigned long long)tm), "r"(b), "r"(c0), "r"(c1)',
+                         '"cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes'
+                         '.L2::cache_hint"\n'
+                         '                 " [%0], [%1, {%3, %4}], [%2], %5;"\n'
+                         '                 :: "r"(dst), "l"((unsigned long long)tm), "r"(b), "r"(c0), "r"(c1),'
+                         ' "l"(0x12F0000000000000ull)'))

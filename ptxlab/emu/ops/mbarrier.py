@@ -409,7 +409,7 @@ FORMS = register(SETS, [
     ("mbarrier.complete_tx{.relaxed}{.cluster}(.shared::cta|.shared::cluster).b64",            "9.7.13.15.12", build_mbarrier),
     ("mbarrier.ad(.shared|.shared::cta).b64",                        "9.7.13.15.13", build_mbarrier),
     ("mbarrier.arrive{.asem}{.cluster}.shared::cluster.b64",                "9.7.13.15.13", build_mbarrier),
-    ("mbarrier.arrive.expect_tx.shared::cta.b64",              "9.7.13.15.13", build_mbarrier),
+    ("mbarrier.arrive.expect_tx(.shared|.shared::cta).b64",              "9.7.13.15.13", build_mbarrier),
     ("mbarrier.arrive.expect_tx.shared::cluster.b64",      "9.7.13.15.13", build_mbarrier),
     ("mbarrier.arrive.noComplete.shared::cta.b64",            "9.7.13.15.13", build_mbarrier),
     ("mbarrier.wait{.parity}{.acquire}{.cluster}(.shared|.shared::cta).b64",             "9.7.13.15.16", build_mbarrier),

@@ -7,7 +7,7 @@ import pytest
 import ptxlab
 from ptxlab.errors import EmuError, PtxlabError
 
-from probes.tma_probes import BULK_SRC, COMMON, LOAD_SRC, PIPE_SRC, STORE_SRC, module  # noqa: F401
+from probes.tma_probes import BULK_SRC, COMMON, LOAD_SRC, LOAD_SRC_DSL, PIPE_SRC, STORE_SRC, module  # noqa: F401
 
 @pytest.fixture(scope="module")
 def dev():
@@ -67,6 +67,28 @@ def test_tma_2d_load_each_swizzle(dev, rng, swizzle: str, dtype, esize: int) -> 
     want = ref_box_2d(g, coords, box, esize, swizzle)
     bad = np.flatnonzero(got != want)
     assert bad.size == 0, f"coords {coords}: first diff at smem +{bad[0]:#x}: {got[bad[0]]:#x} != {want[bad[0]]:#x}"
+
+
+@pytest.mark.parametrize("swizzle", ["none", "128B"])
+def test_tma_2d_load_in_the_cute_dsl_spelling(dev, rng, swizzle: str) -> None:
+    """The CuTe DSL's forms (.shared::cta destination + .L2::cache_hint, arrive.expect_tx.shared) load the same box
+    as the .shared::cluster / .shared::cta spelling: the destination is the issuing CTA's shared memory either way."""
+    rows, cols, esize = 24, 3 * SPAN[swizzle] // 2, 2
+    g = rng.integers(1, 256, size=(rows, cols * esize), dtype=np.uint8)
+    tm = dev.tensor_map(dev.to_device(g), dtype=np.float16, global_shape=[cols, rows], global_strides=[cols * esize],
+                        box=[SPAN[swizzle] // esize, 8], swizzle=swizzle)
+    coords = [int(rng.integers(-8, cols)), int(rng.integers(-4, rows))]
+    nbytes = SPAN[swizzle] * 8
+    got = {}
+    for name, src in (("load2d", LOAD_SRC), ("load2d_dsl", LOAD_SRC_DSL)):
+        y = dev.empty(nbytes)
+        dev.memset(y, 0xA5)
+        dev.launch(module(name, src), "load2d", grid=1, block=64,
+                   args=[tm, y, np.int32(coords[0]), np.int32(coords[1]), np.uint32(nbytes), np.uint32(nbytes)])
+        got[name] = dev.to_host(y, np.uint8, (nbytes,))
+    want = ref_box_2d(g, coords, [SPAN[swizzle] // esize, 8], esize, swizzle)
+    assert np.array_equal(got["load2d_dsl"], want), f"coords {coords}"
+    assert np.array_equal(got["load2d"], want)
 
 
 @pytest.mark.parametrize("where", ["low", "high"])
