@@ -7,7 +7,8 @@ import pytest
 import ptxlab
 from ptxlab.errors import EmuError, PtxlabError
 
-from probes.tma_probes import BULK_SRC, COMMON, LOAD_SRC, LOAD_SRC_DSL, PIPE_SRC, STORE_SRC, module  # noqa: F401
+from probes.tma_probes import (BULK_SRC, COMMON, LOAD_SRC, LOAD_SRC_DSL, PIPE_SRC, STORE_SRC, copy_dsl,  # noqa: F401
+                               module)
 
 @pytest.fixture(scope="module")
 def dev():
@@ -89,6 +90,33 @@ def test_tma_2d_load_in_the_cute_dsl_spelling(dev, rng, swizzle: str) -> None:
     want = ref_box_2d(g, coords, [SPAN[swizzle] // esize, 8], esize, swizzle)
     assert np.array_equal(got["load2d_dsl"], want), f"coords {coords}"
     assert np.array_equal(got["load2d"], want)
+
+
+# rank -> (global shape, box), innermost first (int32 elements)
+COPY_CASES = {2: ([24, 10], [8, 4]), 3: ([16, 6, 5], [8, 4, 2]), 4: ([16, 5, 4, 3], [8, 2, 2, 2])}
+
+
+@pytest.mark.parametrize("rank", sorted(COPY_CASES))
+def test_tma_copy_in_the_cute_dsl_spelling(dev, rng, rank: int) -> None:
+    """A box copied by TMA load (.shared::cta destination) and TMA store, both with .L2::cache_hint, after an L2
+    prefetch of the box, synchronised by expect_tx.relaxed.cta / try_wait.parity.acquire.cta: exactly the box of
+    the source lands in the poisoned destination, nothing else is written."""
+    shape, box = COPY_CASES[rank]
+    src = rng.integers(-2**31, 2**31, size=shape[::-1], dtype=np.int64).astype(np.int32)
+    strides = [int(np.prod(shape[:i])) * 4 for i in range(1, rank)]
+    xs, xd = dev.to_device(src), dev.empty(src.nbytes)
+    dev.memset(xd, 0xEE)
+    tms = [dev.tensor_map(x, dtype=np.int32, global_shape=shape, global_strides=strides, box=box) for x in (xs, xd)]
+    coords = [int(rng.integers(0, s - b + 1)) for s, b in zip(shape, box)]
+    coords[0] -= coords[0] % 4                      # the box starts on a 16-byte boundary of its row (tma.md)
+    nbytes = int(np.prod(box)) * 4
+    dev.launch(module(f"copy_dsl{rank}", copy_dsl(rank)), "copy_dsl", grid=1, block=32,
+               args=[*tms, dev.to_device(np.array(coords, np.int32)), np.uint32(nbytes)])
+    got = dev.to_host(xd, np.int32, tuple(shape[::-1]))
+    want = np.full_like(src, np.uint32(0xEEEEEEEE).view(np.int32))
+    sel = tuple(slice(c, c + b) for c, b in zip(coords[::-1], box[::-1]))
+    want[sel] = src[sel]
+    assert np.array_equal(got, want), f"coords {coords}"
 
 
 @pytest.mark.parametrize("where", ["low", "high"])
