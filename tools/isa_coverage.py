@@ -7,6 +7,7 @@ tables of ptxlab/emu/core/ptx_isa/), every special register and WARP_SZ, and for
     python tools/isa_coverage.py --check               # exit 1 if the file is not what the data give
     PTXLAB_ISA_EVIDENCE=/tmp/ev python -m pytest -n 2  # run the suite recording what each test executes ...
     python tools/isa_coverage.py --collect /tmp/ev     # ... fold it into tools/isa_evidence.json, then rewrite
+    python tools/isa_coverage.py --collect /tmp/ev --merge   # a run of some tests only: add to the file's evidence
 
 A combination counts as *tested* when a test executes it verbatim, or when it is an instance of an implemented form
 every one of whose modifier values (each value of each slot, and the absence of each optional slot) some test
@@ -63,6 +64,18 @@ def collect(dirname: str) -> dict:
                 sreg[r].add(lab)
     return {"instructions": {k: sorted(v) for k, v in sorted(ins.items())},
             "special": {k: sorted(v) for k, v in sorted(sreg.items())}}
+
+
+def merge(old: dict, new: dict) -> dict:
+    """The union of two evidence records (labels per instruction / special register)."""
+    out = {}
+    for part in ("instructions", "special"):
+        both: dict = defaultdict(set)
+        for src in (old, new):
+            for k, labs in src.get(part, {}).items():
+                both[k].update(labs)
+        out[part] = {k: sorted(v) for k, v in sorted(both.items())}
+    return out
 
 
 def load_evidence() -> dict:
@@ -274,9 +287,13 @@ def main(argv=None) -> int:
     ap.add_argument("--check", action="store_true", help="exit 1 if ptx_docs/isa_coverage.md is out of date")
     ap.add_argument("--collect", metavar="DIR", help="fold an evidence run (PTXLAB_ISA_EVIDENCE=DIR) into "
                                                     "tools/isa_evidence.json first")
+    ap.add_argument("--merge", action="store_true", help="with --collect: add the run's evidence to the file's "
+                                                         "(a run of some tests only) instead of replacing it")
     a = ap.parse_args(argv)
     if a.collect:
         ev = collect(a.collect)
+        if a.merge:
+            ev = merge(load_evidence(), ev)
         EVIDENCE.write_text(json.dumps(ev, indent=0, sort_keys=True) + "\n")
         print(f"wrote {EVIDENCE.relative_to(REPO)}: {len(ev['instructions'])} instructions, "
               f"{len(ev['special'])} special registers")
