@@ -72,7 +72,8 @@ def mma_f16(M: int, N: int, nk: int, *, wait_commit: bool = True, accumulate_fir
     (core matrices 8x16 B: SBO = 256 B between 8-row groups, LBO = 128 B between the two K core matrices of a K=16
     slice, next K slice +  (rows/8)*256 B), nk MMAs by thread 0 (enable-input-d = k > 0), commit -> mbarrier,
     everyone waits, then warp w loads rows 32w..32w+31 with 32x32b.x{N} and writes D as float bits.  ``collector``:
-    a collector-usage qualifier of the MMA (``.collector::a::discard``, as the CuTe DSL emits; PTX ISA 9.7.16.10.9.1)."""
+    a collector-usage qualifier of the MMA (``.collector::a::discard``, as the CuTe DSL emits; PTX ISA
+    9.7.16.10.9.1)."""
     a_bytes = M * 32
     return ("typedef unsigned int uint32_t; typedef unsigned long long uint64_t; typedef unsigned short uint16_t;\n"
             "__device__ uint32_t dlo(uint32_t addr, uint32_t lbo) {\n"

@@ -2,8 +2,8 @@
 
 Run on a GPU with ``python driver_axpy.py SEED N`` or on the emulator with ``python lab.py exec driver_axpy.py SEED
 N [--torch]``; exits 0 when y = a * x + y is bit-exact. ``--torch``: x and y are ``device="cuda"`` torch tensors
-(their ``data_ptr()`` is passed to the kernel) instead of ``cuMemAlloc`` buffers. The inputs are random integers and a random multiple of 1/8, so the
-fused multiply-add is exact and the expected values are too.
+(their ``data_ptr()`` is passed to the kernel) instead of ``cuMemAlloc`` buffers. The inputs are random integers and
+a random multiple of 1/8, so the fused multiply-add is exact and the expected values are too.
 """
 import sys
 
