@@ -19,7 +19,19 @@ from typing import List
 
 from ptxlab.errors import UsageError
 
-__all__ = ["main", "run_script"]
+__all__ = ["main", "prepare", "run_script"]
+
+
+def prepare(torch_cuda: bool = True) -> None:
+    """Serve the process's CUDA driver calls by the emulator, as ``lab.py exec`` does before it runs a script (also
+    ``lab.py time``): the stand-in ``libcuda.so.1`` (``ptxlab.driver.install()``) and, when torch is installed and
+    ``torch_cuda``, ``device="cuda"`` tensors as emulator tensors."""
+    from ptxlab.driver import install
+    install()
+    import importlib.util
+    if torch_cuda and importlib.util.find_spec("torch") is not None:
+        from ptxlab.driver import torch_cuda as tc
+        tc.enable()
 
 
 def run_script(script: str, args: List[str]) -> int:
@@ -57,11 +69,6 @@ def main(argv: List[str]) -> int:
     args = ap.parse_args(argv)
     if not os.path.isfile(args.script):
         raise UsageError(f"script {args.script}: no such file")
-    from ptxlab.driver import install
-    install()
-    import importlib.util
-    if not args.no_torch_cuda and importlib.util.find_spec("torch") is not None:
-        from ptxlab.driver import torch_cuda
-        torch_cuda.enable()
+    prepare(torch_cuda=not args.no_torch_cuda)
     sys.stdout.flush()
     return run_script(args.script, args.script_args)

@@ -247,9 +247,10 @@ def _time_script(script, script_args, gpu, sample, stage=None) -> tuple:
             from ptxlab.lab.cli import main as lab_main
             rc = lab_main(["run", "--stage", stage, "--backend", "emu"])
         else:
-            from ptxlab.driver import install      # cuda-python / CuTe DSL scripts: driver calls on the emulator
-            from ptxlab.lab.exec_cli import run_script
-            install()
+            # cuda-python / CuTe DSL scripts: driver calls on the emulator, torch CUDA tensors included, as under
+            # `lab.py exec` (the same preparation)
+            from ptxlab.lab.exec_cli import prepare, run_script
+            prepare()
             rc = run_script(script, list(script_args))
     finally:
         sys.argv = saved_argv

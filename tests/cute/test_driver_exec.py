@@ -2,7 +2,10 @@
 unimplemented calls are one clear line; the script's exit status is lab.py's."""
 from __future__ import annotations
 
+import importlib.util
 import textwrap
+
+import pytest
 
 from cute_helpers import SCRIPTS, run_exec
 
@@ -12,6 +15,27 @@ def test_plain_driver_api_script_runs_bit_exact(rng):
     p = run_exec(SCRIPTS / "driver_axpy.py", seed, n)
     assert p.returncode == 0, p.stdout + p.stderr
     assert f"axpy n={n}: bit-exact" in p.stdout
+
+
+def _lab_time(*args):
+    import subprocess
+    import sys
+    from cute_helpers import REPO
+    return subprocess.run([sys.executable, str(REPO / "lab.py"), "time", "--gpu", "b200", *map(str, args)], cwd=REPO,
+                          capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.parametrize("use_torch", [False, True], ids=["driver", "torch"])
+def test_lab_time_runs_the_script_as_exec_does_and_times_its_launches(rng, use_torch):
+    """``lab.py time script.py`` prepares the process as ``lab.py exec`` does (the driver layer, and torch
+    ``device="cuda"`` tensors when torch is installed) and predicts each launch."""
+    if use_torch and importlib.util.find_spec("torch") is None:
+        pytest.skip("no torch: the optional extra .[torch] is not installed")
+    seed, n = int(rng.integers(1, 2**31)), int(rng.integers(300, 2000))
+    p = _lab_time(SCRIPTS / "driver_axpy.py", seed, n, *(["--torch"] if use_torch else []))
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    assert f"axpy n={n}: bit-exact" in p.stdout
+    assert "axpy — PREDICTED on B200" in p.stdout, p.stdout[-3000:]
 
 
 def _script(tmp_path, body: str):

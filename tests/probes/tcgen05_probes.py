@@ -66,11 +66,14 @@ def _outs(n: int) -> str:
     return ", ".join('"=r"(o[%d])' % j for j in range(n))
 
 
-def mma_f16(M: int, N: int, nk: int, *, wait_commit: bool = True, accumulate_first: bool = False) -> str:
+def mma_f16(M: int, N: int, nk: int, *, wait_commit: bool = True, accumulate_first: bool = False,
+            collector: str = "") -> str:
     """One CTA of 128 threads: A (M x 16*nk f16) and B (N x 16*nk) K-major SWIZZLE_NONE copied to SMEM by threads
     (core matrices 8x16 B: SBO = 256 B between 8-row groups, LBO = 128 B between the two K core matrices of a K=16
     slice, next K slice +  (rows/8)*256 B), nk MMAs by thread 0 (enable-input-d = k > 0), commit -> mbarrier,
-    everyone waits, then warp w loads rows 32w..32w+31 with 32x32b.x{N} and writes D as float bits."""
+    everyone waits, then warp w loads rows 32w..32w+31 with 32x32b.x{N} and writes D as float bits.  ``collector``:
+    a collector-usage qualifier of the MMA (``.collector::a::discard``, as the CuTe DSL emits; PTX ISA
+    9.7.16.10.9.1)."""
     a_bytes = M * 32
     return ("typedef unsigned int uint32_t; typedef unsigned long long uint64_t; typedef unsigned short uint16_t;\n"
             "__device__ uint32_t dlo(uint32_t addr, uint32_t lbo) {\n"
@@ -103,7 +106,7 @@ def mma_f16(M: int, N: int, nk: int, *, wait_commit: bool = True, accumulate_fir
             f"      uint32_t en = (ks > 0 || {int(accumulate_first)}) ? 1u : 0u;\n"
             "      asm volatile(\"{.reg .pred p; .reg .b64 da, db; setp.ne.b32 p, %6, 0;\\n"
             "mov.b64 da, {%1, %2}; mov.b64 db, {%3, %4};\\n"
-            "tcgen05.mma.cta_group::1.kind::f16 [%0], da, db, %5, p;}\"\n"
+            f"tcgen05.mma.cta_group::1.kind::f16{collector} [%0], da, db, %5, p;}}\"\n"
             "                   :: \"r\"(base), \"r\"(dlo(aa, 128)), \"r\"(dhi(256)), \"r\"(dlo(ba, 128)),\n"
             "                      \"r\"(dhi(256)), \"r\"(idesc), \"r\"(en) : \"memory\");\n"
             "    }\n"

@@ -139,3 +139,57 @@ def module(name: str, src: str):
     if name not in _MODS:
         _MODS[name] = ptxlab.compile(src, arch="sm_90a", name=f"{name}.cu")
     return _MODS[name]
+
+
+# load2d in the spelling of the CuTe DSL's PTX (nvidia-cutlass-dsl 4.8.1): the TMA into the issuing CTA's own shared
+# memory (.shared::cta destination, PTX ISA 8.6+) with an L2 cache-policy operand, and .shared for the mbarrier's
+# arrive.expect_tx (PTX ISA 9.7.9.27.1.2, 9.7.13.15.13)
+LOAD_SRC_DSL = (LOAD_SRC.replace("mbarrier.arrive.expect_tx.shared::cta.b64", "mbarrier.arrive.expect_tx.shared.b64")
+                .replace('"cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"\n'
+                         '                 " [%0], [%1, {%3, %4}], [%2];"\n'
+                         '                 :: "r"(dst), "l"((unsigned long long)tm), "r"(b), "r"(c0), "r"(c1)',
+                         '"cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes'
+                         '.L2::cache_hint"\n'
+                         '                 " [%0], [%1, {%3, %4}], [%2], %5;"\n'
+                         '                 :: "r"(dst), "l"((unsigned long long)tm), "r"(b), "r"(c0), "r"(c1),'
+                         ' "l"(0x12F0000000000000ull)'))
+
+
+def copy_dsl(rank: int) -> str:
+    """A rank-``rank`` box copied global -> shared -> global by thread 0 in the spelling of the CuTe DSL's TMA copy
+    kernels (nvidia-cutlass-dsl 4.8.1): L2 prefetch of the box, mbarrier.expect_tx.relaxed.cta.shared, the load
+    into .shared::cta with .L2::cache_hint, try_wait.parity.acquire.cta, the store with .L2::cache_hint (PTX ISA
+    9.7.9.27.1.2/4, 9.7.13.15.11/16)."""
+    cs = ", ".join(f"%{3 + i}" for i in range(rank))          # coordinates after 3 operands (load) ...
+    cs2 = ", ".join(f"%{2 + i}" for i in range(rank))         # ... after 2 (prefetch, store)
+    cargs = ", ".join(f'"r"(c[{i}])' for i in range(rank))
+    return COMMON + rf'''
+extern "C" __global__ void copy_dsl(const __grid_constant__ TmapT src, const __grid_constant__ TmapT dst,
+                                    const int* coords, unsigned nbytes) {{
+    __shared__ __align__(1024) unsigned char buf[8192];
+    __shared__ __align__(8) unsigned long long bar;
+    const unsigned b = sa(&bar);
+    const unsigned long long pol = 0x12F0000000000000ull;      // CUTLASS's EVICT_FIRST cache policy
+    int c[{rank}];
+    for (int i = 0; i < {rank}; ++i) c[i] = coords[i];
+    if (threadIdx.x == 0) {{
+        asm volatile("mbarrier.init.shared.b64 [%0], 1;" :: "r"(b) : "memory");
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        asm volatile("cp.async.bulk.prefetch.tensor.{rank}d.L2.global.tile.L2::cache_hint [%0, {{{cs2}}}], %1;"
+                     :: "l"((unsigned long long)&src), "l"(pol), {cargs} : "memory");
+        asm volatile("mbarrier.expect_tx.relaxed.cta.shared.b64 [%0], %1;" :: "r"(b), "r"(nbytes) : "memory");
+        asm volatile("cp.async.bulk.tensor.{rank}d.shared::cta.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint"
+                     " [%0], [%1, {{{cs}}}], [%2], %{3 + rank};"
+                     :: "r"(sa(buf)), "l"((unsigned long long)&src), "r"(b), {cargs}, "l"(pol) : "memory");
+        asm volatile("mbarrier.arrive.shared.b64 _, [%0];" :: "r"(b) : "memory");
+        asm volatile("{{\n\t.reg .pred p;\n\tW_%=:\n\t"
+                     "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%0], 0;\n\t@!p bra W_%=;\n\t}}"
+                     :: "r"(b) : "memory");
+        asm volatile("cp.async.bulk.tensor.{rank}d.global.shared::cta.tile.bulk_group.L2::cache_hint"
+                     " [%0, {{{cs2}}}], [%1], %{2 + rank};"
+                     :: "l"((unsigned long long)&dst), "r"(sa(buf)), {cargs}, "l"(pol) : "memory");
+        asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+        asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+    }}
+}}
+'''

@@ -48,3 +48,11 @@ def test_every_executed_instruction_is_implemented() -> None:
         if hit is None or hit[1] is None:
             bad.append(name)
     assert not bad, f"the suite executes these, the registry refuses them: {bad}"
+
+
+def test_merge_is_the_union_of_two_evidence_runs() -> None:
+    old = {"instructions": {"add.s32": ["host:a"], "ret": ["host:b"]}, "special": {"%tid.x": ["host:a"]}}
+    new = {"instructions": {"add.s32": ["host:c"], "exit": ["host:c"]}, "special": {}}
+    got = isa_coverage.merge(old, new)
+    assert got == {"instructions": {"add.s32": ["host:a", "host:c"], "exit": ["host:c"], "ret": ["host:b"]},
+                   "special": {"%tid.x": ["host:a"]}}

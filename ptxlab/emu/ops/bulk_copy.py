@@ -578,7 +578,11 @@ FORMS = register(SETS, [
     ("cp.async.bulk.global.shared::cta.bulk_group{.cp_mask}",   "9.7.9.25.4.1", build_bulk),
     ("cp.async.bulk.tensor(.2d|.3d|.4d).shared::cluster.global{.tile}.mbarrier::complete_tx::bytes"
      "{.multicast::cluster}{.cta_group::2}{.L2::cache_hint}",                     "9.7.9.27.1.2", build_tensor),
-    ("cp.async.bulk.tensor(.2d|.3d).global.shared::cta{.tile}.bulk_group", "9.7.9.27.1.2", build_tensor),
+    ("cp.async.bulk.tensor(.2d|.3d|.4d).shared::cta.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint",
+     "9.7.9.27.1.2", build_tensor),
+    ("cp.async.bulk.tensor(.2d|.3d|.4d).global.shared::cta{.tile}.bulk_group{.L2::cache_hint}",
+     "9.7.9.27.1.2", build_tensor),
+    ("cp.async.bulk.prefetch.tensor(.2d|.3d|.4d).L2.global.tile.L2::cache_hint", "9.7.9.27.1.4", build_noop),
     ("cp.async.bulk.commit_group",                                               "9.7.9.27.2.1", build_commit),
     ("cp.async.bulk.wait_group{.read}",                                          "9.7.9.27.2.2", build_wait_group),
     ("fence.proxy.async{.asyncsp}",                                              "9.7.13.4", build_fence_proxy_async),

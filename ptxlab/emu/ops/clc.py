@@ -191,5 +191,6 @@ FORMS = register(SETS, [
      ".b128",                                                                                 "9.7.13.17", build_try_cancel),
     ("clusterlaunchcontrol.query_cancel.is_canceled.pred.b128",                              "9.7.13.18", build_query_cancel),
     ("clusterlaunchcontrol.query_cancel.get_first_ctaid.v4.b32.b128",                        "9.7.13.18", build_query_cancel),
-    ("clusterlaunchcontrol.query_cancel.get_first_ctaid::x.b32.b128",                                       "9.7.13.18", build_query_cancel),
+    ("clusterlaunchcontrol.query_cancel(.get_first_ctaid::x|.get_first_ctaid::y).b32.b128",
+     "9.7.13.18", build_query_cancel),
 ])

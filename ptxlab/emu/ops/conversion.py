@@ -741,6 +741,6 @@ FORMS = register(SETS, [
     ("cvt.rn{.relu}.f16x2.narrow2",                     "9.7.9.21", build_cvt),
     ("cvt.rs{.relu}{.satfinite}.hfx2.f32",              "9.7.9.21", build_cvt),   # stochastic rounding
     ("cvt.rs{.relu}.satfinite.x4type.f32",              "9.7.9.21", build_cvt),
-    ("cvt.frnd3.satfinite.ue8m0x2.f32",               "9.7.9.21", build_cvt),
+    ("cvt.frnd3{.satfinite}.ue8m0x2.f32",             "9.7.9.21", build_cvt),
     ("cvt.rn.bf16x2.ue8m0x2",                           "9.7.9.21", build_cvt),
 ])

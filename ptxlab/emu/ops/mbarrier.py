@@ -405,14 +405,15 @@ FORMS = register(SETS, [
     # form                                                             PTX ISA        builder
     ("mbarrier.init(.shared|.shared::cta).b64",                                     "9.7.13.15.9", build_mbarrier),
     ("mbarrier.inval.shared::cta.b64",                                    "9.7.13.15.10", build_mbarrier),
-    ("mbarrier.expect_tx{.relaxed}{.cluster}(.shared::cta|.shared::cluster).b64",              "9.7.13.15.11", build_mbarrier),
+    ("mbarrier.expect_tx{.relaxed}{.scope}(.shared|.shared::cta|.shared::cluster).b64",
+     "9.7.13.15.11", build_mbarrier),
     ("mbarrier.complete_tx{.relaxed}{.cluster}(.shared::cta|.shared::cluster).b64",            "9.7.13.15.12", build_mbarrier),
     ("mbarrier.ad(.shared|.shared::cta).b64",                        "9.7.13.15.13", build_mbarrier),
     ("mbarrier.arrive{.asem}{.cluster}.shared::cluster.b64",                "9.7.13.15.13", build_mbarrier),
-    ("mbarrier.arrive.expect_tx.shared::cta.b64",              "9.7.13.15.13", build_mbarrier),
+    ("mbarrier.arrive.expect_tx(.shared|.shared::cta).b64",              "9.7.13.15.13", build_mbarrier),
     ("mbarrier.arrive.expect_tx.shared::cluster.b64",      "9.7.13.15.13", build_mbarrier),
     ("mbarrier.arrive.noComplete.shared::cta.b64",            "9.7.13.15.13", build_mbarrier),
-    ("mbarrier.wait{.parity}{.acquire}{.cluster}(.shared|.shared::cta).b64",             "9.7.13.15.16", build_mbarrier),
+    ("mbarrier.wait{.parity}{.acquire}{.scope}(.shared|.shared::cta).b64",         "9.7.13.15.16",  build_mbarrier),
     ("mbarrier.pending_count.b64",                                    "9.7.13.15.17", build_mbarrier),
     ("fence.mbarrier_init.release.cluster",                           "9.7.13.4", build_fence_mbarrier_init),
 ])

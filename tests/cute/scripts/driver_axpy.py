@@ -1,8 +1,9 @@
 """A plain cuda-python driver-API program (no ptxlab import): PTX text -> cuModuleLoadData -> cuLaunchKernel.
 
 Run on a GPU with ``python driver_axpy.py SEED N`` or on the emulator with ``python lab.py exec driver_axpy.py SEED
-N``; exits 0 when y = a * x + y is bit-exact. The inputs are random integers and a random multiple of 1/8, so the
-fused multiply-add is exact and the expected values are too.
+N [--torch]``; exits 0 when y = a * x + y is bit-exact. ``--torch``: x and y are ``device="cuda"`` torch tensors
+(their ``data_ptr()`` is passed to the kernel) instead of ``cuMemAlloc`` buffers. The inputs are random integers and
+a random multiple of 1/8, so the fused multiply-add is exact and the expected values are too.
 """
 import sys
 
@@ -33,7 +34,7 @@ def check(result):
     return rest[0] if len(rest) == 1 else rest
 
 
-def main(seed: int, n: int) -> int:
+def main(seed: int, n: int, use_torch: bool = False) -> int:
     rng = np.random.default_rng(seed)
     x = rng.integers(-4096, 4096, n).astype(np.float32)
     y = rng.integers(-4096, 4096, n).astype(np.float32)
@@ -43,19 +44,27 @@ def main(seed: int, n: int) -> int:
     ctx = check(cu.cuCtxCreate(None, 0, dev))
     mod = check(cu.cuModuleLoadData(PTX.encode() + b"\0"))
     fn = check(cu.cuModuleGetFunction(mod, b"axpy"))
-    dx, dy = check(cu.cuMemAlloc(4 * n)), check(cu.cuMemAlloc(4 * n))
-    check(cu.cuMemcpyHtoD(dx, x.ctypes.data, 4 * n))
-    check(cu.cuMemcpyHtoD(dy, y.ctypes.data, 4 * n))
+    if use_torch:
+        import torch
+        tx, ty = (torch.tensor(v, device="cuda") for v in (x, y))
+        dx, dy = tx.data_ptr(), ty.data_ptr()
+    else:
+        dx, dy = check(cu.cuMemAlloc(4 * n)), check(cu.cuMemAlloc(4 * n))
+        check(cu.cuMemcpyHtoD(dx, x.ctypes.data, 4 * n))
+        check(cu.cuMemcpyHtoD(dy, y.ctypes.data, 4 * n))
     params = [np.array([int(dx)], np.uint64), np.array([int(dy)], np.uint64), np.array([a], np.float32),
               np.array([n], np.uint32)]
     ptrs = np.array([p.ctypes.data for p in params], np.uint64)
     check(cu.cuLaunchKernel(fn, (n + 127) // 128, 1, 1, 128, 1, 1, 0, 0, ptrs.ctypes.data, 0))
     check(cu.cuCtxSynchronize())
     out = np.full(n, np.nan, np.float32)
-    check(cu.cuMemcpyDtoH(out.ctypes.data, dy, 4 * n))
+    if use_torch:
+        out = ty.cpu().numpy()
+    else:
+        check(cu.cuMemcpyDtoH(out.ctypes.data, dy, 4 * n))
+        check(cu.cuMemFree(dx))
+        check(cu.cuMemFree(dy))
     want = a * x + y
-    check(cu.cuMemFree(dx))
-    check(cu.cuMemFree(dy))
     check(cu.cuCtxDestroy(ctx))
     if not np.array_equal(out.view(np.uint32), want.view(np.uint32)):
         print(f"MISMATCH in {int((out != want).sum())} of {n} values")
@@ -65,4 +74,5 @@ def main(seed: int, n: int) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(int(sys.argv[1]) if len(sys.argv) > 1 else 1, int(sys.argv[2]) if len(sys.argv) > 2 else 1000))
+    argv = [a for a in sys.argv[1:] if a != "--torch"]
+    sys.exit(main(int(argv[0]) if argv else 1, int(argv[1]) if len(argv) > 1 else 1000, "--torch" in sys.argv))

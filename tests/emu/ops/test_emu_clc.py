@@ -15,13 +15,16 @@ __device__ __forceinline__ void bar_wait(unsigned b, unsigned parity) {
     asm volatile("{\n\t.reg .pred p;\n\tW_%=:\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n\t"
                  "@!p bra W_%=;\n\t}" :: "r"(b), "r"(parity) : "memory");
 }
-// all threads: read the response; returns 1 and the canceled cluster's first ctaid.x when canceled
+// all threads: read the response; returns 1 and the canceled cluster's first ctaid.x when canceled (its ctaid.y,
+// 0 in these 1-D grids, is added times 2^20: a wrong ::y sends the tile out of range)
 __device__ __forceinline__ unsigned query(unsigned r, unsigned& x) {
-    unsigned ok;
-    asm volatile("{\n\t.reg .b128 q;\n\t.reg .pred p;\n\tld.shared.b128 q, [%2];\n\t"
+    unsigned ok, y = 0;
+    asm volatile("{\n\t.reg .b128 q;\n\t.reg .pred p;\n\tld.shared.b128 q, [%3];\n\t"
                  "clusterlaunchcontrol.query_cancel.is_canceled.pred.b128 p, q;\n\tselp.u32 %1, 1, 0, p;\n\t"
-                 "@p clusterlaunchcontrol.query_cancel.get_first_ctaid::x.b32.b128 %0, q;\n\t}"
-                 : "+r"(x), "=r"(ok) : "r"(r) : "memory");
+                 "@p clusterlaunchcontrol.query_cancel.get_first_ctaid::x.b32.b128 %0, q;\n\t"
+                 "@p clusterlaunchcontrol.query_cancel.get_first_ctaid::y.b32.b128 %2, q;\n\t}"
+                 : "+r"(x), "=r"(ok), "+r"(y) : "r"(r) : "memory");
+    x += y << 20;
     return ok;
 }
 __device__ __forceinline__ void try_cancel(unsigned r, unsigned b) {
@@ -145,6 +148,7 @@ def test_ptx_has_the_clc_forms(mod):
     for s in ("clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.b128",
               "clusterlaunchcontrol.query_cancel.is_canceled.pred.b128",
               "clusterlaunchcontrol.query_cancel.get_first_ctaid::x.b32.b128",
+              "clusterlaunchcontrol.query_cancel.get_first_ctaid::y.b32.b128",
               "clusterlaunchcontrol.query_cancel.get_first_ctaid.v4.b32.b128", "ld.shared.b128",
               ".multicast::cluster::all.b128", "griddepcontrol.wait", "griddepcontrol.launch_dependents"):
         assert s in mod.ptx, s

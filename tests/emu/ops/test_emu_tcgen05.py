@@ -49,7 +49,7 @@ def test_leak_is_caught(dev) -> None:
 
 CASES = [("32x32b", 1, False), ("32x32b", 8, True), ("16x64b", 4, False), ("16x64b", 2, True),
          ("16x128b", 2, False), ("16x128b", 4, True), ("16x256b", 1, False), ("16x256b", 2, True),
-         ("16x32bx2", 4, False), ("16x32bx2", 2, True)]
+         ("16x32bx2", 4, False), ("16x32bx2", 2, True), ("32x32b", 64, False)]      # .x64: the CuTe DSL's
 
 
 @pytest.mark.parametrize("shape,num,pack", CASES)
@@ -115,12 +115,13 @@ def test_mma_ones_gives_k(dev) -> None:
     require(mod, ["UTCATOMSWS", "UTCHMMA", "UTCBAR", "LDTM"])
 
 
-@pytest.mark.parametrize("nk", [1, 4])
-def test_mma_random_integers_exact(dev, rng: np.random.Generator, nk: int) -> None:
+@pytest.mark.parametrize("nk,collector", [(1, ""), (4, ""), (4, ".collector::a::discard")])
+def test_mma_random_integers_exact(dev, rng: np.random.Generator, nk: int, collector: str) -> None:
+    """.collector::a::discard (the CuTe DSL's MMAs) only releases the A collector buffer: the same D."""
     N = int(rng.choice([8, 16, 32]))
     a = rng.integers(-8, 9, (128, 16 * nk)).astype(np.float64)
     b = rng.integers(-8, 9, (N, 16 * nk)).astype(np.float64)
-    assert np.array_equal(_run_mma(dev, a, b), (a @ b.T).astype(np.float32))
+    assert np.array_equal(_run_mma(dev, a, b, collector=collector), (a @ b.T).astype(np.float32))
 
 
 def test_read_before_commit_is_caught(dev) -> None:

@@ -7,7 +7,8 @@ import pytest
 import ptxlab
 from ptxlab.errors import EmuError, PtxlabError
 
-from probes.tma_probes import BULK_SRC, COMMON, LOAD_SRC, PIPE_SRC, STORE_SRC, module  # noqa: F401
+from probes.tma_probes import (BULK_SRC, COMMON, LOAD_SRC, LOAD_SRC_DSL, PIPE_SRC, STORE_SRC, copy_dsl,  # noqa: F401
+                               module)
 
 @pytest.fixture(scope="module")
 def dev():
@@ -67,6 +68,55 @@ def test_tma_2d_load_each_swizzle(dev, rng, swizzle: str, dtype, esize: int) -> 
     want = ref_box_2d(g, coords, box, esize, swizzle)
     bad = np.flatnonzero(got != want)
     assert bad.size == 0, f"coords {coords}: first diff at smem +{bad[0]:#x}: {got[bad[0]]:#x} != {want[bad[0]]:#x}"
+
+
+@pytest.mark.parametrize("swizzle", ["none", "128B"])
+def test_tma_2d_load_in_the_cute_dsl_spelling(dev, rng, swizzle: str) -> None:
+    """The CuTe DSL's forms (.shared::cta destination + .L2::cache_hint, arrive.expect_tx.shared) load the same box
+    as the .shared::cluster / .shared::cta spelling: the destination is the issuing CTA's shared memory either way."""
+    rows, cols, esize = 24, 3 * SPAN[swizzle] // 2, 2
+    g = rng.integers(1, 256, size=(rows, cols * esize), dtype=np.uint8)
+    tm = dev.tensor_map(dev.to_device(g), dtype=np.float16, global_shape=[cols, rows], global_strides=[cols * esize],
+                        box=[SPAN[swizzle] // esize, 8], swizzle=swizzle)
+    coords = [int(rng.integers(-8, cols)), int(rng.integers(-4, rows))]
+    nbytes = SPAN[swizzle] * 8
+    got = {}
+    for name, src in (("load2d", LOAD_SRC), ("load2d_dsl", LOAD_SRC_DSL)):
+        y = dev.empty(nbytes)
+        dev.memset(y, 0xA5)
+        dev.launch(module(name, src), "load2d", grid=1, block=64,
+                   args=[tm, y, np.int32(coords[0]), np.int32(coords[1]), np.uint32(nbytes), np.uint32(nbytes)])
+        got[name] = dev.to_host(y, np.uint8, (nbytes,))
+    want = ref_box_2d(g, coords, [SPAN[swizzle] // esize, 8], esize, swizzle)
+    assert np.array_equal(got["load2d_dsl"], want), f"coords {coords}"
+    assert np.array_equal(got["load2d"], want)
+
+
+# rank -> (global shape, box), innermost first (int32 elements)
+COPY_CASES = {2: ([24, 10], [8, 4]), 3: ([16, 6, 5], [8, 4, 2]), 4: ([16, 5, 4, 3], [8, 2, 2, 2])}
+
+
+@pytest.mark.parametrize("rank", sorted(COPY_CASES))
+def test_tma_copy_in_the_cute_dsl_spelling(dev, rng, rank: int) -> None:
+    """A box copied by TMA load (.shared::cta destination) and TMA store, both with .L2::cache_hint, after an L2
+    prefetch of the box, synchronised by expect_tx.relaxed.cta / try_wait.parity.acquire.cta: exactly the box of
+    the source lands in the poisoned destination, nothing else is written."""
+    shape, box = COPY_CASES[rank]
+    src = rng.integers(-2**31, 2**31, size=shape[::-1], dtype=np.int64).astype(np.int32)
+    strides = [int(np.prod(shape[:i])) * 4 for i in range(1, rank)]
+    xs, xd = dev.to_device(src), dev.empty(src.nbytes)
+    dev.memset(xd, 0xEE)
+    tms = [dev.tensor_map(x, dtype=np.int32, global_shape=shape, global_strides=strides, box=box) for x in (xs, xd)]
+    coords = [int(rng.integers(0, s - b + 1)) for s, b in zip(shape, box)]
+    coords[0] -= coords[0] % 4                      # the box starts on a 16-byte boundary of its row (tma.md)
+    nbytes = int(np.prod(box)) * 4
+    dev.launch(module(f"copy_dsl{rank}", copy_dsl(rank)), "copy_dsl", grid=1, block=32,
+               args=[*tms, dev.to_device(np.array(coords, np.int32)), np.uint32(nbytes)])
+    got = dev.to_host(xd, np.int32, tuple(shape[::-1]))
+    want = np.full_like(src, np.uint32(0xEEEEEEEE).view(np.int32))
+    sel = tuple(slice(c, c + b) for c, b in zip(coords[::-1], box[::-1]))
+    want[sel] = src[sel]
+    assert np.array_equal(got, want), f"coords {coords}"
 
 
 @pytest.mark.parametrize("where", ["low", "high"])
