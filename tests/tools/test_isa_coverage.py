@@ -50,9 +50,13 @@ def test_every_executed_instruction_is_implemented() -> None:
     assert not bad, f"the suite executes these, the registry refuses them: {bad}"
 
 
-def test_merge_is_the_union_of_two_evidence_runs() -> None:
-    old = {"instructions": {"add.s32": ["host:a"], "ret": ["host:b"]}, "special": {"%tid.x": ["host:a"]}}
-    new = {"instructions": {"add.s32": ["host:c"], "exit": ["host:c"]}, "special": {}}
-    got = isa_coverage.merge(old, new)
-    assert got == {"instructions": {"add.s32": ["host:a", "host:c"], "exit": ["host:c"], "ret": ["host:b"]},
-                   "special": {"%tid.x": ["host:a"]}}
+def test_merge_replaces_what_a_partial_run_reran() -> None:
+    """--collect --merge: labels the partial run re-ran are replaced, other existing labels kept, labels of tests
+    that no longer exist dropped."""
+    keep = "host:tests/tools/test_isa_coverage.py"
+    old = {"instructions": {"add.s32": [keep, "host:tests/gone_test.py"], "ret": ["host:tests/emu/ops/test_emu_float.py"]},
+           "special": {"%tid.x": [keep]}}
+    new = {"instructions": {"exit": ["host:tests/emu/ops/test_emu_float.py"]}, "special": {}}
+    got = isa_coverage.merge(old, new, {"host:tests/emu/ops/test_emu_float.py"})
+    assert got == {"instructions": {"add.s32": [keep], "exit": ["host:tests/emu/ops/test_emu_float.py"]},
+                   "special": {"%tid.x": [keep]}}

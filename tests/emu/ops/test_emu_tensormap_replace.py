@@ -109,7 +109,7 @@ def _edits(rng: random.Random, spec: TensorMapSpec) -> list:
             ("global_stride", rng.randrange(spec.rank - 1), 16 * rng.randrange(64, 1 << 20)),
             ("box_dim", rng.randrange(spec.rank), rng.randrange(1, 9)),
             ("element_stride", rng.randrange(spec.rank), rng.randrange(1, 9)),
-            ("rank", 0, spec.rank - 1), ("elemtype", 0, rng.randrange(16)), ("swizzle_mode", 0, rng.randrange(4)),
+            ("rank", 0, spec.rank - 1), ("elemtype", 0, rng.randrange(1, 16)), ("swizzle_mode", 0, rng.randrange(4)),
             ("interleave_layout", 0, rng.randrange(3)), ("fill_mode", 0, rng.randrange(2)),
             ("swizzle_atomicity", 0, 0)]
 
@@ -169,3 +169,31 @@ def test_generic_address_edits_and_cp_fenceproxy(scope: str, monkeypatch) -> Non
     assert dev.to_host(g, np.uint8).tobytes() == encode_emu(spec1)
     assert dev.to_host(out, np.uint8).tobytes() == encode_emu(spec2)
     assert spec1 != spec0 and spec2 != spec1
+
+
+@pytest.mark.parametrize("space", [".global", ".shared::cta", ""])
+def test_elemtype_u8_is_refused(space: str, monkeypatch) -> None:
+    """tensormap.replace .elemtype 0 (.u8): the H100 raised CUDA_ERROR_ILLEGAL_INSTRUCTION for every such map
+    (corpus tensormap_replace_*_{2,3,4}, 2026-11-27), so the emulator refuses it; .elemtype 1 (.u16) runs."""
+    import numpy as np
+
+    import ptxlab
+    from ptxlab.errors import EmuError
+
+    def ptx(code: int) -> str:
+        return "\n".join([
+            ".version 8.8", ".target sm_90a", ".address_size 64", ".visible .entry k(.param .u64 gmap)", "{",
+            "  .reg .b64 %rd<4>;", "  .shared .align 128 .b8 smap[128];",
+            "  ld.param.u64 %rd1, [gmap];" if space != ".shared::cta" else "  mov.u64 %rd1, smap;",
+            f"  tensormap.replace.tile.elemtype{space}.b1024.b32 [%rd1], {code};", "  ret;", "}"]) + "\n"
+    monkeypatch.setattr(tensormap, "validate", lambda spec: None)
+    spec = _spec(random.Random(SEED), 2)
+    dev = ptxlab.open_device("emu", initcheck=False)
+    g = dev.to_device(np.frombuffer(encode_emu(spec), np.uint8).copy())
+    with pytest.raises(EmuError, match=r"\.elemtype 0 \(\.u8\)"):
+        dev.launch(ptxlab.compile(ptx(0), arch="sm_90a"), "k", grid=(1, 1, 1), block=(1, 1, 1), args=[g])
+    if space != ".shared::cta":
+        dev = ptxlab.open_device("emu")
+        g = dev.to_device(np.frombuffer(encode_emu(spec), np.uint8).copy())
+        dev.launch(ptxlab.compile(ptx(1), arch="sm_90a"), "k", grid=(1, 1, 1), block=(1, 1, 1), args=[g])
+        assert decode_emu(dev.to_host(g, np.uint8).tobytes()).dtype == "UINT16"
