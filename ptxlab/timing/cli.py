@@ -270,6 +270,7 @@ def main(argv: List[str]) -> int:
     console = Console(width=None if sys.stdout.isatty() else 140, highlight=False)
     timings = []
     sens = None
+    rc = 0
     if args.compare:
         runs = []
         for spec in args.compare:
@@ -314,4 +315,4 @@ def main(argv: List[str]) -> int:
     if args.png:
         path = trace_export.write_png(last, args.png)
         console.print(f"timeline picture: {path}")
-    return 0
+    return rc           # a script's / stage's own exit status (as `lab.py exec` returns it); 0 for --problem

@@ -38,6 +38,18 @@ def test_lab_time_runs_the_script_as_exec_does_and_times_its_launches(rng, use_t
     assert "axpy — PREDICTED on B200" in p.stdout, p.stdout[-3000:]
 
 
+def test_lab_time_returns_the_scripts_exit_status(tmp_path, rng):
+    """A script that launches (and is timed) and then exits 3: ``lab.py time`` prints the prediction and exits 3,
+    as ``lab.py exec`` would."""
+    n = int(rng.integers(300, 900))
+    wrapper = tmp_path / "w.py"
+    wrapper.write_text(f"import runpy, sys\nsys.argv = [{str(SCRIPTS / 'driver_axpy.py')!r}, '5', '{n}']\n"
+                       f"try:\n    runpy.run_path(sys.argv[0], run_name='__main__')\nexcept SystemExit:\n    pass\nsys.exit(3)\n")
+    p = _lab_time(wrapper)
+    assert p.returncode == 3, p.stdout[-3000:] + p.stderr[-3000:]
+    assert "PREDICTED on B200" in p.stdout
+
+
 def _script(tmp_path, body: str):
     f = tmp_path / "s.py"
     f.write_text(textwrap.dedent(body))
