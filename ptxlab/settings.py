@@ -122,6 +122,15 @@ SETTINGS: Tuple[Setting, ...] = (
     S("PTXLAB_EMU_INLINE", "bool", "1", "inline non-recursive device functions (0: a real call stack for all)",
       group="emu"),
     S("PTXLAB_EMU_STATS", "bool", "0", "print thread-instructions and time of each launch", group="emu"),
+    S("PTXLAB_EMU_ENGINE", "enum", "native", "execution engine (ptx_docs/emulator_engines.md): native (a C engine, the "
+      "default when a C compiler works; without one the emulator interprets, with one notice) or interp (the "
+      "reference interpreter; `open_device('emu', engine=...)`)", group="emu", choices=("native", "interp")),
+    S("PTXLAB_EMU_WORKERS", "int", "", "processes the independent waves of a launch run in (1 = serial); unset: the "
+      "cores this process may use, shared among pytest-xdist workers", group="emu", lo=1, hi=4096),
+    S("PTXLAB_EMU_DECODE_CACHE", "bool", "1", "keep parsed modules on disk (`$PTXLAB_CACHE/emu-decode/`): loading a "
+      "module again skips the parse", group="emu"),
+    S("PTXLAB_ISA_EVIDENCE", "path", "", "record the instruction forms each test executes into this directory "
+      "(`tools/isa_coverage.py --collect DIR` folds them into ptx_docs/isa_coverage.md's evidence)", group="emu"),
     S("PTXLAB_EMU_CLC", "custom", "every-other", "clusterlaunchcontrol.try_cancel policy (`clc=`)", group="emu",
       parser="ptxlab.emu.hw.clc:parse_policy", accepts="every-other / all / never / first:N"),
     # --- timing ------------------------------------------------------------------------------------------------------
@@ -129,12 +138,31 @@ SETTINGS: Tuple[Setting, ...] = (
       choices=("b200", "h100", "h200")),
     S("PTXLAB_TIMING_SAMPLE", "enum", "auto", "timed launches: all CTAs or only the busiest SM's (`timing_sample=`)",
       group="timing", choices=("auto", "all")),
+    S("PTXLAB_TIMING_ISSUE", "enum", "sass", "instruction stream a timed warp issues: sass (what ptxas produced, "
+      "from nvdisasm) or ptx (the PTX instructions)", group="timing", choices=("sass", "ptx")),
+    S("PTXLAB_TIMING_EMU_S", "float", "20", "seconds of emulation beyond the first CTA after which the busiest SM's "
+      "other CTAs are simulated as copies of the first (0: emulate each)", group="timing", lo=0, hi=1e7),
+    S("PTXLAB_TIMING_ROUNDS", "custom", "2", "CTA rounds of the busiest SM simulated before the rest is extrapolated "
+      "(0: every CTA of the SM)", group="timing", parser="ptxlab.settings:_parse_digits",
+      accepts="integer >= 0 (digits only)"),
     # --- production --------------------------------------------------------------------------------------------------
     S("PTXLAB_GEMM_SPLITS", "custom", "1", "split-K of the tcgen05 GEMM: 1, S >= 2 or auto", group="production",
       parser="ptxlab.settings:_parse_splits", accepts="1 / S >= 2 / auto"),
-    S("PTXLAB_GEMM_VARIANT", "enum", "1sm", "tcgen05 GEMM variant", group="production", choices=("1sm", "2sm")),
+    S("PTXLAB_GEMM_SPLITK_REDUCE", "enum", "ordered", "split-K reduction of the tcgen05 GEMM: ordered "
+      "(deterministic: the splits summed in split order) or atomic (fp32 red.add in arrival order: NOT "
+      "deterministic)", group="production", choices=("ordered", "atomic")),
+    S("PTXLAB_GEMM_VARIANT", "enum", "cluster", "tcgen05 GEMM variant: cluster (A multicast over an N-cluster), 1sm "
+      "(one CTA per tile) or 2sm (CTA pairs, cta_group::2)", group="production", choices=("cluster", "1sm", "2sm")),
     S("PTXLAB_GEMV_EMU_ARCH", "enum", "sm_90a", "arch of the GEMV submission's emulator fallback",
       group="production", choices=("sm_90a", "sm_100a")),
+    # --- CUDA driver layer (ptxlab/driver, `lab.py exec`) -----------------------------------------------------------
+    S("PTXLAB_DRIVER_TRACE", "enum", "", "print each CUDA driver call the emulator serves: 1 (its name), stack (also "
+      "the Python stack of calls no table implements)", group="driver", choices=("1", "stack")),
+    # --- benchmarks (benchmarks/timing_corpus) -----------------------------------------------------------------------
+    S("PTXLAB_CORPUS_SOURCES", "path", "", "where the timing corpus's fetched sources are read (`--sources`); unset: "
+      "the in-repo pack if `fetch.py --pack` made one, else ~/.cache/ptxlab/timing_corpus", group="benchmarks"),
+    S("PTXLAB_CORPUS_MIRROR", "path", "", "folder of local git mirrors (`<owner>+<name>/repo`) the timing corpus's "
+      "`fetch.py` copies from (`--mirror`)", group="benchmarks"),
     # --- stages (their drivers check the values before any stage runs: Stage.preflight) ------------------------------
     S("PTXLAB_STAGE_A_FAULT", "text", "none", "stage A's injected fault (stages/A_tma/driver.py FAULTS)",
       group="stage"),
@@ -143,6 +171,8 @@ SETTINGS: Tuple[Setting, ...] = (
     S("PTXLAB_STAGE_D4_BROKEN", "text", "", "stage D4's broken pairing variant (stages/D_mma/d4.py BROKEN)",
       group="stage"),
     S("PTXLAB_E2_FULL", "bool", "0", "stage E2 on all 10 gpu-mode GEMV shapes", group="stage"),
+    *(S(f"PTXLAB_STAGE_{st}_BROKEN", "text", "", f"stage {st}'s broken variant (stages/F_gemm/{st.lower()}.py "
+        "BROKEN)", group="stage") for st in ("F1", "F2", "F3", "F4", "F5")),
 )
 # set by the test harness / CI, not settings of ptxlab itself (never warned about as unknown)
 INTERNAL = frozenset({"PTXLAB_SKIP_SUMMARY", "PTXLAB_TEST_STATE", "PTXLAB_TUTORIAL_FILE"})
@@ -171,6 +201,12 @@ def _parse_state_file(text: str) -> str:
     if not os.path.isdir(probe) or not os.access(probe, os.W_OK):
         raise ValueError(f"{probe} is not a writable directory")
     return text
+
+
+def _parse_digits(text: str) -> int:
+    if not text.isdigit():
+        raise ValueError("not a whole number of digits")
+    return int(text)
 
 
 def _parse_splits(text: str) -> Any:

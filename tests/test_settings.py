@@ -36,6 +36,20 @@ def test_every_variable_the_code_reads_is_a_setting():
     assert used - known == set(), f"add these to ptxlab/settings.py SETTINGS: {sorted(used - known)}"
 
 
+def test_every_ptxlab_name_in_the_code_is_a_setting_or_a_macro():
+    """Names built at run time (f"PTXLAB_STAGE_{stage}_BROKEN") escape the test above: every PTXLAB_* word of the
+    code is a setting, an internal variable, or a preprocessor macro of the CUDA sources (#if / #define)."""
+    cuda = "".join(f.read_text() for root in ("ptxlab", "stages") for ext in ("*.cu", "*.cuh")
+                   for f in (REPO / root).rglob(ext))
+    macros = set(re.findall(r"#\s*(?:if|ifdef|ifndef|elif|define)\b.*?\b(PTXLAB_[A-Z0-9_]*[A-Z0-9])", cuda))
+    known = {s.name for s in settings.SETTINGS} | settings.INTERNAL | macros
+    words = set()
+    for root in ("ptxlab", "stages", "benchmarks", "lab.py"):
+        for f in ([REPO / root] if root.endswith(".py") else (REPO / root).rglob("*.py")):
+            words |= set(re.findall(r"\bPTXLAB_[A-Z0-9_]*[A-Z0-9]\b", f.read_text()))
+    assert words - known == set(), f"not a setting (add to ptxlab/settings.py SETTINGS): {sorted(words - known)}"
+
+
 @pytest.mark.parametrize("s", [s for s in settings.SETTINGS if s.kind in BAD], ids=lambda s: s.name)
 def test_bad_values_are_usage_errors_naming_the_variable(s):
     for raw in ({"PTXLAB_STATE_FILE": ["/", "/proc/self/status/state.json"]}.get(s.name) or BAD[s.kind]):
@@ -69,7 +83,9 @@ def test_check_reports_every_bad_value_and_unknown_names():
 
 @pytest.mark.parametrize("name,raw", [("PTXLAB_EMU_STRICT", "bogus"), ("PTXLAB_EMU_STALL_S", "abc"),
                                       ("PTXLAB_EMU_WAVE_CTAS", "-1"), ("PTXLAB_EMU_PROXYCHECK", "maybe"),
-                                      ("PTXLAB_PROGRESS", "sometimes"), ("PTXLAB_EMU_INITCHECK", "yes please")])
+                                      ("PTXLAB_PROGRESS", "sometimes"), ("PTXLAB_EMU_INITCHECK", "yes please"),
+                                      ("PTXLAB_EMU_ENGINE", "bogus"), ("PTXLAB_EMU_WORKERS", "0"),
+                                      ("PTXLAB_TIMING_ROUNDS", "1e3"), ("PTXLAB_GEMM_VARIANT", "3sm")])
 def test_lab_refuses_bad_settings_before_anything_runs(name, raw, monkeypatch, tmp_path, capsys):
     """Exit 2, one error line naming the variable, no stage run, nothing recorded (the old behaviour recorded a FAIL
     over a recorded PASS for several of these)."""
@@ -89,7 +105,8 @@ def test_emulator_options_are_checked_when_the_device_opens():
     import ptxlab
 
     for kw in ({"budget": -1}, {"budget": "4e9"}, {"stall_seconds": -5}, {"wave_ctas": 0}, {"initcheck": "bogus"},
-               {"racecheck": 3}, {"strict": "bogus"}, {"clc": "sometimes"}, {"memory": 10}, {"bogus_option": 1}):
+               {"racecheck": 3}, {"strict": "bogus"}, {"clc": "sometimes"}, {"memory": 10}, {"bogus_option": 1},
+               {"engine": "bogus"}):
         with pytest.raises(UsageError):
             ptxlab.open_device("emu", **kw)
     with pytest.raises(UsageError):

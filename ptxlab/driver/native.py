@@ -21,13 +21,13 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import os
-import shutil
 import subprocess
 import tempfile
 from pathlib import Path
 from typing import Sequence
 
 from ptxlab.errors import DeviceUnavailable
+from ptxlab.fileio import atomic_write
 
 __all__ = ["NARGS", "POOL_SLOTS", "c_source", "build", "load"]
 
@@ -77,19 +77,21 @@ def build(names: Sequence[str]) -> Path:
     The directory also holds ``libcute_dsl_runtime.so``, a link to the same file, for the CuTe DSL's
     ``CUTE_DSL_LIBS`` (its loader looks the runtime up by that file name)."""
     src = c_source(names)
-    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    from ptxlab.emu.engine.native.build import compiler      # the one C-compiler probe ($CC, else cc, gcc)
+    found = compiler()
+    cc = found[0] if found else None
     key = hashlib.sha256((src + "\0" + str(cc)).encode()).hexdigest()[:20]
     out_dir = _cache_root() / key
     lib = out_dir / "libcuda.so.1"
     if lib.exists():
         return lib
     if cc is None:
-        raise DeviceUnavailable("ptxlab driver layer: no C compiler found (cc, gcc or clang; or set $CC); it builds "
+        raise DeviceUnavailable("ptxlab driver layer: no working C compiler found (cc or gcc; or set $CC); it builds "
                                 "the stand-in libcuda.so.1 once (ptx_docs/cute_dsl.md)")
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out_dir) as tmp:
         c_file = Path(tmp) / "ptxlab_cuda.c"
-        c_file.write_text(src)
+        atomic_write(c_file, src)
         tmp_lib = Path(tmp) / "libcuda.so.1"
         cmd = [cc, "-O0", "-shared", "-fPIC", "-fvisibility=hidden", "-Wl,-soname,libcuda.so.1",
                "-o", str(tmp_lib), str(c_file)]
@@ -98,7 +100,7 @@ def build(names: Sequence[str]) -> Path:
             raise DeviceUnavailable(f"ptxlab driver layer: building the stand-in libcuda.so.1 failed "
                                     f"({' '.join(cmd)}):\n{res.stderr.strip()}")
         os.replace(tmp_lib, lib)          # atomic: a concurrent build of the same key is harmless
-        (out_dir / "ptxlab_cuda.c").write_text(src)
+        atomic_write(out_dir / "ptxlab_cuda.c", src)
     runtime = out_dir / "libcute_dsl_runtime.so"
     if not runtime.exists():
         try:

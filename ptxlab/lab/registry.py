@@ -27,6 +27,7 @@ __all__ = [
     "stage_sort_key",
     "default_stages_dir",
     "discover",
+    "load_shared",
     "select",
     "set_stages_dir",
 ]
@@ -146,6 +147,20 @@ def default_stages_dir() -> Path:
     if env:
         return Path(env)
     return Path(__file__).resolve().parents[2] / "stages"
+
+
+def load_shared(name: str, path: Path) -> types.ModuleType:
+    """A helper module of one stage directory that drivers of other directories share (stages E and F use
+    ``D_mma/host.py``): loaded from ``path`` once per process under ``name`` (``sys.modules``)."""
+    mod = sys.modules.get(name)
+    if mod is not None:
+        return mod
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def _load_driver(path: Path) -> types.ModuleType:

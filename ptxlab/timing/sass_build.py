@@ -24,10 +24,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import re
-import subprocess
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Dict, Optional
 
 from . import sass_text
@@ -75,17 +72,6 @@ def align_lines(ptx_from: str, ptx_to: str) -> Dict[int, int]:
     return {a_line[blk.a + k]: b_line[blk.b + k] for blk in sm.get_matching_blocks() for k in range(blk.size)}
 
 
-def _disasm(cubin: bytes) -> str:
-    from ptxlab.toolchain.paths import nvdisasm_path
-    with tempfile.TemporaryDirectory(prefix="ptxlab-tsass-") as td:
-        p = Path(td) / "k.cubin"
-        p.write_bytes(cubin)
-        proc = subprocess.run([str(nvdisasm_path()), "-c", "-hex", "-gp", str(p)], capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f"nvdisasm failed: {proc.stderr.strip()[:300]}")
-    return proc.stdout
-
-
 def _is_ptx_module(module) -> bool:
     src = getattr(module, "source", "") or ""
     return str(getattr(module, "name", "")).endswith(".ptx") or src == getattr(module, "ptx", None) or \
@@ -95,6 +81,7 @@ def _is_ptx_module(module) -> bool:
 def _build(module, arch: str) -> tuple:
     """(ptx text ptxas was given, SASS listing) for ``arch`` with line info; raises on a compile failure."""
     from ptxlab.toolchain import backends, cache
+    from ptxlab.toolchain.sass import disassemble
     nv, jl = backends.compiler_versions()
     if _is_ptx_module(module):
         ptx = _TARGET.sub(lambda m: m.group(1) + arch, module.ptx, count=1)
@@ -120,7 +107,8 @@ def _build(module, arch: str) -> tuple:
         if not raw.ok or not raw.cubin:
             raise RuntimeError(raw.log.strip().splitlines()[-1] if raw.log.strip() else "NVRTC failed")
         ptx = raw.ptx
-    listing = _disasm(raw.cubin)
+    listing = disassemble(raw.cubin, f"the {arch} build of {getattr(module, 'name', 'the module')}",
+                          extra_args=("-hex", "-gp"))
     cache.store(key, ptx, raw.cubin, listing)
     return ptx, listing
 

@@ -7,9 +7,7 @@ E2 runs a representative subset of ptxlab.gpumode.GEMV_TESTS by default; set PTX
 """
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 from pathlib import Path
 from typing import Any, List, Sequence, Tuple
 
@@ -17,21 +15,12 @@ import numpy as np
 
 from ptxlab.errors import DeviceUnavailable, PtxlabError
 from ptxlab.gpumode import GEMV_TESTS, generate_gemm, generate_gemv, reference_gemv
-from ptxlab.lab.registry import Check, Stage, StageContext, StageResult
+from ptxlab.lab.registry import Check, Stage, StageContext, StageResult, load_shared
 
 _D = Path(__file__).resolve().parents[1] / "D_mma"
 
 
-def _load(name: str, path: Path) -> Any:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-H = sys.modules.get("ptxlab_stages_de_host") or _load("ptxlab_stages_de_host", _D / "host.py")
+H = load_shared("ptxlab_stages_de_host", _D / "host.py")
 
 NB = 16
 PIPELINE = H.PIPELINE

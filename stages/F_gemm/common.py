@@ -7,31 +7,20 @@ a usage error before any stage runs (``preflight``), like D4's.
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import os
-import sys
 from pathlib import Path
 from typing import Any, Dict, Optional
 
 import numpy as np
 
 from ptxlab.errors import DeviceUnavailable, PtxlabError, UsageError
-from ptxlab.lab.registry import Check, StageResult
+from ptxlab.lab.registry import Check, StageResult, load_shared
 
 HERE = Path(__file__).resolve().parent
 _D = HERE.parent / "D_mma"
 
 
-def _load(name: str, path: Path) -> Any:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-H = sys.modules.get("ptxlab_stages_de_host") or _load("ptxlab_stages_de_host", _D / "host.py")
+H = load_shared("ptxlab_stages_de_host", _D / "host.py")
 UE4M3 = {0x30: 0.5, 0x38: 1.0, 0x40: 2.0}   # scales whose products keep every 64..1024-term sum exact in fp32
 
 

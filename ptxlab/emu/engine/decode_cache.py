@@ -16,12 +16,11 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
-import os
 import pickle
-import tempfile
 from pathlib import Path
 from typing import Optional
 
+from ...fileio import atomic_open
 from ..core import ir
 from ..core.parser import parse
 
@@ -46,7 +45,8 @@ def no_gc():
 
 
 def enabled() -> bool:
-    return os.environ.get(ENV, "1").strip() not in ("0", "off", "no", "false")
+    from ... import settings
+    return bool(settings.get(ENV))
 
 
 def _code_digest() -> str:
@@ -90,13 +90,10 @@ def store(key: str, mod: ir.Module) -> None:
     try:
         path = _path(key, create=True)
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-        with os.fdopen(fd, "wb") as f:
+        with atomic_open(path, "wb") as f:         # a temporary file renamed into place (removed on failure)
             pickle.dump(mod, f, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)
     except OSError:
-        with contextlib.suppress(OSError, UnboundLocalError):
-            os.unlink(tmp)
+        pass
 
 
 def parse_cached(ptx: str, name: str = "<ptx>") -> ir.Module:

@@ -36,13 +36,10 @@ _ORDERED = ("volatile", "relaxed", "acquire", "release", "mmio")
 def workers() -> int:
     """PTXLAB_EMU_WORKERS, else the cores this process may use -- shared with the other pytest-xdist workers when it
     is one of them (a test run of -n 2 on two cores runs its launches serially)."""
-    v = os.environ.get(ENV)
-    if v:
-        try:
-            return max(1, int(v))
-        except ValueError:
-            from ...errors import UsageError
-            raise UsageError(f"{ENV}={v!r}: the number of worker processes (an integer >= 1)") from None
+    from ... import settings
+    v = settings.get(ENV)                     # an integer >= 1, or None (a bad value: UsageError naming the variable)
+    if v is not None:
+        return v
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return max(1, cores // max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)))
 
