@@ -185,7 +185,8 @@ def main(argv=None) -> int:
                 row else " " * 10 + "   (not timed)"
             print(f"{k.name:58s} {k.split} {t} check {'ok' if c['ok'] else 'FAIL ' + c['detail'][:200]}", flush=True)
         except Exception:  # noqa: BLE001
-            rep["errors"].append(f"{k.name}: " + traceback.format_exc(limit=6))
+            # repo-relative paths: the JSON is committed (tests/test_no_machine_paths.py)
+            rep["errors"].append(f"{k.name}: " + traceback.format_exc(limit=6).replace(f"{ROOT}/", ""))
             print(rep["errors"][-1], flush=True)
         rep["wall_s"] = round(time.perf_counter() - t0, 1)
         _write(rep, args.part)                        # after every kernel: a timeout keeps what was measured

@@ -3,7 +3,12 @@
 within each series (issue 21's goals: median <= 15 %, 90 % within 30 %, Spearman >= 0.9 per series).
 
     python benchmarks/timing_corpus/report.py --predicted benchmarks/timing_corpus/data/predicted_X.json \\
-        --measured benchmarks/timing_corpus/data/measured_h100_X.json [--gpu h100] [--md out.md] [--json out.json]
+        --measured benchmarks/timing_corpus/data/measured_h100_X.json [--gpu h100] [--md out.md] [--json out.json] \\
+        [--before benchmarks/timing_corpus/data/predicted_baseline_X.json]
+
+``--predicted``, ``--measured`` and ``--before`` each take several files (their kernels merged: e.g. both parts'
+predictions).  ``--before`` adds another model's predictions (the BEFORE baseline) of the same measurements as three
+more columns and its own summary lines.
 
 Only kernels with both a prediction (for ``--gpu``) and a measurement (a timed median and a passed check) are
 compared; the others are listed as missing.  Spearman needs >= 3 kernels of a series in a part ("n/a" otherwise).
@@ -100,48 +105,83 @@ def join(predicted: dict, measured: dict, gpu: str) -> tuple:
     return rows, missing
 
 
-def markdown(rows: list, summary: dict, title: str) -> str:
-    lines = [f"### {title}", "", "| kernel | part | measured µs | predicted µs | error | bound |",
-             "|---|---|---:|---:|---:|---|"]
+def markdown(rows: list, summary: dict, title: str, before: list = None, before_summary: dict = None) -> str:
+    """The per-kernel table (sorted by series, name) and one summary line per part; ``before``: the baseline model's
+    rows of the same kernels (three more columns, and its summary lines under the heading "BEFORE")."""
+    old = {r["name"]: r for r in before or []}
+    head = "| kernel | part | measured µs | predicted µs | error | bound |"
+    rule = "|---|---|---:|---:|---:|---|"
+    if before is not None:
+        head += " BEFORE µs | BEFORE error | BEFORE bound |"
+        rule += "---:|---:|---|"
+    lines = [f"### {title}", "", head, rule]
     for r in sorted(rows, key=lambda r: (r["series"], r["name"])):
-        lines.append(f"| {r['name']} | {r['split']} | {r['measured_us']:.2f} | {r['predicted_us']:.2f} | "
-                     f"{100 * r['error']:+.1f} % | {r['bound']} |")
+        line = (f"| {r['name']} | {r['split']} | {r['measured_us']:.2f} | {r['predicted_us']:.2f} | "
+                f"{100 * r['error']:+.1f} % | {r['bound']} |")
+        if before is not None:
+            b = old.get(r["name"])
+            line += (f" {b['predicted_us']:.2f} | {100 * b['error']:+.1f} % | {b['bound']} |" if b else " - | - | - |")
+        lines.append(line)
     lines.append("")
+    lines += _summary_lines(summary, "")
+    if before_summary is not None:
+        lines += _summary_lines(before_summary, "BEFORE, ")
+    return "\n".join(lines) + "\n"
+
+
+def _summary_lines(summary: dict, label: str) -> list:
+    out = []
     for part, s in summary.items():
         if not s["n"]:
             continue
         rho = ", ".join(f"{k} {v:+.2f}" if v is not None and v == v else f"{k} n/a" for k, v in s["spearman"].items())
-        lines.append(f"* **{part}** ({s['n']} kernels): median |error| {100 * s['median_abs_err']:.1f} %, "
-                     f"{100 * s['within_30']:.0f} % within 30 %, max {100 * s['max_abs_err']:.1f} %; "
-                     f"Spearman per series: {rho}")
-    return "\n".join(lines) + "\n"
+        out.append(f"* **{label}{part}** ({s['n']} kernels): median |error| {100 * s['median_abs_err']:.1f} %, "
+                   f"{100 * s['within_30']:.0f} % within 30 %, max {100 * s['max_abs_err']:.1f} %; "
+                   f"Spearman per series: {rho}")
+    return out
+
+
+def load_merged(paths: list) -> dict:
+    """The JSON files' ``kernels`` lists concatenated; the other keys from the first file that has them."""
+    out = {"kernels": []}
+    for p in paths:
+        d = json.loads(Path(p).read_text())
+        for k, v in d.items():
+            if k != "kernels":
+                out.setdefault(k, v)
+        out["kernels"] += d.get("kernels", [])
+    return out
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--predicted", required=True)
+    ap.add_argument("--predicted", required=True, nargs="+", help="predict.py JSON(s), merged")
     ap.add_argument("--measured", required=True, nargs="+", help="measure.py JSON(s), merged")
+    ap.add_argument("--before", nargs="+", help="a baseline model's predict.py JSON(s): extra columns")
     ap.add_argument("--gpu", default="h100")
     ap.add_argument("--md", help="write the markdown table here")
     ap.add_argument("--json", help="write rows + summary here")
     args = ap.parse_args(argv)
-    pred = json.loads(Path(args.predicted).read_text())
-    meas = {"kernels": []}
-    for p in args.measured:
-        d = json.loads(Path(p).read_text())
-        meas.setdefault("device", d.get("device"))
-        meas["kernels"] += d.get("kernels", [])
+    pred, meas = load_merged(args.predicted), load_merged(args.measured)
     rows, missing = join(pred, meas, args.gpu)
     summary = summarize(rows)
+    before = before_summary = None
+    if args.before:
+        names = {r["name"] for r in rows}
+        before = [r for r in join(load_merged(args.before), meas, args.gpu)[0] if r["name"] in names]
+        before_summary = summarize(before)
     title = f"{args.gpu} prediction vs {meas.get('device', '?')} measurement ({len(rows)} kernels)"
-    md = markdown(rows, summary, title)
+    md = markdown(rows, summary, title, before, before_summary)
     print(md)
     if missing:
         print(f"not compared (no valid measurement or prediction): {', '.join(missing)}")
     if args.md:
         Path(args.md).write_text(md)
     if args.json:
-        Path(args.json).write_text(json.dumps({"rows": rows, "summary": summary, "missing": missing}, indent=1))
+        rep = {"rows": rows, "summary": summary, "missing": missing}
+        if before is not None:
+            rep.update(before_rows=before, before_summary=before_summary)
+        Path(args.json).write_text(json.dumps(rep, indent=1))
     return 0
 
 

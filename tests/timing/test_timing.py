@@ -188,14 +188,18 @@ def test_mma_completion_latency_delays_the_commit():
 
 def test_mma_bound_gemm_runs_at_the_tensor_core_rate():
     """The production tcgen05 GEMM (one 128x256 tile, K = 4096: 64 x tcgen05.mma 128x256x64 mxf4nvf4) replayed with
-    memory made free: the tensor pipe bounds it, at 2*M*N*K / rate per MMA; with the real table it is slower."""
+    memory made free: the tensor pipe bounds it, at 2*M*N*K / rate per MMA; with the real table it is slower.
+    Pinned to variant "1sm": the default "cluster" variant (issue 22) splits N = 256 into 8 CTAs of 128x32."""
     from ptxlab import gpumode
     from ptxlab.production.gemm import nvfp4_gemm
     from ptxlab.timing.predict import resimulate
 
     dev = _dev("b200")
     k = 4096
-    nvfp4_gemm(dev, gpumode.generate_gemm(128, 256, k, 1, int(np.random.default_rng().integers(1 << 30))))
+    rep = {}
+    nvfp4_gemm(dev, gpumode.generate_gemm(128, 256, k, 1, int(np.random.default_rng().integers(1 << 30))),
+               variant="1sm", report=rep)
+    assert (rep["bn"], rep["grid"]) == (256, (1, 1, 1)), rep
     t = dev.last_timing
     fast = P.B200.with_(dram_bw=1e15, l2_bw=1e15, sm_dram_bytes_clk=1e6, tma_bytes_clk=1e6, dram_latency_ns=1.0,
                         l2_latency_ns=1.0, tma_latency_ns=0.0, tma_issue_clk=1.0, sm_l1_bytes_clk=1e6,

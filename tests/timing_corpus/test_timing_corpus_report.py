@@ -2,6 +2,7 @@
 medians, the per-part summary and the join of predictions with measurements."""
 from __future__ import annotations
 
+import json
 import math
 import sys
 
@@ -86,3 +87,29 @@ def test_join_and_markdown() -> None:
     assert report.join(pred, meas, "h200")[0] == []
     md = report.markdown(rows, report.summarize(rows), "t")
     assert "| s/x" not in md and "| x | cal | 10.00 | 11.00 | +10.0 % | DRAM |" in md
+
+
+def test_markdown_with_before_columns_and_merged_inputs(tmp_path) -> None:
+    """--before adds the baseline's prediction, error and bound per kernel and its own summary lines; several
+    --predicted / --measured files are merged (both parts in one table)."""
+    def pred(us):
+        return {"kernels": [{"name": n, "series": "s", "split": p, "predicted": {"h100": {"us": u, "bound": b}}}
+                            for n, p, u, b in zip("xyz", ("cal", "val", "val"), us, ("DRAM", "L2", "L1/LSU"))]}
+    meas = [{"kernels": [{"name": n, "median_us": 10.0 * (i + 1), "check": {"ok": True}}]}
+            for i, n in enumerate("xyz")]
+    after, before = pred([11.0, 18.0, 45.0]), pred([5.0, 20.0, 30.0])
+    files = {}
+    for key, d in [("a1", {"kernels": after["kernels"][:1]}), ("a2", {"kernels": after["kernels"][1:]}),
+                   ("b", before), ("m0", meas[0]), ("m1", meas[1]), ("m2", meas[2])]:
+        files[key] = tmp_path / f"{key}.json"
+        files[key].write_text(json.dumps(d))
+    out = tmp_path / "t.md"
+    assert report.main(["--predicted", str(files["a1"]), str(files["a2"]), "--measured", str(files["m0"]),
+                        str(files["m1"]), str(files["m2"]), "--before", str(files["b"]), "--md", str(out)]) == 0
+    md = out.read_text()
+    assert "| x | cal | 10.00 | 11.00 | +10.0 % | DRAM | 5.00 | -50.0 % | DRAM |" in md
+    assert "| y | val | 20.00 | 18.00 | -10.0 % | L2 | 20.00 | +0.0 % | L2 |" in md
+    assert "| z | val | 30.00 | 45.00 | +50.0 % | L1/LSU | 30.00 | +0.0 % | L1/LSU |" in md
+    assert "* **val** (2 kernels): median |error| 30.0 %, 50 % within 30 %, max 50.0 %" in md
+    assert "* **BEFORE, cal** (1 kernels): median |error| 50.0 %, 0 % within 30 %, max 50.0 %" in md
+    assert "* **BEFORE, val** (2 kernels): median |error| 0.0 %, 100 % within 30 %" in md

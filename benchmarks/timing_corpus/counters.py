@@ -1,0 +1,78 @@
+"""The timing model's own counters for corpus kernels, on the CPU (no GPU): what the model thinks each kernel moves
+and waits on, to diagnose a miss from the calibration part without touching the validation measurements.
+
+    python benchmarks/timing_corpus/counters.py --part calibration --only leetcuda-transpose [--gpu h100] \\
+        [--json out.json]
+
+Per kernel: predicted µs and bound, busy fraction per resource, GPU-wide DRAM / L2 bytes (and as a multiple of the
+problem's compulsory bytes: every input read once, every output written once), issued warp-instructions, the
+SASS-join line, the grid-footprint line (how DRAM vs L2 was decided) and the instructions waited on longest.
+``--replay PARAM*FACTOR ...`` replays the same trace with one parameter of the GPU's table scaled (each alone): which
+unmodelled cost would move a miss, asked of the calibration kernels only (a diagnosis, not a fit).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import warnings
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE.parents[1]), str(HERE.parent)]
+
+from timing_corpus import manifest  # noqa: E402
+
+
+def counters(k: manifest.Kernel, gpu: str, root=None, replay=()) -> dict:
+    import ptxlab
+    from ptxlab.timing import params
+    from ptxlab.timing.predict import TimingSampleWarning, resimulate
+    from timing_corpus import harness
+
+    warnings.simplefilter("ignore", TimingSampleWarning)
+    built = harness.build(k, root)
+    dev = ptxlab.open_device("emu", timing=gpu)
+    s = harness.Setup.create(built, dev, 1)
+    s.launch()
+    t = dev.last_timing
+    compulsory = sum(a.nbytes for a in s.host.values())
+    out = {"kernel": k.name, "split": k.split, "us": round(t.us, 2), "bound": t.bound,
+           "utilization": {r: round(v, 3) for r, v in sorted(t.utilization.items(), key=lambda x: -x[1]) if v > 0.01},
+           "dram_bytes": round(t.amounts.get("dram_bytes", 0.0)), "l2_bytes": round(t.amounts.get("l2_bytes", 0.0)),
+           "compulsory_bytes": compulsory,
+           "dram_x_compulsory": round(t.amounts.get("dram_bytes", 0.0) / compulsory, 3),
+           "l2_x_compulsory": round(t.amounts.get("l2_bytes", 0.0) / compulsory, 3),
+           "instructions": round(t.amounts.get("instructions", 0.0)), "ctas_per_sm": t.ctas_per_sm,
+           "registers": t.registers, "issue": t.issue, "join": t.join, "footprint": t.footprint,
+           "hot": [(round(c), why, Path(where).name, text) for c, why, where, text in t.hot[:6]],  # no local paths
+           "warps": {str(w): v for w, v in list(t.warps.items())[:2]}}
+    table = params.get(gpu)
+    for spec in replay:
+        name, factor = spec.split("*")
+        r = resimulate(t, table.with_(**{name: getattr(table, name) * float(factor)}))
+        out.setdefault("replay", {})[spec] = {"us": round(r.us, 2), "bound": r.bound}
+    s.free()
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--part", default="calibration", help="calibration | validation | all")
+    ap.add_argument("--only", nargs="*", help="substrings of kernel names")
+    ap.add_argument("--gpu", default="h100")
+    ap.add_argument("--sources", help="cached sources (default: sources.sources_dir())")
+    ap.add_argument("--json", help="write the rows here")
+    ap.add_argument("--replay", nargs="*", default=(), help="PARAM*FACTOR: replay with one parameter scaled")
+    args = ap.parse_args(argv)
+    rows = []
+    for k in manifest.select(args.part, args.only):
+        rows.append(counters(k, args.gpu, args.sources, args.replay))
+        print(json.dumps(rows[-1], default=str), flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1, default=str) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
