@@ -74,6 +74,8 @@ def align_lines(ptx_from: str, ptx_to: str) -> Dict[int, int]:
 
 def _is_ptx_module(module) -> bool:
     src = getattr(module, "source", "") or ""
+    if not src and getattr(module, "ptx", None):
+        return True          # a module known only by its PTX (loaded through ptxlab.driver from a cubin/PTX image)
     return str(getattr(module, "name", "")).endswith(".ptx") or src == getattr(module, "ptx", None) or \
         bool(re.search(r"^\s*\.(version|target)\s", src, re.M))
 

@@ -36,6 +36,7 @@ def test_lab_time_runs_the_script_as_exec_does_and_times_its_launches(rng, use_t
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     assert f"axpy n={n}: bit-exact" in p.stdout
     assert "axpy — PREDICTED on B200" in p.stdout, p.stdout[-3000:]
+    assert "SASS sm_" in p.stdout, "a module the driver layer loaded is issued from its SASS (ptxlab/timing/sass_build.py)"
 
 
 def test_lab_time_returns_the_scripts_exit_status(tmp_path, rng):
