@@ -58,4 +58,8 @@ def emu_warn(msg: str, device=None, key=None, category=EmuWarning, stacklevel: i
     if seen is not None:
         seen.append(msg)
     filename, lineno, globs = _user_frame()
-    warnings.warn_explicit(category(msg), category, filename, lineno, module_globals=globs)
+    try:
+        warnings.warn_explicit(category(msg), category, filename, lineno, module_globals=globs)
+    except ImportError:
+        # `python -c`: __main__'s loader (BuiltinImporter) cannot give the source linecache asks it for
+        warnings.warn_explicit(category(msg), category, filename, lineno)
