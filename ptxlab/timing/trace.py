@@ -529,10 +529,12 @@ class RecordingEngine(machine.AsyncEngine):
                 reads.append((int(ptr), int(n)))
                 return _orig(ptr, n)
             heap.read_bytes = spy
+            heap.gather_rows = False        # TMA loads read row by row through the spy (ops/bulk_copy.py)
             try:
                 op.complete(st)
             finally:
                 del heap.read_bytes
+                del heap.gather_rows
         else:
             op.complete(st)
         if a is None:

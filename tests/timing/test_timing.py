@@ -201,6 +201,9 @@ def test_mma_bound_gemm_runs_at_the_tensor_core_rate():
                variant="1sm", report=rep)
     assert (rep["bn"], rep["grid"]) == (256, (1, 1, 1)), rep
     t = dev.last_timing
+    # every TMA byte of A (128 x K fp4) and B (256 x K fp4) is charged to the memory system (the engine's one-gather
+    # TMA reads once bypassed the recorder: 0 bytes)
+    assert t.amounts["dram_bytes"] >= (128 + 256) * k // 2, t.amounts      # first touches: from DRAM
     fast = P.B200.with_(dram_bw=1e15, l2_bw=1e15, sm_dram_bytes_clk=1e6, tma_bytes_clk=1e6, dram_latency_ns=1.0,
                         l2_latency_ns=1.0, tma_latency_ns=0.0, tma_issue_clk=1.0, sm_l1_bytes_clk=1e6,
                         l1_lines_clk=1e6)
