@@ -82,3 +82,16 @@ def test_compare_two_designs_side_by_side():
                                            ("missing.py", "no such file")])
 def test_compare_bad_targets_are_usage_errors(target, needle):
     _usage_error(_time("--compare", target, "nvfp4_gemv:512,4096,2"), needle)
+
+
+@pytest.mark.parametrize("target,needle", [
+    ("nvfp4_gemv:512,4096,2:x,y", "--config x,y"),                 # was exit 4 (internal error: ValueError)
+    ("nvfp4_gemv:512,200,2", "multiple of 32"),                    # was exit 4 (make_gemv's ValueError)
+    ("nvfp4_gemm:100,256,256,1", "multiple of the tile M"),        # was exit 4
+    ("nvfp4_gemv:100000,100000,100", "too large"),                 # was an allocation of the whole problem first
+    ("nvfp4_gemv:512,4096,2:0,0,0", "out of range"),               # was an NVRTC compile error
+    ("nvfp4_gemm:128,256,256,1:4,2,2", "nvfp4_gemv only"),         # was accepted and ignored
+    ("nvfp4_gemv:512,4096,2:4,2,2:9", "PROBLEM:SHAPE[:CONFIG]")])  # was accepted, ':9' ignored
+def test_compare_targets_get_the_problem_checks(target, needle):
+    """A ``--compare`` PROBLEM:SHAPE[:CONFIG] target is checked as ``--problem/--shape/--config`` are (issue 26 audit)."""
+    _usage_error(_time("--compare", "nvfp4_gemv:512,4096,2", target), needle)
