@@ -106,12 +106,12 @@ def launch(s, handle: int, grid, block, smem: int, params: int, extra: int, attr
                           f"{what} of {f.name}: {smem} bytes of dynamic shared memory exceed the kernel's limit of "
                           f"{limit} (set CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES first, as on a GPU)")
     if s.capture is not None:
-        s.capture.append(lambda: _run(s, f, grid, block, smem, args, attrs))
+        s.capture.append(lambda: _run(s, f, grid, block, smem, args, attrs, what))
         return
-    _run(s, f, grid, block, smem, args, attrs)
+    _run(s, f, grid, block, smem, args, attrs, what)
 
 
-def _run(s, f, grid, block, smem, args, attrs) -> None:
+def _run(s, f, grid, block, smem, args, attrs, what: str) -> None:
     s.last_launch = (f.name, args)
     non_portable = any(attr_name(k) == "NON_PORTABLE_CLUSTER_SIZE_ALLOWED" and v for k, v in f.attrs.items())
     for before, _ in s.launch_hooks:

@@ -117,3 +117,23 @@ def test_kernel_fault_is_reported_and_the_context_is_lost(tmp_path):
     assert "launch CUDA_ERROR_LAUNCH_FAILED" in p.stdout and "sync CUDA_ERROR_LAUNCH_FAILED" in p.stdout
     assert "the emulator stopped a kernel" in p.stderr and "kernel : bad" in p.stderr
     assert "st.global.u32" in p.stderr
+
+
+def test_launch_geometry_error_is_invalid_value_naming_the_call(tmp_path):
+    """A launch the device refuses (block of 2048 threads) is CUDA_ERROR_INVALID_VALUE with one line naming the call
+    (issue 26 audit: it was a NameError inside the driver layer, CUDA_ERROR_UNKNOWN and an internal traceback)."""
+    body = f"""
+        import numpy as np
+        from cuda.bindings import driver as cu
+        PTX = b".version 8.0\\n.target sm_90\\n.address_size 64\\n.visible .entry k(.param .u64 p) {{ ret; }}\\n\\0"
+        cu.cuInit(0); cu.cuCtxCreate(None, 0, 0)
+        fn = cu.cuModuleGetFunction(cu.cuModuleLoadData(PTX)[1], b"k")[1]
+        arg = np.array([0], np.uint64); ptrs = np.array([arg.ctypes.data], np.uint64)
+        err = cu.cuLaunchKernel(fn, 1, 1, 1, 2048, 1, 1, 0, 0, ptrs.ctypes.data, 0)[0]
+        print("launch", err.name)
+    """
+    p = run_exec(_script(tmp_path, body))
+    assert p.returncode == 0, p.stderr
+    assert "launch CUDA_ERROR_INVALID_VALUE" in p.stdout, p.stdout + p.stderr
+    assert "Traceback" not in p.stderr and "internal error" not in p.stderr, p.stderr
+    assert "ptxlab driver: cuLaunchKernel: kernel 'k': block (2048, 1, 1)" in p.stderr, p.stderr
