@@ -134,6 +134,7 @@ def _run(s, f, grid, block, smem, args, attrs, what: str) -> None:
 @call("cuLaunchKernel", "cuLaunchKernel_ptsz", "cuLaunchCooperativeKernel", "cuLaunchCooperativeKernel_ptsz")
 def cu_launch_kernel(s, a):
     """cuLaunchKernel(f, gx, gy, gz, bx, by, bz, sharedMemBytes, hStream, kernelParams, extra)."""
+    s.need_stream(a[8], "cuLaunchKernel")
     launch(s, a[0], (a.u32(1), a.u32(2), a.u32(3)), (a.u32(4), a.u32(5), a.u32(6)), a.u32(7), a[9], a[10], {},
            "cuLaunchKernel")
 
@@ -147,13 +148,20 @@ def cu_launch_kernel_ex(s, a):
     attrs_ptr, = struct.unpack_from("<Q", cfg, 40)
     n_attrs, = struct.unpack_from("<I", cfg, 48)
     attrs = parse_attrs(attrs_ptr, n_attrs, "cuLaunchKernelEx")
+    s.need_stream(struct.unpack_from("<Q", cfg, 32)[0], "cuLaunchKernelEx")
     launch(s, a[1], (gx, gy, gz), (bx, by, bz), smem, a[2], a[3], attrs, "cuLaunchKernelEx")
 
 
 # --------------------------------------------------------------------------------------------- synchronisation
-@call("cuCtxSynchronize", "cuStreamSynchronize", "cuStreamSynchronize_ptsz", "cuStreamQuery", "cuStreamQuery_ptsz")
+@call("cuCtxSynchronize")
 def cu_synchronize(s, a):
     """Every launch and copy already completed when its call returned."""
+
+
+@call("cuStreamSynchronize", "cuStreamSynchronize_ptsz", "cuStreamQuery", "cuStreamQuery_ptsz")
+def cu_stream_synchronize(s, a):
+    """As cuCtxSynchronize, for a stream that exists."""
+    s.need_stream(a[0], a.name)
 
 
 @call("cuStreamCreate", "cuStreamCreateWithPriority")
