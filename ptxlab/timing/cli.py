@@ -61,6 +61,16 @@ def _validate(args) -> None:
         raise UsageError(f"--gpu {args.gpu}: unknown GPU; use one of {', '.join(P.TABLES)}")
     if args.sample is not None and args.sample.strip().lower() not in P.SAMPLE_MODES:
         raise UsageError(f"--sample {args.sample}: use 'all' or 'auto'")
+    modes = [m for m, v in (("--compare", args.compare), ("--problem", args.problem), ("--stage", args.stage),
+                            (f"script {args.script}", args.script)) if v]
+    if len(modes) > 1:       # one of them would be ignored without a word
+        raise UsageError(f"{' and '.join(modes)}: give one of --compare A B, --problem, --stage or a script")
+    if args.compare:
+        extra = [o for o, v in (("--trace", args.trace), ("--png", args.png), ("--sensitivity", args.sensitivity)) if v]
+        if extra:
+            raise UsageError(f"{', '.join(extra)}: not with --compare (they describe one kernel: time A or B alone)")
+    if args.shape and not args.problem:
+        raise UsageError("--shape applies to --problem only (--compare takes PROBLEM:SHAPE[:CONFIG])")
     if args.problem:
         want = SHAPE_ARITY[args.problem]
         if not args.shape:

@@ -95,3 +95,16 @@ def test_compare_bad_targets_are_usage_errors(target, needle):
 def test_compare_targets_get_the_problem_checks(target, needle):
     """A ``--compare`` PROBLEM:SHAPE[:CONFIG] target is checked as ``--problem/--shape/--config`` are (issue 26 audit)."""
     _usage_error(_time("--compare", "nvfp4_gemv:512,4096,2", target), needle)
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--compare", "nvfp4_gemv:512,4096,2", "nvfp4_gemv:512,4096,2", "--stage", "B1"], "--compare and --stage"),
+    (["--compare", "nvfp4_gemv:512,4096,2", "nvfp4_gemv:512,4096,2", "s.py"], "--compare and script s.py"),
+    (["--stage", "B1", "--problem", "nvfp4_gemv", "--shape", "512,4096,2"], "--problem and --stage"),
+    (["--compare", "nvfp4_gemv:512,4096,2", "nvfp4_gemv:512,4096,2", "--sensitivity"], "not with --compare"),
+    (["--compare", "nvfp4_gemv:512,4096,2", "nvfp4_gemv:512,4096,2", "--trace", "t.json"], "not with --compare"),
+    (["--stage", "B1", "--shape", "512,4096,2"], "--shape applies to --problem only")])
+def test_an_option_that_would_be_ignored_is_a_usage_error(args, needle):
+    """Two modes at once (--compare / --problem / --stage / a script), or an option the chosen mode ignores, is refused
+    before anything runs (issue 26 audit: the first mode won and the rest was ignored without a word)."""
+    _usage_error(_time(*args), needle)
