@@ -134,6 +134,12 @@ def cli_cases() -> List[Case]:
                    "nvfp4_gemv:512,4096,2:4,2,2:9", f"nvfp4_gemm_2sm:128,256,{2**40},1"):
         c("time-compare-" + Path(target).name[:30], "time", "--compare", "nvfp4_gemv:512,4096,2", target)
     c("time-compare-one-target", "time", "--compare", "nvfp4_gemv:512,4096,2")
+    two = ["--compare", "nvfp4_gemv:512,4096,2", "nvfp4_gemv:512,4096,2"]
+    for name, argv in (("compare-and-stage", [*two, "--stage", "B1"]), ("compare-and-script", [*two, "{sandbox}/ok.py"]),
+                       ("compare-sensitivity", [*two, "--sensitivity"]), ("compare-png", [*two, "--png", "{sandbox}/t.png"]),
+                       ("stage-and-problem", ["--stage", "B1", "--problem", "nvfp4_gemv", "--shape", "512,4096,2"]),
+                       ("shape-no-problem", ["--stage", "B1", "--shape", "512,4096,2"])):
+        c(f"time-{name}", "time", *argv, setup=_scripts)     # one of the two would be ignored: a usage error
     c("time-compare-no-launch", "time", "--compare", "{sandbox}/ok.py", "{sandbox}/ok.py", ok=(1,), setup=_scripts)
     for argv, ok in (([], (2,)), (["{sandbox}/missing.py"], (2,)), (["{sandbox}"], (2,)), (["--frob", "{sandbox}/ok.py"], (2,)),
                      (["{sandbox}/ok.py"], (0,)), (["{sandbox}/five.py"], (5,)), (["--no-torch-cuda", "{sandbox}/ok.py"], (0,))):
