@@ -70,7 +70,7 @@ def cli_cases() -> List[Case]:
     c("unknown-subcommand", "frobnicate")
     c("run-unknown-flag", "--frob")
     c("run-unknown-stage", "--stage", "Z9")
-    c("run-empty-stage", "--stage", ",,", ok=(0, 1, 2))
+    c("run-empty-stage", "--stage", ",,")
     c("run-bad-backend", "--backend", "tpu")
     c("run-bad-debug", "--debug", "bogus")
     c("run-dump-is-file", "--stage", "B1", "--dump", "{sandbox}/state.json")
