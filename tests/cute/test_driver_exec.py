@@ -164,3 +164,16 @@ def test_a_stream_handle_no_call_returned_is_invalid_handle(tmp_path):
     assert got == {"null": ok, "legacy": ok, "per-thread": ok, "made": ok, "gone": bad, "wild": bad}, got
     for call in ("cuLaunchKernel", "cuStreamSynchronize", "cuStreamQuery"):
         assert f"ptxlab driver: {call}: expected a stream handle, got 0x3039" in p.stderr, p.stderr
+
+
+def test_a_scripts_traceback_starts_at_the_script_as_pythons_does(tmp_path):
+    """An uncaught exception / SyntaxError of the script prints as ``python script.py`` prints it: from the script's
+    first frame, without lab.py exec's own and runpy's frames (issue 26 audit: four internal frames came first)."""
+    p = run_exec(_script(tmp_path, "def f():\n    raise ValueError('boom')\nf()\n"))
+    assert p.returncode == 1
+    lines = p.stderr.strip().splitlines()
+    assert lines[0] == "Traceback (most recent call last):" and lines[1].startswith(f'  File "{tmp_path / "s.py"}", line 3')
+    assert lines[-1] == "ValueError: boom" and "runpy" not in p.stderr and "exec_cli" not in p.stderr, p.stderr
+    p = run_exec(_script(tmp_path, "x = (\n"))
+    assert p.returncode == 1 and "Traceback" not in p.stderr and "runpy" not in p.stderr, p.stderr
+    assert p.stderr.strip().splitlines()[-1].startswith("SyntaxError: "), p.stderr
