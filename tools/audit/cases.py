@@ -170,15 +170,8 @@ DRIVER_SCRIPT = textwrap.dedent('''
     import sys
     import numpy as np
     from cuda.bindings import driver as cu
-    PTX = """.version 8.0
-    .target sm_90
-    .address_size 64
-    .visible .entry bad(.param .u64 p)
-    {
-      .reg .b64 rd<3>; .reg .b32 r<2>;
-      ld.param.u64 rd1, [p]; add.u64 rd2, rd1, 4096; mov.u32 r1, 5; st.global.u32 [rd2], r1; ret;
-    }
-    """
+    PTX = (".version 8.0\\n.target sm_90\\n.address_size 64\\n.visible .entry bad(.param .u64 p) { .reg .b64 rd1; "
+           ".reg .b32 r1; ld.param.u64 rd1, [p]; mov.u32 r1, 5; st.global.u32 [rd1+4096], r1; ret; }\\n")
     def ok(r):
         if r[0] != cu.CUresult.CUDA_SUCCESS:
             print("driver error:", r[0].name)
