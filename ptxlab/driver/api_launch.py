@@ -106,12 +106,12 @@ def launch(s, handle: int, grid, block, smem: int, params: int, extra: int, attr
                           f"{what} of {f.name}: {smem} bytes of dynamic shared memory exceed the kernel's limit of "
                           f"{limit} (set CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES first, as on a GPU)")
     if s.capture is not None:
-        s.capture.append(lambda: _run(s, f, grid, block, smem, args, attrs))
+        s.capture.append(lambda: _run(s, f, grid, block, smem, args, attrs, what))
         return
-    _run(s, f, grid, block, smem, args, attrs)
+    _run(s, f, grid, block, smem, args, attrs, what)
 
 
-def _run(s, f, grid, block, smem, args, attrs) -> None:
+def _run(s, f, grid, block, smem, args, attrs, what: str) -> None:
     s.last_launch = (f.name, args)
     non_portable = any(attr_name(k) == "NON_PORTABLE_CLUSTER_SIZE_ALLOWED" and v for k, v in f.attrs.items())
     for before, _ in s.launch_hooks:
@@ -134,6 +134,7 @@ def _run(s, f, grid, block, smem, args, attrs) -> None:
 @call("cuLaunchKernel", "cuLaunchKernel_ptsz", "cuLaunchCooperativeKernel", "cuLaunchCooperativeKernel_ptsz")
 def cu_launch_kernel(s, a):
     """cuLaunchKernel(f, gx, gy, gz, bx, by, bz, sharedMemBytes, hStream, kernelParams, extra)."""
+    s.need_stream(a[8], "cuLaunchKernel")
     launch(s, a[0], (a.u32(1), a.u32(2), a.u32(3)), (a.u32(4), a.u32(5), a.u32(6)), a.u32(7), a[9], a[10], {},
            "cuLaunchKernel")
 
@@ -147,13 +148,20 @@ def cu_launch_kernel_ex(s, a):
     attrs_ptr, = struct.unpack_from("<Q", cfg, 40)
     n_attrs, = struct.unpack_from("<I", cfg, 48)
     attrs = parse_attrs(attrs_ptr, n_attrs, "cuLaunchKernelEx")
+    s.need_stream(struct.unpack_from("<Q", cfg, 32)[0], "cuLaunchKernelEx")
     launch(s, a[1], (gx, gy, gz), (bx, by, bz), smem, a[2], a[3], attrs, "cuLaunchKernelEx")
 
 
 # --------------------------------------------------------------------------------------------- synchronisation
-@call("cuCtxSynchronize", "cuStreamSynchronize", "cuStreamSynchronize_ptsz", "cuStreamQuery", "cuStreamQuery_ptsz")
+@call("cuCtxSynchronize")
 def cu_synchronize(s, a):
     """Every launch and copy already completed when its call returned."""
+
+
+@call("cuStreamSynchronize", "cuStreamSynchronize_ptsz", "cuStreamQuery", "cuStreamQuery_ptsz")
+def cu_stream_synchronize(s, a):
+    """As cuCtxSynchronize, for a stream that exists."""
+    s.need_stream(a[0], a.name)
 
 
 @call("cuStreamCreate", "cuStreamCreateWithPriority")

@@ -91,6 +91,12 @@ class DriverState:
         del self.objects[handle]
         return obj
 
+    def need_stream(self, handle: int, what: str) -> None:
+        """``handle`` is a stream: NULL (0), ``CU_STREAM_LEGACY`` (1), ``CU_STREAM_PER_THREAD`` (2) or one that
+        ``cuStreamCreate`` returned and was not destroyed (CUDA Driver API, "Stream synchronization behavior")."""
+        if handle not in (0, 1, 2):
+            self.get(handle, "stream", what=what)
+
     # ------------------------------------------------------------------ context
     def need_init(self, name: str) -> None:
         if not self.initialized:

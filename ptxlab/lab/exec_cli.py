@@ -52,8 +52,13 @@ def run_script(script: str, args: List[str]) -> int:
         return 1
     except KeyboardInterrupt:
         raise
-    except BaseException:                 # noqa: BLE001 - the script's own failure: show it as Python would
-        traceback.print_exc()
+    except BaseException as exc:          # noqa: BLE001 - the script's own failure: show it as Python would,
+        tb = exc.__traceback__            # from the script's first frame (not lab.py exec's own and runpy's)
+        while tb is not None and tb.tb_frame.f_code.co_filename != script:
+            tb = tb.tb_next
+        if tb is None and not (isinstance(exc, SyntaxError) and exc.filename == script):
+            tb = exc.__traceback__        # (a SyntaxError in the script prints without frames, as Python's does)
+        traceback.print_exception(type(exc), exc, tb)
         return 1
     finally:
         sys.argv = saved_argv

@@ -221,6 +221,9 @@ def select(stages: Sequence[Stage], ids: Sequence[str]) -> List[Stage]:
     if not ids:
         return list(stages)
     wanted = {i.strip().upper() for part in ids for i in part.split(",") if i.strip()}
+    if not wanted:           # `--stage ""` / `--stage ,,`: not "every stage", not "nothing registered"
+        raise PtxlabError(f"--stage {' '.join(repr(i) for i in ids)}: no stage id given; registered: "
+                          f"{', '.join(s.id for s in stages) or 'none'}; see `python lab.py list`")
     known = {s.id.upper() for s in stages}
     unknown = sorted(wanted - known)
     if unknown:

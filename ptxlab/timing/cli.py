@@ -61,6 +61,16 @@ def _validate(args) -> None:
         raise UsageError(f"--gpu {args.gpu}: unknown GPU; use one of {', '.join(P.TABLES)}")
     if args.sample is not None and args.sample.strip().lower() not in P.SAMPLE_MODES:
         raise UsageError(f"--sample {args.sample}: use 'all' or 'auto'")
+    modes = [m for m, v in (("--compare", args.compare), ("--problem", args.problem), ("--stage", args.stage),
+                            (f"script {args.script}", args.script)) if v]
+    if len(modes) > 1:       # one of them would be ignored without a word
+        raise UsageError(f"{' and '.join(modes)}: give one of --compare A B, --problem, --stage or a script")
+    if args.compare:
+        extra = [o for o, v in (("--trace", args.trace), ("--png", args.png), ("--sensitivity", args.sensitivity)) if v]
+        if extra:
+            raise UsageError(f"{', '.join(extra)}: not with --compare (they describe one kernel: time A or B alone)")
+    if args.shape and not args.problem:
+        raise UsageError("--shape applies to --problem only (--compare takes PROBLEM:SHAPE[:CONFIG])")
     if args.problem:
         want = SHAPE_ARITY[args.problem]
         if not args.shape:
@@ -106,14 +116,22 @@ def _parse_target(spec: str) -> tuple:
             raise UsageError(f"--compare {spec}: no such file")
         return ("script", spec)
     parts = spec.split(":")
-    if parts[0] not in PROBLEMS or len(parts) < 2:
+    if parts[0] not in PROBLEMS or not 2 <= len(parts) <= 3:
         raise UsageError(f"--compare {spec}: give a script (x.py) or PROBLEM:SHAPE[:CONFIG] with PROBLEM one of "
                          f"{', '.join(PROBLEMS)}")
     want = SHAPE_ARITY[parts[0]]
     dims = parts[1].split(",")
     if len(dims) != len(want.split(",")) or not all(x.strip().isdigit() and int(x) > 0 for x in dims):
         raise UsageError(f"--compare {spec}: {parts[0]} takes {want}")
-    return ("problem", parts[0], tuple(int(x) for x in dims), _parse_config(parts[2]) if len(parts) > 2 else None)
+    config = parts[2] if len(parts) > 2 else None
+    if config and parts[0] != "nvfp4_gemv":
+        raise UsageError(f"--compare {spec}: a CONFIG applies to nvfp4_gemv only, not {parts[0]}")
+    shape = tuple(int(x) for x in dims)
+    try:       # the same shape rules, size bound and config checks as --problem / --shape / --config
+        _check_problem(parts[0], shape, config)
+    except UsageError as exc:
+        raise UsageError(f"--compare {spec}: {exc}") from None
+    return ("problem", parts[0], shape, _parse_config(config))
 MAX_DIM, MAX_ELEMS = 1 << 16, 1 << 31      # emulator-sized problems: the gpu-mode shapes are far inside both
 
 

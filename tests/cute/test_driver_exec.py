@@ -117,3 +117,63 @@ def test_kernel_fault_is_reported_and_the_context_is_lost(tmp_path):
     assert "launch CUDA_ERROR_LAUNCH_FAILED" in p.stdout and "sync CUDA_ERROR_LAUNCH_FAILED" in p.stdout
     assert "the emulator stopped a kernel" in p.stderr and "kernel : bad" in p.stderr
     assert "st.global.u32" in p.stderr
+
+
+def test_launch_geometry_error_is_invalid_value_naming_the_call(tmp_path):
+    """A launch the device refuses (block of 2048 threads) is CUDA_ERROR_INVALID_VALUE with one line naming the call
+    (issue 26 audit: it was a NameError inside the driver layer, CUDA_ERROR_UNKNOWN and an internal traceback)."""
+    body = f"""
+        import numpy as np
+        from cuda.bindings import driver as cu
+        PTX = b".version 8.0\\n.target sm_90\\n.address_size 64\\n.visible .entry k(.param .u64 p) {{ ret; }}\\n\\0"
+        cu.cuInit(0); cu.cuCtxCreate(None, 0, 0)
+        fn = cu.cuModuleGetFunction(cu.cuModuleLoadData(PTX)[1], b"k")[1]
+        arg = np.array([0], np.uint64); ptrs = np.array([arg.ctypes.data], np.uint64)
+        err = cu.cuLaunchKernel(fn, 1, 1, 1, 2048, 1, 1, 0, 0, ptrs.ctypes.data, 0)[0]
+        print("launch", err.name)
+    """
+    p = run_exec(_script(tmp_path, body))
+    assert p.returncode == 0, p.stderr
+    assert "launch CUDA_ERROR_INVALID_VALUE" in p.stdout, p.stdout + p.stderr
+    assert "Traceback" not in p.stderr and "internal error" not in p.stderr, p.stderr
+    assert "ptxlab driver: cuLaunchKernel: kernel 'k': block (2048, 1, 1)" in p.stderr, p.stderr
+
+
+def test_a_stream_handle_no_call_returned_is_invalid_handle(tmp_path):
+    """A launch on, or a synchronisation of, a stream handle that cuStreamCreate never returned (or that was destroyed)
+    is CUDA_ERROR_INVALID_HANDLE naming the call; NULL, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD and a created stream
+    work (issue 26 audit: any integer was accepted as a stream)."""
+    body = """
+        import numpy as np
+        from cuda.bindings import driver as cu
+        PTX = b".version 8.0\\n.target sm_90\\n.address_size 64\\n.visible .entry k(.param .u64 p) { ret; }\\n\\0"
+        cu.cuInit(0); cu.cuCtxCreate(None, 0, 0)
+        fn = cu.cuModuleGetFunction(cu.cuModuleLoadData(PTX)[1], b"k")[1]
+        arg = np.array([0], np.uint64); ptrs = np.array([arg.ctypes.data], np.uint64)
+        made = cu.cuStreamCreate(0)[1]
+        gone = cu.cuStreamCreate(0)[1]
+        cu.cuStreamDestroy(gone)
+        for name, st in (("null", 0), ("legacy", 1), ("per-thread", 2), ("made", made), ("gone", gone), ("wild", 12345)):
+            print(name, cu.cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, st, ptrs.ctypes.data, 0)[0].name,
+                  cu.cuStreamSynchronize(st)[0].name, cu.cuStreamQuery(st)[0].name)
+    """
+    p = run_exec(_script(tmp_path, body))
+    assert p.returncode == 0, p.stderr
+    got = dict(ln.split(" ", 1) for ln in p.stdout.strip().splitlines())
+    ok, bad = " ".join(["CUDA_SUCCESS"] * 3), " ".join(["CUDA_ERROR_INVALID_HANDLE"] * 3)
+    assert got == {"null": ok, "legacy": ok, "per-thread": ok, "made": ok, "gone": bad, "wild": bad}, got
+    for call in ("cuLaunchKernel", "cuStreamSynchronize", "cuStreamQuery"):
+        assert f"ptxlab driver: {call}: expected a stream handle, got 0x3039" in p.stderr, p.stderr
+
+
+def test_a_scripts_traceback_starts_at_the_script_as_pythons_does(tmp_path):
+    """An uncaught exception / SyntaxError of the script prints as ``python script.py`` prints it: from the script's
+    first frame, without lab.py exec's own and runpy's frames (issue 26 audit: four internal frames came first)."""
+    p = run_exec(_script(tmp_path, "def f():\n    raise ValueError('boom')\nf()\n"))
+    assert p.returncode == 1
+    lines = p.stderr.strip().splitlines()
+    assert lines[0] == "Traceback (most recent call last):" and lines[1].startswith(f'  File "{tmp_path / "s.py"}", line 3')
+    assert lines[-1] == "ValueError: boom" and "runpy" not in p.stderr and "exec_cli" not in p.stderr, p.stderr
+    p = run_exec(_script(tmp_path, "x = (\n"))
+    assert p.returncode == 1 and "Traceback" not in p.stderr and "runpy" not in p.stderr, p.stderr
+    assert p.stderr.strip().splitlines()[-1].startswith("SyntaxError: "), p.stderr

@@ -105,6 +105,8 @@ def test_graduate_and_status(lab):
     (["cutlass", "tutorial_02", "--m", "1000000000"], ["--m"]),
     (["cutlass", "example_72b", "--seed", "-5"], ["--seed"]),
     (["cutlass", "tutorial_02", "--strict", "bogus"], ["strict"]),
+    (["--stage", ",,"], ["no stage id given"]),          # was exit 0, "no stages registered ... nothing to run"
+    (["time", "--stage", ",,"], ["no stage id given"]),
 ])
 def test_bad_arguments_are_usage_errors(lab, argv, words, tmp_path):
     if argv[0] == "export":

@@ -82,3 +82,29 @@ def test_compare_two_designs_side_by_side():
                                            ("missing.py", "no such file")])
 def test_compare_bad_targets_are_usage_errors(target, needle):
     _usage_error(_time("--compare", target, "nvfp4_gemv:512,4096,2"), needle)
+
+
+@pytest.mark.parametrize("target,needle", [
+    ("nvfp4_gemv:512,4096,2:x,y", "--config x,y"),                 # was exit 4 (internal error: ValueError)
+    ("nvfp4_gemv:512,200,2", "multiple of 32"),                    # was exit 4 (make_gemv's ValueError)
+    ("nvfp4_gemm:100,256,256,1", "multiple of the tile M"),        # was exit 4
+    ("nvfp4_gemv:100000,100000,100", "too large"),                 # was an allocation of the whole problem first
+    ("nvfp4_gemv:512,4096,2:0,0,0", "out of range"),               # was an NVRTC compile error
+    ("nvfp4_gemm:128,256,256,1:4,2,2", "nvfp4_gemv only"),         # was accepted and ignored
+    ("nvfp4_gemv:512,4096,2:4,2,2:9", "PROBLEM:SHAPE[:CONFIG]")])  # was accepted, ':9' ignored
+def test_compare_targets_get_the_problem_checks(target, needle):
+    """A ``--compare`` PROBLEM:SHAPE[:CONFIG] target is checked as ``--problem/--shape/--config`` are (issue 26 audit)."""
+    _usage_error(_time("--compare", "nvfp4_gemv:512,4096,2", target), needle)
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--compare", "nvfp4_gemv:512,4096,2", "nvfp4_gemv:512,4096,2", "--stage", "B1"], "--compare and --stage"),
+    (["--compare", "nvfp4_gemv:512,4096,2", "nvfp4_gemv:512,4096,2", "s.py"], "--compare and script s.py"),
+    (["--stage", "B1", "--problem", "nvfp4_gemv", "--shape", "512,4096,2"], "--problem and --stage"),
+    (["--compare", "nvfp4_gemv:512,4096,2", "nvfp4_gemv:512,4096,2", "--sensitivity"], "not with --compare"),
+    (["--compare", "nvfp4_gemv:512,4096,2", "nvfp4_gemv:512,4096,2", "--trace", "t.json"], "not with --compare"),
+    (["--stage", "B1", "--shape", "512,4096,2"], "--shape applies to --problem only")])
+def test_an_option_that_would_be_ignored_is_a_usage_error(args, needle):
+    """Two modes at once (--compare / --problem / --stage / a script), or an option the chosen mode ignores, is refused
+    before anything runs (issue 26 audit: the first mode won and the rest was ignored without a word)."""
+    _usage_error(_time(*args), needle)

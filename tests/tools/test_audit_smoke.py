@@ -1,4 +1,4 @@
-"""A quick subset of the reliability audit (tools/audit/audit.py --smoke: 8 of its ~480 cases, one per kind of
+"""A quick subset of the reliability audit (tools/audit/audit.py --smoke: 8 of its ~600 cases, one per kind of
 failure the audit looks for) runs in CI; the whole audit is a tool (its table is in NOTES.md)."""
 from __future__ import annotations
 

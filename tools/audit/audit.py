@@ -2,7 +2,8 @@
 
     python tools/audit/audit.py [--workers 2] [--only SUBSTRING] [--smoke] [--json report.json] [--seed N]
 
-Categories (tools/audit/cases.py): every CLI subcommand and flag, every PTXLAB_* setting, the library API, kernels
+Categories (tools/audit/cases.py): every CLI subcommand and flag (``lab.py exec`` with cuda-python driver-API misuse,
+``time --compare`` targets), every PTXLAB_* setting, the library API (engine selection included), kernels
 with classic bugs (the sanitizer corpus and runaway loops), kills mid-run (SIGINT / SIGTERM / SIGKILL at random
 times during stage runs with dumps and during exports), concurrent runs (stage runs, exports, dump writers,
 compiles), full / read-only / damaged cache and output locations (a small tmpfs when root can mount one, else a

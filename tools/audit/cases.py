@@ -1,4 +1,4 @@
-"""The audit's cases, by category (tools/audit/audit.py runs them; tools/audit/README.md has the table of categories).
+"""The audit's cases, by category (tools/audit/audit.py runs them; its docstring lists the categories).
 
 Every case says which exit statuses are right. Usage errors are 2 (one ``error:`` line, nothing recorded), a stage
 failure 1, an emulator fault reached through the library API is an exception of the ptxlab hierarchy (the API
@@ -70,7 +70,7 @@ def cli_cases() -> List[Case]:
     c("unknown-subcommand", "frobnicate")
     c("run-unknown-flag", "--frob")
     c("run-unknown-stage", "--stage", "Z9")
-    c("run-empty-stage", "--stage", ",,", ok=(0, 1, 2))
+    c("run-empty-stage", "--stage", ",,")
     c("run-bad-backend", "--backend", "tpu")
     c("run-bad-debug", "--debug", "bogus")
     c("run-dump-is-file", "--stage", "B1", "--dump", "{sandbox}/state.json")
@@ -103,7 +103,8 @@ def cli_cases() -> List[Case]:
                      (["--problem", "nvfp4_gemm", "--variant", "3sm"], (2,)),
                      (["--problem", "nvfp4_gemm", "--variant", "2sm", "--splits", "4"], (2,)),
                      (["--problem", "matmul"], (2,)), (["--out", "{sandbox}"], (2,)), (["--out", "{sandbox}/no/dir/s.py"], (2,)),
-                     (["--out", "/proc/s.py"], (2,)), (["--problem", "nvfp4_gemm", "--splits", "auto", "--out", "{sandbox}/s.py"], (0,)),
+                     (["--out", "/proc/s.py"], (2,)), (["--problem", "nvfp4_gemm", "--variant", "1sm", "--splits", "auto", "--out", "{sandbox}/s.py"], (0,)),
+                     (["--problem", "nvfp4_gemm", "--splits", "auto", "--out", "{sandbox}/s.py"], (2,)),
                      (["--out", "{sandbox}/s.py"], (0,))):
         c("export-" + "-".join(a.strip("-")[:10] for a in argv), "export", *argv, ok=ok,
           check=_export_ok if ok == (0,) else None)
@@ -127,6 +128,24 @@ def cli_cases() -> List[Case]:
                  ["example_99"], ["tutorial_02", "--backend", "tpu"], ["tutorial_02", "--m", "x"]):
         c("cutlass-" + "-".join(a.strip("-")[:10] for a in argv), "cutlass", *argv)
     c("cutlass-list", "cutlass", ok=(0,))
+    for target in ("a", "nvfp4_gemv", "nope:1,2,3", "{sandbox}/missing.py", "nvfp4_gemv:512,4096",
+                   "nvfp4_gemv:512,4096,2:x,y", "nvfp4_gemv:512,200,2", "nvfp4_gemm:100,256,256,1",
+                   "nvfp4_gemv:100000,100000,100", "nvfp4_gemv:512,4096,2:0,0,0", "nvfp4_gemm:128,256,256,1:4,2,2",
+                   "nvfp4_gemv:512,4096,2:4,2,2:9", f"nvfp4_gemm_2sm:128,256,{2**40},1"):
+        c("time-compare-" + Path(target).name[:30], "time", "--compare", "nvfp4_gemv:512,4096,2", target)
+    c("time-compare-one-target", "time", "--compare", "nvfp4_gemv:512,4096,2")
+    two = ["--compare", "nvfp4_gemv:512,4096,2", "nvfp4_gemv:512,4096,2"]
+    for name, argv in (("compare-and-stage", [*two, "--stage", "B1"]), ("compare-and-script", [*two, "{sandbox}/ok.py"]),
+                       ("compare-sensitivity", [*two, "--sensitivity"]), ("compare-png", [*two, "--png", "{sandbox}/t.png"]),
+                       ("stage-and-problem", ["--stage", "B1", "--problem", "nvfp4_gemv", "--shape", "512,4096,2"]),
+                       ("shape-no-problem", ["--stage", "B1", "--shape", "512,4096,2"])):
+        c(f"time-{name}", "time", *argv, setup=_scripts)     # one of the two would be ignored: a usage error
+    c("time-compare-no-launch", "time", "--compare", "{sandbox}/ok.py", "{sandbox}/ok.py", ok=(1,), setup=_scripts)
+    for argv, ok in (([], (2,)), (["{sandbox}/missing.py"], (2,)), (["{sandbox}"], (2,)), (["--frob", "{sandbox}/ok.py"], (2,)),
+                     (["{sandbox}/ok.py"], (0,)), (["{sandbox}/five.py"], (5,)), (["--no-torch-cuda", "{sandbox}/ok.py"], (0,))):
+        c("exec-" + "-".join(Path(a).name.strip("-")[:12] for a in argv), "exec", *argv, ok=ok, setup=_scripts)
+    for action in DRIVER_FAULTS:        # driver calls that must fail with an error code (exit 3), never a traceback
+        c(f"exec-driver-{action}", "exec", "{sandbox}/drv.py", action, ok=(3,), setup=_scripts)
     for argv in (["{sandbox}/none.npz"], ["{sandbox}"], ["{sandbox}/state.json"], ["{sandbox}/partial.npz"],
                  ["{sandbox}/good.npz", "--key", "nope"], ["{sandbox}/good.npz", "--limit", "-1"],
                  ["{sandbox}/good.npz", "--decode", "hex"], ["{sandbox}/good.npz", "{sandbox}/partial.npz"],
@@ -143,6 +162,66 @@ def cli_cases() -> List[Case]:
     c("graduate-list", "graduate", "--list", ok=(0,))
     c("graduate-stages-dir-missing", "graduate", "Z1", "--stages-dir", "{sandbox}/nope")
     return out
+
+
+# a cuda-python driver-API script for ``lab.py exec``: exit 3 when the call named by argv[1] returned an error code,
+# 0 when it succeeded (a bad call accepted)
+DRIVER_SCRIPT = textwrap.dedent('''
+    import sys
+    import numpy as np
+    from cuda.bindings import driver as cu
+    PTX = (".version 8.0\\n.target sm_90\\n.address_size 64\\n.visible .entry bad(.param .u64 p) { .reg .b64 rd1; "
+           ".reg .b32 r1; ld.param.u64 rd1, [p]; mov.u32 r1, 5; st.global.u32 [rd1+4096], r1; ret; }\\n")
+    def ok(r):
+        if r[0] != cu.CUresult.CUDA_SUCCESS:
+            print("driver error:", r[0].name)
+            sys.exit(3)
+        return r[1] if len(r) > 1 else None
+    action = sys.argv[1]
+    if action == "no-init":
+        ok(cu.cuMemAlloc(64))
+    ok(cu.cuInit(0))
+    if action == "no-context":
+        ok(cu.cuMemAlloc(64))
+    ctx = ok(cu.cuCtxCreate(None, 0, 0))
+    if action == "alloc-huge":
+        ok(cu.cuMemAlloc(2**62))
+    if action == "copy-wild":
+        ok(cu.cuMemcpyHtoD(12345, np.zeros(4, np.uint32).ctypes.data, 16))
+    if action == "image-garbage":
+        ok(cu.cuModuleLoadData(b"garbage\\0"))
+    if action == "ptx-bad":
+        ok(cu.cuModuleLoadData(b".version 8.0\\n.target sm_90\\n.address_size 64\\nbogus;\\0"))
+    mod = ok(cu.cuModuleLoadData(PTX.encode() + b"\\0"))
+    if action == "function-unknown":
+        ok(cu.cuModuleGetFunction(mod, b"nope"))
+    fn = ok(cu.cuModuleGetFunction(mod, b"bad"))
+    buf = ok(cu.cuMemAlloc(16))
+    arg = np.array([int(buf)], np.uint64)
+    ptrs = np.array([arg.ctypes.data], np.uint64)
+    if action == "block-too-big":
+        ok(cu.cuLaunchKernel(fn, 1, 1, 1, 2048, 1, 1, 0, 0, ptrs.ctypes.data, 0))
+    if action == "stream-wild":
+        ok(cu.cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, 12345, ptrs.ctypes.data, 0))
+    if action == "sync-destroyed-stream":
+        st = ok(cu.cuStreamCreate(0))
+        ok(cu.cuStreamDestroy(st))
+        ok(cu.cuStreamSynchronize(st))
+    if action == "double-free":
+        ok(cu.cuMemFree(buf))
+        ok(cu.cuMemFree(buf))
+    if action == "kernel-fault":
+        ok(cu.cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, 0, ptrs.ctypes.data, 0))
+        ok(cu.cuCtxSynchronize())
+''')
+DRIVER_FAULTS = ("no-init", "no-context", "alloc-huge", "copy-wild", "image-garbage", "ptx-bad", "function-unknown",
+                 "block-too-big", "stream-wild", "sync-destroyed-stream", "double-free", "kernel-fault")
+
+
+def _scripts(sb: Path) -> None:
+    (sb / "ok.py").write_text("raise SystemExit(0)\n")
+    (sb / "five.py").write_text("import sys\nsys.exit(5)\n")
+    (sb / "drv.py").write_text(DRIVER_SCRIPT)
 
 
 def _dumps(sb: Path) -> None:
@@ -195,6 +274,11 @@ def settings_cases() -> List[Case]:
             if good:
                 out.append(Case(f"env-{s.name}-valid", "PTXLAB_* settings", ["lab.py", "list"], env={s.name: good},
                                 ok_rc=(0,)))
+    for s in settings.SETTINGS:        # the commands added since (exec) check the settings before the script runs
+        raws = BAD_VALUES[s.kind]
+        if s.group in ("emu", "driver", "timing") and raws:
+            out.append(Case(f"env-{s.name}-{raws[0]}-exec", "PTXLAB_* settings", ["lab.py", "exec", "{sandbox}/ok.py"],
+                            env={s.name: raws[0]}, stderr_has=s.name, setup=_scripts))
     for name, raw, stage in (("PTXLAB_STAGE_A_FAULT", "bogus", "A1"), ("PTXLAB_STAGE_D4_BROKEN", "bogus", "D4"),
                              ("PTXLAB_STAGE_A_ARCH", "sm_75", "A1"), ("PTXLAB_DUMP_DIR", "{sandbox}/state.json", "B1"),
                              ("PTXLAB_STAGES_DIR", "{sandbox}/nope", "B1"), ("PTXLAB_STATE_FILE", "{sandbox}", "B1"),
@@ -264,6 +348,10 @@ def api_cases() -> List[Case]:
         "open-memory": "ptxlab.open_device('emu', memory=5)",
         "open-timing": "ptxlab.open_device('emu', timing='a100')",
         "open-cuda-emu-option": "ptxlab.open_device('cuda', budget=1)",
+        "open-engine": "ptxlab.open_device('emu', engine='bogus')",
+        "open-engine-int": "ptxlab.open_device('emu', engine=3)",
+        "open-workers": "ptxlab.open_device('emu', workers=2)",
+        "open-timing-sample": "ptxlab.open_device('emu', timing='b200', timing_sample='bogus')",
         "compile-empty": "ptxlab.compile('', arch='sm_90a')",
         "compile-arch": "ptxlab.compile('extern \"C\" __global__ void k() {}', arch='sm_7')",
         "compile-options-str": "ptxlab.compile('extern \"C\" __global__ void k() {}', arch='sm_90a', options='-O3')",
@@ -274,6 +362,11 @@ def api_cases() -> List[Case]:
     for name, body in bad.items():
         needs = pre if any(w in body for w in ("dev.", "mod", " o")) else ""
         out.append(Case(f"api-{name}", "library API", api(needs + body), ok_rc=(3,), timeout=180))
+    for engine in ("native", "interp"):     # both engines run the same launch right (exit 0)
+        body = pre.replace("open_device('emu')", f"open_device('emu', engine={engine!r})") + (
+            "dev.launch(mod, 'k', grid=1, block=32, args=[o, np.uint32(7)])\n"
+            "assert (dev.to_host(o, np.uint32)[:7] == 7).all()\n")
+        out.append(Case(f"api-engine-{engine}-ok", "library API", api(body), ok_rc=(0,)))
     out.append(Case("api-ok", "library API", api(pre + "dev.launch(mod, 'k', grid=(1,), block=[32], args=[o, np.uint32(5)])"),
                     ok_rc=(0,)))
     return out
