@@ -17,7 +17,10 @@ biggest wait of the busiest warp role, the config the plan chose; --png-dir writ
 Every row carries the model version: the git tree hash of ptxlab/timing (``model``), so a table can be re-made when
 the model changes (--cache reuses rows of the same model, kernel sources and candidate). Parameters:
 ptxlab/timing/params.py (B200 table: datasheets and publications; unsourced values listed with their sensitivity by
---sensitivity). Never fitted to any measured B200 time.
+--sensitivity; with --every-shape on every shape, plus a table of each kernel's geomean in every scenario). --before
+prints the before/after table against the rows of an earlier model. Timed launches read TMA boxes row by row
+(``tma_row_reads``) so the timing recorder charges their bytes (``--tma-gather``: the emulator's fast path, which the
+recorder does not see). Never fitted to any measured B200 time.
 """
 from __future__ import annotations
 
