@@ -2,7 +2,8 @@
 and of every GEMM design candidate (ptx_docs/production_gemm.md "Design space").
 
     python benchmarks/predict_b200.py [--gpu b200] [--only KERNEL ...] [--png-dir DIR] [--json OUT.json]
-                                      [--cache CACHE.json] [--sensitivity] [--list]
+                                      [--cache CACHE.json] [--sensitivity [--every-shape]] [--before OLD.json]
+                                      [--list]
     python benchmarks/predict_b200.py --check-tests [--only CANDIDATE ...] [--max-work W]   # bit-exactness
 
 --check-tests runs each GEMM candidate (every CTA emulated, no timing) on ptxlab.gpumode.GEMM_TESTS with fresh data
@@ -16,7 +17,10 @@ biggest wait of the busiest warp role, the config the plan chose; --png-dir writ
 Every row carries the model version: the git tree hash of ptxlab/timing (``model``), so a table can be re-made when
 the model changes (--cache reuses rows of the same model, kernel sources and candidate). Parameters:
 ptxlab/timing/params.py (B200 table: datasheets and publications; unsourced values listed with their sensitivity by
---sensitivity). Never fitted to any measured B200 time.
+--sensitivity; with --every-shape on every shape, plus a table of each kernel's geomean in every scenario). --before
+prints the before/after table against the rows of an earlier model. Timed launches read TMA boxes row by row
+(``tma_row_reads``) so the timing recorder charges their bytes (``--tma-gather``: the emulator's fast path, which the
+recorder does not see). Never fitted to any measured B200 time.
 """
 from __future__ import annotations
 
@@ -38,6 +42,22 @@ from ptxlab.timing import cli, trace_export  # noqa: E402
 
 
 _LAST: Dict[str, Any] = {}   # the last candidate run's c (check_tests)
+
+
+_GATHER = {"on": True}        # whether TMA loads use the emulator's one-gather path (see tma_row_reads)
+
+
+def tma_row_reads(on: bool = True) -> None:
+    """Make the emulator read TMA boxes row by row (``heap.read_bytes`` per row, its reference path) instead of one
+    gather of all rows (``heap_rows``, the fast path since the engine merge). The timing recorder
+    (ptxlab/timing/trace.py, ``_complete``) learns a TMA load's global sectors by spying on ``heap.read_bytes``; the
+    gather bypasses it, so every TMA load of a timed launch is charged 0 DRAM / L2 / fill bytes (NOTES.md 2026-11-27,
+    gemm2). Same bytes either way; only the recorder's view differs. Remove when the recorder sees gathers."""
+    from ptxlab.emu.hw import tma
+    from ptxlab.emu.ops import bulk_copy
+
+    bulk_copy.heap_rows = (lambda buf, base: (lambda addrs, n: None)) if on else tma.heap_rows
+    _GATHER["on"] = not on
 
 
 def _gemm(**kw: Any) -> Callable[[Any, Any], None]:
@@ -189,6 +209,9 @@ def _timed(name: str, shape, gpu: str):
         warnings.simplefilter("ignore", TimingSampleWarning)
         CANDIDATES[name][1](dev, gpumode.generate_gemm(m, n, k, l, 1))
     t = dev.last_timing
+    if t.amounts.get("tma_ops") and not (t.amounts.get("dram_bytes") or t.amounts.get("l2_bytes")):
+        print(f"WARNING: {name} {shape}: {t.amounts['tma_ops']:.0f} TMA operations charged no DRAM / L2 bytes (the "
+              "timing recorder did not see their reads; see tma_row_reads)", file=sys.stderr, flush=True)
     return t, {}
 
 
@@ -203,6 +226,9 @@ def row_of(name: str, shape, gpu: str, t, wall: float, model: str, sources: str)
     return {"kernel": name, "shape": list(shape), "predicted_us": round(t.us, 2), "bound": t.bound,
             "top_resources": {k: round(v, 2) for k, v in top}, "ctas": t.ctas, "ctas_per_sm": t.ctas_per_sm,
             "busy_sms": t.busy_sms, "grid": list(t.grid), "sampled": t.sampled, "wall_s": round(wall, 1),
+            "dram_mb": round(t.amounts.get("dram_bytes", 0.0) / 1e6, 2),
+            "l2_mb": round(t.amounts.get("l2_bytes", 0.0) / 1e6, 2),
+            "tma_reads": "gather" if _GATHER["on"] else "rows",
             "biggest_wait": (f"warp {waits[0][1]}: {waits[0][2]} {waits[0][0] / (t.clock_ghz * 1e3):.2f} us"
                              if waits else ""), "gpu": gpu, "model": model, "sources": sources}
 
@@ -217,18 +243,22 @@ def jobs_for(only) -> list:
     return jobs
 
 
-def rows(gpu: str, png_dir=None, sens: bool = False, only=None, cache: Optional[Path] = None) -> list:
+def rows(gpu: str, png_dir=None, sens: bool = False, only=None, cache: Optional[Path] = None,
+         sens_every: bool = False) -> list:
     model = model_version()
     cached = {}
     if cache is not None and cache.exists():
         for r in json.loads(cache.read_text()):
-            cached[(r["kernel"], tuple(r["shape"]), r.get("gpu"), r.get("model"), r.get("sources"))] = r
+            cached[(r["kernel"], tuple(r["shape"]), r.get("gpu"), r.get("model"), r.get("sources"),
+                 r.get("tma_reads", "gather"))] = r
     out = []
     first = set()
     for name, shape in jobs_for(only):
         sources = sources_version(name)
-        key = (name, tuple(shape), gpu, model, sources)
-        if key in cached and not (png_dir or (sens and name not in first)):
+        key = (name, tuple(shape), gpu, model, sources, "gather" if _GATHER["on"] else "rows")
+        want_sens = sens and (sens_every or name not in first)
+        if key in cached and not (png_dir or (want_sens and not cached[key].get(
+                "sensitivity_all" if sens_every else "sensitivity"))):
             out.append(cached[key])
             print(f"{name:>20} {'x'.join(map(str, shape)):>16}: {cached[key]['predicted_us']:8.2f} us PREDICTED "
                   "(cached)", flush=True)
@@ -237,8 +267,10 @@ def rows(gpu: str, png_dir=None, sens: bool = False, only=None, cache: Optional[
         t0 = time.perf_counter()
         t, _ = _timed(name, shape, gpu)
         row = row_of(name, shape, gpu, t, time.perf_counter() - t0, model, sources)
-        if sens and name not in first:
-            row["sensitivity"] = [(n, round(lo, 2), round(hi, 2)) for n, lo, hi in cli.sensitivity(t, gpu)[:6]]
+        if want_sens:
+            row["sensitivity"] = [(n, round(lo, 2), round(hi, 2)) for n, lo, hi in
+                                  cli.sensitivity(t, gpu)[:None if sens_every else 6]]
+            row["sensitivity_all"] = sens_every
         if png_dir:
             from ptxlab.production.plan_gemm import GEMM_VARIANT
 
@@ -251,7 +283,8 @@ def rows(gpu: str, png_dir=None, sens: bool = False, only=None, cache: Optional[
         print(f"{name:>20} {'x'.join(map(str, shape)):>16}: {t.us:8.2f} us PREDICTED, bound {t.bound}; "
               f"{row['biggest_wait']} ({row['wall_s']:.1f} s)", flush=True)
         if cache is not None:   # keep what is done, so an interrupted run resumes
-            keep = {(r["kernel"], tuple(r["shape"]), r.get("gpu"), r.get("model"), r.get("sources")): r
+            keep = {(r["kernel"], tuple(r["shape"]), r.get("gpu"), r.get("model"), r.get("sources"),
+                 r.get("tma_reads", "gather")): r
                     for r in (json.loads(cache.read_text()) if cache.exists() else [])}
             keep[key] = row
             cache.write_text(json.dumps(list(keep.values()), indent=1))
@@ -271,6 +304,54 @@ def geomeans(rs: list) -> dict:
             if set(d) == want}
 
 
+def sensitivity_ranking(rs: list) -> list:
+    """Markdown lines: per scenario (one unsourced parameter x0.5 or x2, from rows that carry every shape's
+    sensitivity, --every-shape) each GEMM kernel's geomean over the 3 shapes, and the fastest; [] without such rows."""
+    base = geomeans(rs)
+    scen: Dict[tuple, list] = {}
+    for r in rs:
+        for name, lo, hi in r.get("sensitivity", ()):
+            for f, us in (("x0.5", lo), ("x2", hi)):
+                scen.setdefault((name, f), []).append({**r, "predicted_us": us})
+    table = {k: geomeans(v) for k, v in scen.items()}
+    kernels = sorted({k for g in table.values() for k in g}, key=lambda k: base.get(k, 1e9))
+    if not kernels:
+        return []
+    out = ["", "| scenario | " + " | ".join(kernels) + " | fastest |", "|---|" + "---:|" * len(kernels) + "---|",
+           "| table's values | " + " | ".join(f"{base[k]:.2f}" for k in kernels) + f" | {kernels[0]} |"]
+    for (name, f), g in sorted(table.items()):
+        if set(g) != set(kernels):
+            continue
+        best = min(g, key=g.get)
+        out.append(f"| {name} {f} | " + " | ".join(f"{g[k]:.2f}" for k in kernels) + f" | {best} |")
+    return out
+
+
+def compare_table(before: list, after: list) -> str:
+    """Markdown: every GEMM candidate of `after` sorted by its geomean, each shape's predicted µs with the `before`
+    prediction (another model) in parentheses, and the bounds: the before/after table of a model change."""
+    shapes = [(b["m"], b["n"], b["k"], b["l"]) for b in gpumode.GEMM_BENCHMARKS]
+    old = {(r["kernel"], tuple(r["shape"])): r for r in before}
+    new = {(r["kernel"], tuple(r["shape"])): r for r in after}
+    g_old, g_new = geomeans(before), geomeans(after)
+    models = [sorted({r.get("model", "?") for r in x}) for x in (before, after)]
+    head = " | ".join(f"{'x'.join(map(str, s[:3]))} µs" for s in shapes)
+    lines = [f"| candidate | what | {head} | geomean µs | bound (per shape) |",
+             "|---|---|" + "---:|" * (len(shapes) + 1) + "---|"]
+
+    def cell(k, s):
+        o = old.get((k, s))
+        return f"{new[(k, s)]['predicted_us']:.2f}" + (f" ({o['predicted_us']:.2f})" if o else "")
+
+    for k in sorted(g_new, key=g_new.get):
+        what = CANDIDATES[k][0] if k in CANDIDATES else k
+        go = f" ({g_old[k]:.2f})" if k in g_old else ""
+        lines.append(f"| {k} | {what} | " + " | ".join(cell(k, s) for s in shapes) + f" | {g_new[k]:.2f}{go} | "
+                     + " / ".join(new[(k, s)]["bound"] for s in shapes) + " |")
+    lines += ["", f"Model {', '.join(models[1])}; in parentheses: model {', '.join(models[0])}."]
+    return "\n".join(lines)
+
+
 def markdown(rs: list, gpu: str) -> str:
     lines = [f"| kernel | shape | predicted {gpu.upper()} µs | bound | busiest resources | CTAs (per SM, SMs busy) | "
              "biggest wait (per warp) |", "|---|---|---:|---|---|---|---|"]
@@ -282,6 +363,7 @@ def markdown(rs: list, gpu: str) -> str:
     if g:
         lines += ["", "| kernel | geomean over the 3 GEMM shapes, µs |", "|---|---:|"]
         lines += [f"| {k} | {v:.2f} |" for k, v in sorted(g.items(), key=lambda kv: kv[1])]
+    lines += sensitivity_ranking(rs)
     models = sorted({r.get("model", "?") for r in rs})
     lines += ["", f"model (git tree of ptxlab/timing): {', '.join(models)}"]
     return "\n".join(lines)
@@ -293,9 +375,17 @@ def main(argv=None) -> int:
     ap.add_argument("--png-dir")
     ap.add_argument("--json")
     ap.add_argument("--cache", help="JSON of earlier rows: rows of the same model, sources and candidate are reused")
-    ap.add_argument("--sensitivity", action="store_true")
+    ap.add_argument("--sensitivity", action="store_true",
+                    help="replay each kernel's first shape with every unsourced parameter x0.5 and x2")
+    ap.add_argument("--every-shape", action="store_true",
+                    help="--sensitivity on every shape, all unsourced parameters: the table then ranks the kernels' "
+                         "geomeans in each scenario (is the fastest still the fastest?)")
     ap.add_argument("--only", nargs="*", help="kernels / candidates to predict (default: all)")
     ap.add_argument("--list", action="store_true", help="list the GEMM candidates and exit")
+    ap.add_argument("--tma-gather", action="store_true",
+                    help="keep the emulator's one-gather TMA reads, which the timing recorder does not see (every TMA "
+                         "byte uncharged); default: row-by-row reads (tma_row_reads)")
+    ap.add_argument("--before", help="JSON of an earlier run (another model): print the before/after table too")
     ap.add_argument("--check-tests", action="store_true",
                     help="run the GEMM candidates on GEMM_TESTS (all CTAs, no timing), bit-exact against their model")
     ap.add_argument("--max-work", type=int, default=10**9, help="--check-tests: skip shapes with more work units")
@@ -311,10 +401,15 @@ def main(argv=None) -> int:
     if args.check_tests:
         return check_tests(args.only, args.max_work,
                            None if args.tests is None else {int(x) for x in args.tests.split(",") if x.strip()})
+    if not args.tma_gather:
+        tma_row_reads()
     if args.png_dir:
         Path(args.png_dir).mkdir(parents=True, exist_ok=True)
-    rs = rows(args.gpu, args.png_dir, args.sensitivity, args.only, Path(args.cache) if args.cache else None)
+    rs = rows(args.gpu, args.png_dir, args.sensitivity, args.only, Path(args.cache) if args.cache else None,
+              args.every_shape)
     print(markdown(rs, args.gpu))
+    if args.before:
+        print("\n" + compare_table(json.loads(Path(args.before).read_text()), rs))
     if args.json:
         Path(args.json).write_text(json.dumps(rs, indent=2))
     return 0

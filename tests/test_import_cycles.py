@@ -135,7 +135,8 @@ def describe(graph: Dict[str, Set[str]], cycles: List[List[str]]) -> str:
 # ------------------------------------------------------------------------------------------------ the package
 def test_ptxlab_has_no_import_time_cycle() -> None:
     graph = import_graph(REPO, "ptxlab")
-    assert len(graph) > 50 and graph["ptxlab.production.gemv"] == {"ptxlab.production.plan_gemv"}
+    assert len(graph) > 50
+    assert graph["ptxlab.production.gemv"] == {"ptxlab.production.host_io", "ptxlab.production.plan_gemv"}
     cycles = find_cycles(graph)
     assert not cycles, describe(graph, cycles)
 

@@ -43,6 +43,7 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
+from ptxlab.production.host_io import POISON, free_all, physical, sf_physical
 # the host-side plan (tile constants, shape checks, SMEM sizes, tensor maps, split-K choice) has one implementation,
 # plan_gemm.py, which the self-contained gpu-mode adapter imports too (the exporter inlines it there)
 from ptxlab.production.plan_gemm import (B200_SMS, BK_BYTES, BM, DEFAULT_STAGES, GEMM_VARIANT, KERNEL_FILE,
@@ -57,7 +58,6 @@ __all__ = ["KERNEL_FILE", "KERNEL_NAME", "BLOCKS_USED", "THREADS", "compile_gemm
 
 BLOCKS_USED = ("common.cuh", "mbarrier.cuh", "tma.cuh", "tmem.cuh", "scales.cuh", "mma.cuh", "epilogue.cuh",
                "splitk.cuh", "pair.cuh")
-POISON = 0xFF
 
 
 @lru_cache(maxsize=None)
@@ -132,15 +132,6 @@ class SplitKWorkspace:
 
     def free(self) -> None:
         free_all(self.dev, (self.ws, self.counters))
-
-
-def free_all(dev: Any, bufs: Any) -> None:
-    """Free device buffers, best effort (cleanup after a launch that may have failed)."""
-    for buf in bufs:
-        try:
-            dev.free(buf)
-        except Exception:
-            pass
 
 
 def _check_module(module: Any, bn: int, splits: int, pair: bool = False, atomic: bool = False) -> None:
@@ -229,16 +220,6 @@ def model_c_splitk(problem: Any, splits: int) -> np.ndarray:
     return np.stack(out, axis=2)
 
 
-def _physical(x: np.ndarray) -> np.ndarray:
-    """(rows, cols, L) gpu-mode view -> its (L, rows, cols) bytes, contiguous."""
-    return np.ascontiguousarray(np.asarray(x).transpose(2, 0, 1))
-
-
-def _sf_physical(sf_perm: np.ndarray) -> np.ndarray:
-    """gpu-mode (32, 4, rest_m, 4, rest_k, L) permuted SF -> its memory (L, rest_m, rest_k, 32, 4, 4), flat bytes."""
-    return np.ascontiguousarray(np.asarray(sf_perm).transpose(5, 2, 4, 0, 1, 3)).reshape(-1)
-
-
 def nvfp4_gemm(dev: Any, problem: Any, *, bn: Optional[int] = None, stages: Optional[int] = None,
                module: Optional[Any] = None, report: Optional[Dict[str, Any]] = None,
                wait_probes: int = 0, splits: int = 1, workspace: Optional[SplitKWorkspace] = None,
@@ -296,8 +277,8 @@ def nvfp4_gemm(dev: Any, problem: Any, *, bn: Optional[int] = None, stages: Opti
     mod = compile_gemm(bn, s, wait_probes, splits, variant, reduce) if module is None else module
     if module is not None:
         _check_module(module, bn, splits, pair, reduce == "atomic")
-    a_h, b_h = _physical(p.a), _physical(p.b)
-    sfa_h, sfb_h = _sf_physical(p.sfa_permuted), _sf_physical(p.sfb_permuted)
+    a_h, b_h = physical(p.a), physical(p.b)
+    sfa_h, sfb_h = sf_physical(p.sfa_permuted), sf_physical(p.sfb_permuted)
     # every map parameter comes from the gpu-mode adapter's pure function (one source of truth for both hosts)
     prm = tensor_map_params(m, n, k, l, bn, pair)
     for name, h in (("sfa", sfa_h), ("sfb", sfb_h)):

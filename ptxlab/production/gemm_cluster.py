@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
-from ptxlab.production.gemm import POISON, _physical, _sf_physical, free_all
+from ptxlab.production.host_io import POISON, free_all, physical, sf_physical
 from ptxlab.production.plan_gemm import (CLUSTER_KERNEL_FILE, CLUSTER_KERNEL_NAME, cluster_launch_plan,
                                          cluster_options, cluster_stage_bytes, cluster_tensor_map_params, sfb_share)
 
@@ -61,8 +61,8 @@ def run_cluster(dev: Any, problem: Any, *, config: Optional[Dict[str, int]] = No
     mod = compile_cluster(bn, c, s, wait_probes) if module is None else module
     _check_module(mod, bn, c, s)
     prm = cluster_tensor_map_params(m, n, k, l, bn, c)
-    hosts = {"a": _physical(p.a), "b": _physical(p.b), "sfa": _sf_physical(p.sfa_permuted),
-             "sfb": _sf_physical(p.sfb_permuted)}
+    hosts = {"a": physical(p.a), "b": physical(p.b), "sfa": sf_physical(p.sfa_permuted),
+             "sfb": sf_physical(p.sfb_permuted)}
     for name in ("sfa", "sfb"):
         want = prm[name]["global_shape"][0] * prm[name]["global_shape"][1]
         if hosts[name].size != want:

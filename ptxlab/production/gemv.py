@@ -11,6 +11,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from ptxlab.production.host_io import physical
 # config tuples (rows_per_warp, warps, unroll, ksplit, prefetch) and the per-shape choice live in plan_gemv.py, which
 # the self-contained gpu-mode adapter imports too (the exporter inlines it there): one definition for both
 from ptxlab.production.plan_gemv import (CONFIG_NAMES, DEFAULT_CONFIG, config_defines, fits, full_config, is_flat,
@@ -92,11 +93,6 @@ def launch_gemv(dev: Any, mod: Any, a: Any, b: Any, sfa: Any, sfb: Any, c: Any, 
     grid, block, smem = launch_plan(m, k, l, config)
     dev.launch(mod, KERNEL_NAME, grid=grid, block=block, shared_bytes=smem,
                args=[a, b, sfa, sfb, c, np.int32(m), np.int32(k), np.int32(l)])
-
-
-def physical(x: np.ndarray) -> np.ndarray:
-    """(rows, cols, L) gpu-mode view -> its (L, rows, cols) bytes, contiguous (a view when already so laid out)."""
-    return np.ascontiguousarray(np.asarray(x).transpose(2, 0, 1))
 
 
 def run_gemv(problem: Any, device: Any = "emu", arch: str = "sm_90a", poison: int = 0xFF,
