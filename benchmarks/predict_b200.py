@@ -52,7 +52,9 @@ def tma_row_reads(on: bool = True) -> None:
     gather of all rows (``heap_rows``, the fast path since the engine merge). The timing recorder
     (ptxlab/timing/trace.py, ``_complete``) learns a TMA load's global sectors by spying on ``heap.read_bytes``; the
     gather bypasses it, so every TMA load of a timed launch is charged 0 DRAM / L2 / fill bytes (NOTES.md 2026-11-27,
-    gemm2). Same bytes either way; only the recorder's view differs. Remove when the recorder sees gathers."""
+    gemm2). Same bytes either way; only the recorder's view differs. Since main 2eef974 the recorder turns the gather
+    off itself while it records (ptxlab/timing/trace.py, ``heap.gather_rows``), so this switch only cross-checks the
+    two read paths; tests/timing/test_timing.py::test_mma_bound_gemm_runs_at_the_tensor_core_rate guards the fix."""
     from ptxlab.emu.hw import tma
     from ptxlab.emu.ops import bulk_copy
 
