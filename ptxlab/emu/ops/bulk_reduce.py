@@ -3,9 +3,10 @@
 Asynchronous like the bulk copies of bulk_copy.py (validated and located at issue, performed by the async engine,
 completed through the bulk async-group or the mbarrier's complete-tx): each destination element becomes
 ``redOp(destination, source)``.  Element rules (9.7.9.25.4.2): integer add wraps; .inc/.dec as in atom
-(``cur >= src ? 0 : cur + 1``, ``cur == 0 || cur > src ? src : cur - 1``); .add.f32 rounds to nearest even and flushes
-subnormal inputs and results ("the current implementation"), .add.noftz.f16/.bf16 keep subnormals, .f64 add is IEEE
-round-to-nearest; .min/.max of .f16/.bf16 return the other operand when one is NaN (canonical NaN when both are).
+(``cur >= src ? 0 : cur + 1``, ``cur == 0 || cur > src ? src : cur - 1``); .add.f32 rounds to nearest even and, as
+the H100 does, keeps subnormals (the ISA's note says "the current implementation" flushes them); .add.noftz.f16/.bf16
+keep subnormals, .f64 add is IEEE round-to-nearest with a 0x7ff8... operand giving 0x7ff8... (other NaN cases
+refused: unmeasured); .min/.max of .f16/.bf16 return the other operand when one is NaN (canonical NaN when both are).
 The tensor form reduces the box of the tensor map (tile mode) into global memory, element type from the map.
 """
 from __future__ import annotations
@@ -28,12 +29,28 @@ _TMAP = {"UINT32": "u32", "INT32": "s32", "UINT64": "u64", "INT64": "s64", "FLOA
          "FLOAT16": "f16", "BFLOAT16": "bf16", "FLOAT32_FTZ": "f32"}
 
 
+_F64_QNAN = np.uint64(0x7FF8000000000000)
+
+
 def reduce_elems(op: str, ty: str, cur: np.ndarray, src: np.ndarray) -> np.ndarray:
     """New destination elements (storage dtype) of one bulk reduction."""
     if ty == "f32" and op == "add":
-        return f32_add(cur, src, "rn", True).astype(np.uint32)
+        # no flush: the H100 keeps a subnormal destination plus +0 (0x800002ca + 0 -> 0x800002ca; H100 corpus
+        # bulk_reduce, 2026-11-27) where the ISA's "current implementation" note says subnormals are flushed
+        return f32_add(cur, src, "rn", False).astype(np.uint32)
     if ty == "f64" and op == "add":
-        return f64_add(cur, src, "rn").astype(np.uint64)
+        r = f64_add(cur, src, "rn").astype(np.uint64)
+        nan = np.isnan(r.view(np.float64))
+        if nan.any():
+            c, s = np.asarray(cur, np.uint64)[nan], np.asarray(src, np.uint64)[nan]
+            measured = ((c == _F64_QNAN) | (s == _F64_QNAN)) & \
+                (~np.isnan(c.view(np.float64)) | (c == _F64_QNAN)) & (~np.isnan(s.view(np.float64)) | (s == _F64_QNAN))
+            if not measured.all():
+                raise EmuError("not implemented: cp.reduce.async.bulk .add.f64 whose result is a NaN other than "
+                               "0x7ff8000000000000 + x (the H100 returned 0x7ff8000000000000 for that; created NaNs "
+                               "and other payloads are unmeasured: ptx_docs/isa_coverage_notes.md)")
+            r[nan] = _F64_QNAN
+        return r
     if ty in ("f16", "bf16") and op in ("min", "max"):
         r = minmax_vals(_half_vals(cur, ty), _half_vals(src, ty), op == "max", False)
         import ml_dtypes
