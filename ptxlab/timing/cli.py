@@ -219,11 +219,13 @@ def _run_problem(problem: str, shape, gpu, config=None, sample=None, seed: int =
         from ptxlab.production.gemv_tcgen05 import run_gemv_tcgen05
         m, k, l = shape
         run_gemv_tcgen05(gpumode.generate_gemv(m, k, l, seed), device=dev)
-    else:   # nvfp4_gemm (1-SM default) or nvfp4_gemm_2sm (the opt-in cta_group::2 variant, 2-CTA clusters)
+    else:   # nvfp4_gemm: the production default (PTXLAB_GEMM_VARIANT, "cluster" unless set); nvfp4_gemm_2sm: the
+        # opt-in cta_group::2 variant (2-CTA clusters)
         from ptxlab.production.gemm import nvfp4_gemm
+        from ptxlab.production.plan_gemm import resolve_variant
         m, n, k, l = shape
         nvfp4_gemm(dev, gpumode.generate_gemm(m, n, k, l, seed),
-                   variant="2sm" if problem == "nvfp4_gemm_2sm" else "1sm")
+                   variant="2sm" if problem == "nvfp4_gemm_2sm" else resolve_variant())
     return dev.last_timing
 
 

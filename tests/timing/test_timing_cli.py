@@ -108,3 +108,17 @@ def test_an_option_that_would_be_ignored_is_a_usage_error(args, needle):
     """Two modes at once (--compare / --problem / --stage / a script), or an option the chosen mode ignores, is refused
     before anything runs (issue 26 audit: the first mode won and the rest was ignored without a word)."""
     _usage_error(_time(*args), needle)
+
+
+def test_time_problem_gemm_times_the_production_default(capsys, monkeypatch):
+    """`lab.py time --problem nvfp4_gemm` predicts the GEMM users get (the default variant, cluster), and
+    PTXLAB_GEMM_VARIANT selects another, as it does for the production call."""
+    from ptxlab.lab.cli import main
+
+    monkeypatch.delenv("PTXLAB_GEMM_VARIANT", raising=False)
+    assert main(["time", "--problem", "nvfp4_gemm", "--shape", "128,512,512,1", "--gpu", "b200"]) == 0
+    assert "nvfp4_gemm_cluster — PREDICTED on B200" in capsys.readouterr().out
+    monkeypatch.setenv("PTXLAB_GEMM_VARIANT", "1sm")
+    assert main(["time", "--problem", "nvfp4_gemm", "--shape", "128,512,512,1", "--gpu", "b200"]) == 0
+    out = capsys.readouterr().out
+    assert "PREDICTED on B200" in out and "nvfp4_gemm_cluster" not in out
