@@ -44,7 +44,7 @@ def test_lab_time_returns_the_scripts_exit_status(tmp_path, rng):
     as ``lab.py exec`` would."""
     n = int(rng.integers(300, 900))
     wrapper = tmp_path / "w.py"
-    wrapper.write_text(f"import runpy, sys\nsys.argv = [{str(SCRIPTS / 'driver_axpy.py')!r}, '5', '{n}']\n"
+    wrapper.write_text(f"import runpy, sys\nfrom cuda.bindings import driver  # a cuda-python script\nsys.argv = [{str(SCRIPTS / 'driver_axpy.py')!r}, '5', '{n}']\n"
                        f"try:\n    runpy.run_path(sys.argv[0], run_name='__main__')\nexcept SystemExit:\n    pass\nsys.exit(3)\n")
     p = _lab_time(wrapper)
     assert p.returncode == 3, p.stdout[-3000:] + p.stderr[-3000:]

@@ -122,3 +122,16 @@ def test_time_problem_gemm_times_the_production_default(capsys, monkeypatch):
     assert main(["time", "--problem", "nvfp4_gemm", "--shape", "128,512,512,1", "--gpu", "b200"]) == 0
     out = capsys.readouterr().out
     assert "PREDICTED on B200" in out and "nvfp4_gemm_cluster" not in out
+
+
+def test_time_installs_the_driver_layer_only_for_cuda_front_ends(tmp_path):
+    """`lab.py time script.py` prepares the CUDA driver layer (as `lab.py exec`) for scripts that import a CUDA front
+    end, and not for scripts that use ptxlab's own API (the layer stays for the rest of the process)."""
+    from ptxlab.timing.cli import uses_cuda_frontend
+
+    cases = {"from cuda.bindings import driver\n": True, "import cutlass.cute as cute\n": True,
+             "  import torch\n": True, "import numpy as np, ptxlab\n": False, "# import torch\nx = 1\n": False}
+    for i, (text, want) in enumerate(cases.items()):
+        f = tmp_path / f"s{i}.py"
+        f.write_text(text)
+        assert uses_cuda_frontend(str(f)) is want, text
