@@ -18,9 +18,9 @@ Every row carries the model version: the git tree hash of ptxlab/timing (``model
 the model changes (--cache reuses rows of the same model, kernel sources and candidate). Parameters:
 ptxlab/timing/params.py (B200 table: datasheets and publications; unsourced values listed with their sensitivity by
 --sensitivity; with --every-shape on every shape, plus a table of each kernel's geomean in every scenario). --before
-prints the before/after table against the rows of an earlier model. Timed launches read TMA boxes row by row
-(``tma_row_reads``) so the timing recorder charges their bytes (``--tma-gather``: the emulator's fast path, which the
-recorder does not see). Never fitted to any measured B200 time.
+prints the before/after table against the rows of an earlier model (every TMA byte is charged: the timing recorder
+turns the emulator's one-gather TMA read off while it records, ptxlab/timing/trace.py). Never fitted to any measured
+B200 time.
 """
 from __future__ import annotations
 
@@ -42,24 +42,6 @@ from ptxlab.timing import cli, trace_export  # noqa: E402
 
 
 _LAST: Dict[str, Any] = {}   # the last candidate run's c (check_tests)
-
-
-_GATHER = {"on": True}        # whether TMA loads use the emulator's one-gather path (see tma_row_reads)
-
-
-def tma_row_reads(on: bool = True) -> None:
-    """Make the emulator read TMA boxes row by row (``heap.read_bytes`` per row, its reference path) instead of one
-    gather of all rows (``heap_rows``, the fast path since the engine merge). The timing recorder
-    (ptxlab/timing/trace.py, ``_complete``) learns a TMA load's global sectors by spying on ``heap.read_bytes``; the
-    gather bypasses it, so every TMA load of a timed launch is charged 0 DRAM / L2 / fill bytes (NOTES.md 2026-11-27,
-    gemm2). Same bytes either way; only the recorder's view differs. Since main 2eef974 the recorder turns the gather
-    off itself while it records (ptxlab/timing/trace.py, ``heap.gather_rows``), so this switch only cross-checks the
-    two read paths; tests/timing/test_timing.py::test_mma_bound_gemm_runs_at_the_tensor_core_rate guards the fix."""
-    from ptxlab.emu.hw import tma
-    from ptxlab.emu.ops import bulk_copy
-
-    bulk_copy.heap_rows = (lambda buf, base: (lambda addrs, n: None)) if on else tma.heap_rows
-    _GATHER["on"] = not on
 
 
 def _gemm(**kw: Any) -> Callable[[Any, Any], None]:
@@ -213,7 +195,7 @@ def _timed(name: str, shape, gpu: str):
     t = dev.last_timing
     if t.amounts.get("tma_ops") and not (t.amounts.get("dram_bytes") or t.amounts.get("l2_bytes")):
         print(f"WARNING: {name} {shape}: {t.amounts['tma_ops']:.0f} TMA operations charged no DRAM / L2 bytes (the "
-              "timing recorder did not see their reads; see tma_row_reads)", file=sys.stderr, flush=True)
+              "timing recorder did not see their reads: ptxlab/timing/trace.py, heap.gather_rows)", file=sys.stderr, flush=True)
     return t, {}
 
 
@@ -230,7 +212,6 @@ def row_of(name: str, shape, gpu: str, t, wall: float, model: str, sources: str)
             "busy_sms": t.busy_sms, "grid": list(t.grid), "sampled": t.sampled, "wall_s": round(wall, 1),
             "dram_mb": round(t.amounts.get("dram_bytes", 0.0) / 1e6, 2),
             "l2_mb": round(t.amounts.get("l2_bytes", 0.0) / 1e6, 2),
-            "tma_reads": "gather" if _GATHER["on"] else "rows",
             "biggest_wait": (f"warp {waits[0][1]}: {waits[0][2]} {waits[0][0] / (t.clock_ghz * 1e3):.2f} us"
                              if waits else ""), "gpu": gpu, "model": model, "sources": sources}
 
@@ -245,19 +226,22 @@ def jobs_for(only) -> list:
     return jobs
 
 
+def _key(r: dict) -> tuple:
+    """A row's identity in a --cache file: kernel, shape, GPU, model and kernel-source versions."""
+    return (r["kernel"], tuple(r["shape"]), r.get("gpu"), r.get("model"), r.get("sources"))
+
+
 def rows(gpu: str, png_dir=None, sens: bool = False, only=None, cache: Optional[Path] = None,
          sens_every: bool = False) -> list:
     model = model_version()
     cached = {}
     if cache is not None and cache.exists():
-        for r in json.loads(cache.read_text()):
-            cached[(r["kernel"], tuple(r["shape"]), r.get("gpu"), r.get("model"), r.get("sources"),
-                 r.get("tma_reads", "gather"))] = r
+        cached = {_key(r): r for r in json.loads(cache.read_text())}
     out = []
     first = set()
     for name, shape in jobs_for(only):
         sources = sources_version(name)
-        key = (name, tuple(shape), gpu, model, sources, "gather" if _GATHER["on"] else "rows")
+        key = (name, tuple(shape), gpu, model, sources)
         want_sens = sens and (sens_every or name not in first)
         if key in cached and not (png_dir or (want_sens and not cached[key].get(
                 "sensitivity_all" if sens_every else "sensitivity"))):
@@ -285,9 +269,7 @@ def rows(gpu: str, png_dir=None, sens: bool = False, only=None, cache: Optional[
         print(f"{name:>20} {'x'.join(map(str, shape)):>16}: {t.us:8.2f} us PREDICTED, bound {t.bound}; "
               f"{row['biggest_wait']} ({row['wall_s']:.1f} s)", flush=True)
         if cache is not None:   # keep what is done, so an interrupted run resumes
-            keep = {(r["kernel"], tuple(r["shape"]), r.get("gpu"), r.get("model"), r.get("sources"),
-                 r.get("tma_reads", "gather")): r
-                    for r in (json.loads(cache.read_text()) if cache.exists() else [])}
+            keep = {_key(r): r for r in (json.loads(cache.read_text()) if cache.exists() else [])}
             keep[key] = row
             cache.write_text(json.dumps(list(keep.values()), indent=1))
     return out
@@ -384,9 +366,6 @@ def main(argv=None) -> int:
                          "geomeans in each scenario (is the fastest still the fastest?)")
     ap.add_argument("--only", nargs="*", help="kernels / candidates to predict (default: all)")
     ap.add_argument("--list", action="store_true", help="list the GEMM candidates and exit")
-    ap.add_argument("--tma-gather", action="store_true",
-                    help="keep the emulator's one-gather TMA reads, which the timing recorder does not see (every TMA "
-                         "byte uncharged); default: row-by-row reads (tma_row_reads)")
     ap.add_argument("--before", help="JSON of an earlier run (another model): print the before/after table too")
     ap.add_argument("--check-tests", action="store_true",
                     help="run the GEMM candidates on GEMM_TESTS (all CTAs, no timing), bit-exact against their model")
@@ -403,8 +382,6 @@ def main(argv=None) -> int:
     if args.check_tests:
         return check_tests(args.only, args.max_work,
                            None if args.tests is None else {int(x) for x in args.tests.split(",") if x.strip()})
-    if not args.tma_gather:
-        tma_row_reads()
     if args.png_dir:
         Path(args.png_dir).mkdir(parents=True, exist_ok=True)
     rs = rows(args.gpu, args.png_dir, args.sensitivity, args.only, Path(args.cache) if args.cache else None,

@@ -1,6 +1,6 @@
-"""benchmarks/predict_b200.py: the TMA read path its timed launches use (tma_row_reads: the timing recorder must see
-every TMA load's global reads, or the DRAM / L2 bytes of a TMA-fed kernel are charged as zero), and the tables it
-prints from rows (before/after table, geomeans under the sensitivity scenarios)."""
+"""benchmarks/predict_b200.py: its timed launches charge every TMA load's global reads (the timing recorder must see
+them, or the DRAM / L2 bytes of a TMA-fed kernel are charged as zero), and the tables it prints from rows
+(before/after table, geomeans under the sensitivity scenarios)."""
 from __future__ import annotations
 
 import importlib.util
@@ -24,31 +24,22 @@ def pb():
     sys.modules[spec.name] = mod
     spec.loader.exec_module(mod)
     yield mod
-    mod.tma_row_reads(False)          # leave the emulator's fast TMA path as the rest of the suite expects
     sys.modules.pop(spec.name, None)
 
 
-def test_row_reads_charge_tma_bytes_and_keep_the_result(pb, rng) -> None:
-    """A timed cluster-GEMM launch with row-by-row TMA reads: DRAM + L2 bytes at least B's (every CTA's B tile is
-    read once from somewhere), c (every CTA emulated) bit-exact vs the tensor-core model; the switch restores the
-    gather path."""
+def test_timed_tma_launch_charges_its_bytes_and_keeps_the_result(pb, rng) -> None:
+    """A timed cluster-GEMM launch: DRAM + L2 bytes at least B's (every CTA's B tile is read once from somewhere), c
+    (every CTA emulated) bit-exact vs the tensor-core model; afterwards the emulator's one-gather TMA path is back."""
     seed = int(rng.integers(1 << 31))
     p = gpumode.generate_gemm(128, 256, 512, 1, seed)
-    pb.tma_row_reads(True)
-    try:
-        dev = ptxlab.open_device("emu", timing="b200", timing_sample="all")   # every CTA: c complete
-        c = nvfp4_gemm(dev, p, config={"bn": 64, "cluster": 2, "stages": 2, "warm": 1})
-        amounts = dev.last_timing.amounts
-    finally:
-        pb.tma_row_reads(False)
+    dev = ptxlab.open_device("emu", timing="b200", timing_sample="all")   # every CTA: c complete
+    c = nvfp4_gemm(dev, p, config={"bn": 64, "cluster": 2, "stages": 2, "warm": 1})
+    amounts = dev.last_timing.amounts
     assert amounts["tma_ops"] > 0
     b_bytes = 256 * 512 // 2
     assert amounts["dram_bytes"] + amounts["l2_bytes"] >= b_bytes, (seed, amounts)
     assert (c.view(np.uint16) == model_c(p).view(np.uint16)).all(), f"seed={seed}"
-    from ptxlab.emu.hw import tma
-    from ptxlab.emu.ops import bulk_copy
-
-    assert bulk_copy.heap_rows is tma.heap_rows and pb._GATHER["on"]
+    assert getattr(dev.heap, "gather_rows", True)        # the recorder's switch is gone after the launch
 
 
 def _rows(kernel: str, us: tuple, model: str, sens=None) -> list:

@@ -36,11 +36,6 @@ from ..hw.tma import check_bulk_copy, heap_rows, plan_tensor_load, plan_tensor_s
 __all__ = ["bulk_groups"]
 
 
-def _NO_GATHER(addrs, nbytes):
-    """A rows reader that declines (plan_tensor_load then reads row by row through heap.read_bytes)."""
-    return None
-
-
 # ------------------------------------------------------------------------------------------------ helpers
 def _sel(st, m) -> np.ndarray:
     return np.arange(st.T)[st.status == machine.RUN] if m is None else np.flatnonzero(m)
@@ -139,7 +134,7 @@ class _TensorLoad:
         try:
             # the one-gather row reader is the fast path; the timing recorder (ptxlab/timing/trace.py) watches
             # heap.read_bytes and turns the gather off while it records, so every TMA byte is charged
-            rows = heap_rows(heap.buf, GLOBAL_BASE) if getattr(heap, "gather_rows", True) else _NO_GATHER
+            rows = heap_rows(heap.buf, GLOBAL_BASE) if getattr(heap, "gather_rows", True) else None
             plan = plan_tensor_load(self.spec, self.coords, self.dst, heap.read_bytes, rows)
         except EmuError as exc:
             _fault_from(st, self.ins, self.thread, exc)
