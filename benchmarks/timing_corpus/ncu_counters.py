@@ -43,7 +43,7 @@ METRICS = (
 
 
 def kernels(only) -> list:
-    return manifest.select("calibration", only)
+    return manifest.select(os.environ.get("PTXLAB_NCU_PART", "calibration"), only)
 
 
 def available(metrics, query_text: str) -> list:
@@ -117,7 +117,8 @@ def wrapper(args) -> int:
     rep = {"device": smi.stdout.strip(), "command": " ".join(cmd[:4] + ["<metrics>"] + cmd[5:]),
            "metrics_missing": sorted(set(METRICS) - set(metrics)),
            "ncu_rc": p.returncode, "ncu_stderr_tail": p.stderr[-1500:], "checks": launches, "kernels": rows}
-    (out / f"ncu_counters_{gpu}_calibration.json").write_text(json.dumps(rep, indent=1) + "\n")
+    part = os.environ.get("PTXLAB_NCU_PART", "calibration")
+    (out / f"ncu_counters_{gpu}_{part}.json").write_text(json.dumps(rep, indent=1) + "\n")
     print(f"{'kernel':58s} {'us':>9s} {'inst M':>8s} {'DRAM rd MB':>10s} {'wr MB':>7s} {'L2 rd req M':>11s} top stall")
     for name, m in rows.items():
         stall = max(STALLS, key=lambda s: _num(m.get(f"smsp__average_warps_issue_stalled_{s}_per_issue_active.ratio")))
@@ -136,11 +137,15 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("mode", nargs="?", default="run", choices=("run", "driver"))
     ap.add_argument("--part", default="calibration", help="calibration only (the validation part is refused)")
+    ap.add_argument("--spent-validation", action="store_true",
+                    help="allow --part validation/all: only once the validation part's round is over (measured and "
+                         "reported, 2026-11-27) and a fresh validation set takes its place (ptx_docs/timing_validation.md)")
     ap.add_argument("--only", nargs="*", help="substrings of kernel names")
     ap.add_argument("--timeout", type=int, default=480)
     args = ap.parse_args(argv)
-    if args.part not in ("calibration", "cal"):
+    if args.part not in ("calibration", "cal") and not args.spent_validation:
         ap.error(f"--part {args.part}: only the calibration part may be diagnosed (the validation part is held out)")
+    os.environ["PTXLAB_NCU_PART"] = {"cal": "calibration", "val": "validation"}.get(args.part, args.part)
     return driver(args.only) if args.mode == "driver" else wrapper(args)
 
 
