@@ -145,7 +145,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.part not in ("calibration", "cal") and not args.spent_validation:
         ap.error(f"--part {args.part}: only the calibration part may be diagnosed (the validation part is held out)")
-    os.environ["PTXLAB_NCU_PART"] = {"cal": "calibration", "val": "validation"}.get(args.part, args.part)
+    if args.mode == "run":   # the driver (ncu's child) inherits the part from the environment
+        os.environ["PTXLAB_NCU_PART"] = {"cal": "calibration", "val": "validation"}.get(args.part, args.part)
     return driver(args.only) if args.mode == "driver" else wrapper(args)
 
 
