@@ -115,3 +115,13 @@ def test_public_kernel_full_emulation(name, public_root) -> None:
     k = {k.name: k for k in manifest_round2.kernels("small")}[name]
     r = check_round2.check_one(k, public_root)
     assert r["ok"] and r["written"] == r["total"] > 0, r
+
+
+def test_measure_check_path_on_a_public_kernel(public_root) -> None:
+    """measure.py --part val2's build + full check (the GPU adds the timed launches only), here on the emulator."""
+    import ptxlab
+    from timing_corpus import measure
+    k = {k.name: k for k in manifest_round2.kernels("small")}["tongkaio/device_transpose_v3"]
+    row = measure.measure_one(k, ptxlab.open_device("emu"), None, None, False, 10, 0, public_root, {})
+    assert row["split"] == "val2" and row["check"]["ok"] and row["check"]["written"] == row["check"]["total"]
+    assert "median_us" not in row
