@@ -21,11 +21,12 @@ SIZES = {
                  rows=8192, cols=1024,      # LeetCUDA's per-row norms: one row (token) per CTA, hidden size 1024
                  tk_m=12800, tk_n=1280,     # Tongkaio's transpose: the size of its main()
                  sm_rows=1 << 17, sm_cols=64,   # Tongkaio's softmax_matrix: its N = 64, rows scaled up from 2048
-                 sg=1024,                   # BBuf's (YHs') SGEMMs, M = N = K (its main: 4096; 2048 predicts in 2 min)
+                 sg=(1024, 512),            # YHs' SGEMM (BBuf): M = N, K (its main: 4096^3; 1024^3 predicts in
+                                            # 150 s here at load 8, K = 512 in about half)
                  nadd=10_000_000,           # PaddleJitLab's vector add: its main()'s N
                  bs=4_000_000,              # cuda-samples BlackScholes: its OPT_N
                  sp=(1024, 8192)),          # cuda-samples scalarProd: vectors x elements (its main: 256 x 4096)
-    "small": dict(nact=2048, rows=3, cols=1024, tk_m=80, tk_n=48, sm_rows=96, sm_cols=64, sg=256, nadd=3000,
+    "small": dict(nact=2048, rows=3, cols=1024, tk_m=80, tk_n=48, sm_rows=96, sm_cols=64, sg=(256, 64), nadd=3000,
                   bs=2048, sp=(130, 2048)),
 }
 
@@ -97,7 +98,7 @@ def _tongkaio(z: dict) -> list:
     # left out: softmax_row_kernel / softmax_col_kernel (lane 0 writes s_max_val / s_sum to shared memory and the
     # other lanes read it with no __syncwarp between: a data race by the PTX ISA; the emulator's racecheck stops)
     for e, axis in (("softmax_row_kernel2", "rows"), ("softmax_col_kernel2", "cols")):
-        rows = SM_ROWS if axis == "rows" else SM_ROWS // 4     # the column kernels: 64 CTAs walk all rows
+        rows = SM_ROWS if axis == "rows" else SM_ROWS // 8     # the column kernel: 64 CTAs walk all rows
         out.append(_k("tongkaio", "tongkaio", files, e,
                       ("rownorm", (("rows", rows), ("cols", SM_COLS), ("op", "softmax"), ("axis", axis))),
                       (rows if axis == "rows" else SM_COLS, 1, 1), (32, 1, 1),
@@ -106,8 +107,8 @@ def _tongkaio(z: dict) -> list:
 
 
 def _bbuf(z: dict) -> list:
-    SG, d = z["sg"], "cuda-mode/code/YHs_Sample/cuda/gemm/"
-    g = ("gemm", (("M", SG), ("N", SG), ("K", SG), ("alpha_beta", False)))
+    (SG, K), d = z["sg"], "cuda-mode/code/YHs_Sample/cuda/gemm/"
+    g = ("gemm", (("M", SG), ("N", SG), ("K", K), ("alpha_beta", False)))
     abc = ("ptr:A", "ptr:B", "ptr:C", "u32:M", "u32:N", "u32:K")
     return [_k(MISC, "bbuf", [d + "sgemm.cu"], "sgemm_128x128x8_kernel", g, (SG // 128, SG // 128, 1),
                (256, 1, 1), abc + ("u32:A_ldg_step", "u32:B_ldg_step")),
