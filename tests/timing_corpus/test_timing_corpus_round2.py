@@ -1,14 +1,17 @@
 """Round 2 of the corpus (manifest_round2.py, part "val2"): the set is frozen, new to the corpus and from >= 5 public
 projects; its problem families' references are right; and real round-2 kernels build, run on the emulator (every
-CTA, small size) and pass their full check.  The last test needs two small public repositories (Tongkaio's
-CUDA_Kernel_Samples, PaddleJitLab's CUDATutorial): taken from the source cache when there, else fetched from GitHub
-at their pinned commits into a temporary cache (fetch.py; digests checked)."""
+CTA, small size) and pass their full check.  The last tests need two small public repositories (Tongkaio's
+CUDA_Kernel_Samples, PaddleJitLab's CUDATutorial): taken from the source cache when there, else from
+$PTXLAB_CORPUS_MIRROR or GitHub at their pinned commits into a temporary cache (fetch.py; digests checked); without
+any of these they fail, saying so."""
 from __future__ import annotations
 
 import hashlib
 import math
+import os
 import sys
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -104,7 +107,14 @@ def public_root(tmp_path_factory):
     if all(sources.cached_path(root, sources.SOURCES[k], p).is_file() for k in keys for p in sources.SOURCES[k].files):
         return root
     root = tmp_path_factory.mktemp("corpus_sources")
-    fetch.fetch(root, None, verbose=False, keys=keys)
+    mirror = os.environ.get("PTXLAB_CORPUS_MIRROR")
+    try:
+        fetch.fetch(root, Path(mirror) if mirror else None, verbose=False, keys=keys)
+    except Exception as e:  # noqa: BLE001
+        raise RuntimeError(f"the round-2 emulation tests need {[sources.SOURCES[k].repo for k in keys]} at their "
+                           "pinned commits: not in the source cache, and fetching them failed "
+                           f"({type(e).__name__}: {e}); run `python benchmarks/timing_corpus/fetch.py` on a machine "
+                           "with network, or set PTXLAB_CORPUS_MIRROR / PTXLAB_CORPUS_SOURCES") from e
     return root
 
 
