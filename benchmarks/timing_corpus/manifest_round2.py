@@ -21,12 +21,13 @@ SIZES = {
                  rows=8192, cols=1024,      # LeetCUDA's per-row norms: one row (token) per CTA, hidden size 1024
                  tk_m=12800, tk_n=1280,     # Tongkaio's transpose: the size of its main()
                  sm_rows=1 << 17, sm_cols=64,   # Tongkaio's softmax_matrix: its N = 64, rows scaled up from 2048
+                 emb=(16384, 32000, 1024),  # LeetCUDA's embedding: tokens, vocabulary, embedding size
                  sg=(1024, 512),            # YHs' SGEMM (BBuf): M = N, K (its main: 4096^3; 1024^3 predicts in
                                             # 150 s here at load 8, K = 512 in about half)
                  nadd=10_000_000,           # PaddleJitLab's vector add: its main()'s N
                  bs=4_000_000,              # cuda-samples BlackScholes: its OPT_N
                  sp=(1024, 8192)),          # cuda-samples scalarProd: vectors x elements (its main: 256 x 4096)
-    "small": dict(nact=2048, rows=3, cols=1024, tk_m=80, tk_n=48, sm_rows=96, sm_cols=64, sg=(256, 64), nadd=3000,
+    "small": dict(nact=2048, rows=3, cols=1024, tk_m=80, tk_n=48, sm_rows=96, sm_cols=64, sg=(256, 64), nadd=3000, emb=(5, 40, 1024),
                   bs=2048, sp=(130, 2048)),
 }
 
@@ -59,6 +60,12 @@ def _leetcuda(z: dict) -> list:
         out.append(_k("leetcuda-activation", "leetcuda", [f"kernels/{op}/{op}.cu"], f"{op}_{v}_kernel",
                       ("elementwise", (("n", NACT), ("op", op), ("dtype", dt))), (NACT // 256, 1, 1),
                       (256 // ACT_PACK[v], 1, 1), ("ptr:x", "ptr:y", "i32:n")))
+    nt, nv, ne = z["emb"]
+    for v, pack in (("f32", 1), ("f32x4", 4), ("f32x4_pack", 4), ("f16", 1), ("f16x8", 8), ("f16x8_pack", 8)):
+        dt = "float32" if v.startswith("f32") else "float16"     # grid(N), block(emb_size / pack): its binding
+        out.append(_k("leetcuda-embedding", "leetcuda", ["kernels/embedding/embedding.cu"], f"embedding_{v}_kernel",
+                      ("embedding", (("tokens", nt), ("vocab", nv), ("emb", ne), ("dtype", dt))), (nt, 1, 1),
+                      (ne // pack, 1, 1), ("ptr:idx", "ptr:weight", "ptr:y", "i32:tokens", "i32:emb")))
     sm, ln, rn = "kernels/softmax/softmax.cu", "kernels/layer-norm/layer_norm.cu", "kernels/rms-norm/rms_norm.cu"
     for f, e, op, pack in ((sm, "softmax_f32_per_token_kernel", "softmax", 1),
                            (sm, "softmax_f32x4_per_token_kernel", "softmax", 4),

@@ -400,7 +400,34 @@ class BlackScholes(Problem):
         return 4 * 5 * self.n
 
 
-FAMILIES = {"gemm": Gemm, "rownorm": RowNorm, "batchdot": BatchDot, "blackscholes": BlackScholes, "block_sums": BlockSums, "gemv": Gemv, "transpose": Transpose,
+@dataclass
+class Embedding(Problem):
+    """y[t, :] = weight[idx[t], :] for ``tokens`` indices into a ``vocab`` x ``emb`` table (LeetCUDA embedding):
+    exact.  Indices are drawn from 1..vocab-1 (non-zero, as every input here)."""
+    ARRAYS = ("idx", "weight", "y")
+    tokens: int = 16384
+    vocab: int = 32000
+    emb: int = 1024
+    dtype: str = "float32"
+
+    def __post_init__(self):
+        self.outputs = ("y",)
+        self.scalars = dict(tokens=self.tokens, emb=self.emb)
+
+    def arrays(self, rng) -> dict:
+        dt = np.dtype(self.dtype)
+        return {"idx": rng.integers(1, self.vocab, self.tokens, dtype=np.int32),
+                "weight": _normal(rng, (self.vocab, self.emb), dt), "y": _poison((self.tokens, self.emb), dt)}
+
+    def reference(self, arrays: dict) -> dict:
+        return {"y": arrays["weight"][arrays["idx"]]}
+
+    @property
+    def bytes(self) -> int:
+        return 4 * self.tokens + 2 * np.dtype(self.dtype).itemsize * self.tokens * self.emb
+
+
+FAMILIES = {"gemm": Gemm, "rownorm": RowNorm, "embedding": Embedding, "batchdot": BatchDot, "blackscholes": BlackScholes, "block_sums": BlockSums, "gemv": Gemv, "transpose": Transpose,
             "elementwise": Elementwise, "sepconv": SeparableConv}
 
 

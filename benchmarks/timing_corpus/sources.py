@@ -81,7 +81,7 @@ SOURCES = {s.key: s for s in [
         "kernels/elu/elu.cu": "888350fe60666479", "kernels/gelu/gelu.cu": "20712b256e00d72f",
         "kernels/hardswish/hardswish.cu": "12a3c10a584cccde", "kernels/hardshrink/hardshrink.cu": "ebc8f0678d0d1401",
         "kernels/softmax/softmax.cu": "4bde8dd15ece10de", "kernels/layer-norm/layer_norm.cu": "57dd78f9285e4c56",
-        "kernels/rms-norm/rms_norm.cu": "00a9afa32632dcbc"}),
+        "kernels/rms-norm/rms_norm.cu": "00a9afa32632dcbc", "kernels/embedding/embedding.cu": "4a14c703c5bdfca7"}),
     Source("cudasamples", "NVIDIA/cuda-samples", "c94ff366aed18c797b8a85dfaac7817b0228b420", "BSD-3-Clause", {
         "Samples/6_Performance/transpose/transpose.cu": "14b15f234a54fbe3",
         "Samples/0_Introduction/matrixMul/matrixMul.cu": "71872f21264d67fa",
