@@ -75,6 +75,25 @@ def test_summarize_parts_and_goals() -> None:
     assert s["val"]["goals"] == {"median<=15%": True, "90%within30%": False, "spearman>=0.9": False}
 
 
+def test_summarize_round2_part() -> None:
+    """Round 2's part (val2) gets its own summary and its own Spearman per series; round 1's parts stay listed."""
+    errs = [0.10, -0.20, 0.05, 0.60]
+    s = report.summarize(_rows(errs, ["c", "c", "c", "d"], ["val2"] * 4, [10.0, 20.0, 30.0, 5.0]))
+    assert s["val2"]["n"] == 4 and s["all"]["n"] == 4 and s["cal"]["n"] == 0
+    assert s["val2"]["median_abs_err"] == pytest.approx((0.10 + 0.20) / 2)
+    assert s["val2"]["within_30"] == pytest.approx(3 / 4)
+    # series c: predicted 11, 16, 31.5 vs measured 10, 20, 30: same order; d: one kernel
+    assert s["val2"]["spearman"] == {"c": pytest.approx(1.0), "d": None}
+    md = report.markdown(report.join(
+        {"kernels": [{"name": r["name"], "series": r["series"], "split": "val2",
+                      "predicted": {"h100": {"us": r["predicted_us"], "bound": "DRAM"}}}
+                     for r in _rows(errs, ["c", "c", "c", "d"], ["val2"] * 4, [10.0, 20.0, 30.0, 5.0])]},
+        {"kernels": [{"name": f"k{i}", "median_us": m, "check": {"ok": True}}
+                     for i, m in enumerate([10.0, 20.0, 30.0, 5.0])]}, "h100")[0], s, "t")
+    assert "* **val2** (4 kernels): median |error| 15.0 %, 75 % within 30 %, max 60.0 %" in md
+    assert "| k3 | val2 | 5.00 | 8.00 | +60.0 % | DRAM |" in md
+
+
 def test_join_and_markdown() -> None:
     pred = {"kernels": [{"name": n, "series": "s", "split": "cal", "predicted": {"h100": {"us": u, "bound": "DRAM"}}}
                         for n, u in (("x", 11.0), ("y", 9.0), ("z", 5.0))]}
