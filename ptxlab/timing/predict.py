@@ -151,11 +151,10 @@ def timed_launch(dev, module, prog, grid, block, params: bytes, dyn_smem: int, g
     emulated = rec_list
     # time one CTA alone only when cloning could pay (never for clusters: a wave holds whole clusters)
     first = rec_list[:1] if len(rec_list) > 2 and csize == 1 else rec_list[:per_wave]
-    t_first = time.perf_counter()
     _run_wave(iprog, rec, trace, dev, first, grid, block, params, dyn_smem, cluster, kw)
-    t_first = time.perf_counter() - t_first
+    n_first = trace.thread_instrs / max(1, len(first))   # emulated work of one CTA: the same on any machine load
     clones = []
-    if csize == 1 and len(rec_list) > 2 and t_first * (len(rec_list) - 1) > emu_budget_s():
+    if csize == 1 and len(rec_list) > 2 and n_first * (len(rec_list) - 1) > emu_budget_instrs():
         # cloning: the other CTAs of the busiest SM are recorded as copies of the first (too slow to emulate each)
         emulated, clones = rec_list[:1], rec_list[1:]
         if mode == "all":
@@ -185,7 +184,8 @@ def timed_launch(dev, module, prog, grid, block, params: bytes, dyn_smem: int, g
         clone_cta(trace, emulated[0], c)
     if clones:
         sampled += (f"; {len(emulated)} CTA emulated and recorded, the busiest SM's other {len(clones)} simulated as "
-                    f"its copies (emulating each would take over {emu_budget_s():.0f} s; PTXLAB_TIMING_EMU_S)")
+                    f"its copies (emulating each would take over {emu_budget_instrs():.3g} thread-instructions; "
+                    f"PTXLAB_TIMING_EMU_INSTRS)")
     emu_s = time.perf_counter() - t0
     ran = len(run_ids) - (len(clones) if mode != "all" else 0)
     if ran < total:
@@ -390,15 +390,17 @@ def _note_tmem(trace: Trace, st) -> None:
         trace.tmem_cols[g] = max(trace.tmem_cols.get(g, 0), cols)
 
 
-def emu_budget_s() -> float:
-    """``PTXLAB_TIMING_EMU_S``: seconds of emulation beyond the first CTA above which the busiest SM's other CTAs
-    are simulated as copies of the first (default 20; 0: always emulate each)."""
+def emu_budget_instrs() -> float:
+    """``PTXLAB_TIMING_EMU_INSTRS``: thread-instructions of emulation beyond the first CTA above which the busiest
+    SM's other CTAs are simulated as copies of the first (default 4e8, about 20 s of a recorded launch on the 2-core
+    reference machine; 0: always emulate each).  A count of emulated work, never seconds: the same launch gives the
+    same prediction bits on an idle or a loaded machine (tests/timing/test_timing_determinism.py)."""
     import os
-    v = os.environ.get("PTXLAB_TIMING_EMU_S", "20").strip()
+    v = os.environ.get("PTXLAB_TIMING_EMU_INSTRS", "4e8").strip()
     try:
         x = float(v)
     except ValueError:
-        raise ValueError(f"PTXLAB_TIMING_EMU_S={v!r}: seconds (0: never clone)") from None
+        raise ValueError(f"PTXLAB_TIMING_EMU_INSTRS={v!r}: thread-instructions (0: never clone)") from None
     return x if x > 0 else float("inf")
 
 
