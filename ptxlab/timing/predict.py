@@ -166,7 +166,10 @@ def timed_launch(dev, module, prog, grid, block, params: bytes, dyn_smem: int, g
     per_cta = trace.thread_instrs / max(1, len(emulated))
     for g in probes:
         full = all(c in in_rest for c in g)
-        pkw = kw if full else {"budget": int((0.3 if clones else 4) * per_cta * len(g)) + 100000}
+        # a probe's footprint must be as complete as the sampled CTA's (memsys.infer compares the two sets): a
+        # probe cut short looks like no translation and every first touch went to DRAM (MatrixMulCUDA<16>: 44x the
+        # compulsory bytes with 0.3x of a CTA's work).  Budget: 1.5x the sampled CTA's work (cloned launches) or 4x
+        pkw = kw if full else {"budget": int((1.5 if clones else 4) * per_cta * len(g)) + 100000}
         try:
             _run_wave(pprog, prec, ptrace, dev, list(g), grid, block, params, dyn_smem, cluster, pkw)
         except Exception as e:          # noqa: BLE001 - a probe cut short: the addresses it read so far count

@@ -130,3 +130,29 @@ def test_uncoalesced_stores_hold_the_warp_at_the_l1():
     assert t.utilization["l1"] >= 0.6, t.utilization
     waits = {k for s in t.warps.values() for k in s["waits"]}
     assert any(k.startswith("store throttle") for k in waits), waits
+
+
+def _smem_sgemm(n: int):
+    kern = "smem"
+    mod = ptxlab.compile(SS.SGEMM, arch="sm_90a", name="sgemm.cu")
+    dev = ptxlab.open_device("emu", timing="h100")
+    rng = np.random.default_rng()
+    a = dev.to_device(rng.standard_normal(n * n).astype(np.float32))
+    b = dev.to_device(rng.standard_normal(n * n).astype(np.float32))
+    c = dev.empty(n * n * 4)
+    grid, block = SS.sgemm_launch(kern, n)
+    dev.launch(mod, kern, grid=grid, block=block, args=[a, b, c, np.int32(n), np.int32(n), np.int32(n)])
+    return dev.last_timing
+
+
+def test_cloned_launch_probes_see_the_whole_footprint(monkeypatch):
+    """Round 2 item 1: when the busiest SM's other CTAs are cloned, the probe CTAs still run a whole CTA's work, so
+    the translation of the operand tiles is found and DRAM reads stay near the compulsory bytes (the old 0.3x probe
+    budget cut the probes short: 'not a translation', every CTA's first touch = DRAM, ~20x here)."""
+    n = 640
+    monkeypatch.setenv("PTXLAB_TIMING_EMU_INSTRS", "1000")     # clone the busiest SM's 3 other CTAs
+    t = _smem_sgemm(n)
+    assert "simulated as its copies" in t.sampled, t.sampled
+    assert "not a translation" not in t.footprint and "stopped early" not in t.footprint, t.footprint
+    compulsory = 2 * n * n * 4
+    assert t.amounts["dram_bytes"] < 2 * compulsory, (t.amounts["dram_bytes"] / compulsory, t.footprint)
