@@ -366,8 +366,9 @@ def _footprint(rec, prec, grid, p, occ, heap, busy_sms, store_bytes: float = 0.0
             sets.setdefault(c, {})[pc] = np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
     gx, gy = grid[0], grid[1]
     block_of = {c: (c % gx, c // gx % gy, c // (gx * gy)) for c in sets}
+    total = grid[0] * grid[1] * grid[2]
     return memsys.infer(sets, block_of, tuple(grid), busy_sms, occ, p.l2_bytes, store_bytes, rec.first_by_stream,
-                        nsampled)
+                        nsampled, memsys.stream_extents(sets, heap), total)
 
 
 def cluster_sample(grid, dims, sms: int) -> tuple:

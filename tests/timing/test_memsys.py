@@ -156,3 +156,24 @@ def test_cloned_launch_probes_see_the_whole_footprint(monkeypatch):
     assert "not a translation" not in t.footprint and "stopped early" not in t.footprint, t.footprint
     compulsory = 2 * n * n * 4
     assert t.amounts["dram_bytes"] < 2 * compulsory, (t.amounts["dram_bytes"] / compulsory, t.footprint)
+
+
+def test_non_translation_reads_are_capped_at_the_compulsory_bytes():
+    """Round 2 item 2: a 1-D-indexed naive transpose reads each 32-B sector 8 times (4 useful bytes each, from 8
+    CTAs n / 256 apart); its footprint is no translation in blockIdx, and the old rule charged every first touch to
+    DRAM (8x the input).  The input (4 MB) fits in L2: DRAM reads are the input once."""
+    n = 1024
+    mod = ptxlab.compile(SS.TRANSPOSE_1D, arch="sm_90a", name="transpose_1d.cu")
+    dev = ptxlab.open_device("emu", timing="h100")
+    rng = np.random.default_rng()
+    x = rng.standard_normal(n * n).astype(np.float32)
+    xin = dev.to_device(x)
+    out = dev.empty(n * n * 4)
+    dev.memset(out, 0xFF)
+    dev.launch(mod, "transpose_1d", grid=(n * n // 256, 1, 1), block=(256, 1, 1), args=[xin, out, np.uint32(n)])
+    t = dev.last_timing
+    assert "not a translation" in t.footprint and "capped at the compulsory bytes" in t.footprint, t.footprint
+    got = dev.to_host(out, np.float32).reshape(n, n)
+    assert np.array_equal(got[0, :256], x.reshape(n, n).T[0, :256])     # CTA 0 (sampled) wrote its 256 elements
+    assert 0.9 * n * n * 4 <= t.amounts["dram_bytes"] <= 1.2 * n * n * 4, (t.amounts["dram_bytes"] / (n * n * 4),
+                                                                             t.footprint)
