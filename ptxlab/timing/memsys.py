@@ -152,7 +152,7 @@ def compulsory_cap(u: float, reads: float, u_all: float, l2_sectors: float) -> f
 def infer(sets: Dict[int, Dict[int, np.ndarray]], block_of: Dict[int, tuple], grid: tuple, busy_sms: int,
           ctas_per_sm: int, l2_bytes: int, store_bytes: float = 0.0, firsts: Optional[Dict[int, int]] = None,
           nsampled: int = 1, extents: Optional[Dict[int, Dict[int, int]]] = None,
-          total_ctas: int = 0) -> GridFootprint:
+          total_ctas: int = 0, store_unique: Optional[float] = None) -> GridFootprint:
     """GridFootprint from per-CTA sector sets {cta: {stream: sorted unique sectors}} of the emulated CTAs
     (``block_of``: cta -> blockIdx).  ``store_bytes``: bytes the grid stores (from the emulated CTAs' mean).  L2 is
     write-back: an output that fits in the part of L2 that keeps dirty lines (WRITE_BACK_L2) stays there and the
@@ -163,6 +163,11 @@ def infer(sets: Dict[int, Dict[int, np.ndarray]], block_of: Dict[int, tuple], gr
     a / the grid's such reads (CTAs of one SM sharing through L1 make fewer L2 reads than sharers)."""
     fp = GridFootprint()
     fp.p_write = 1.0 if store_bytes > WRITE_BACK_L2 * l2_bytes else 0.0
+    if store_unique is not None and store_bytes > 0:
+        # write-back L2: partial writes of one sector merge; only the unique sectors (the output) are written back,
+        # again only as far as the dirty lines exceed the share of L2 that keeps them (compulsory_cap)
+        fp.p_write = 0.0 if store_unique <= WRITE_BACK_L2 * l2_bytes else \
+            compulsory_cap(store_unique / 32, store_bytes / 32, store_unique / 32, WRITE_BACK_L2 * l2_bytes / 32)
     origin = next((c for c, b in block_of.items() if b == (0, 0, 0)), None)
     if origin is None or origin not in sets:
         fp.note = "grid footprint: CTA 0 not emulated; first touch = DRAM"

@@ -374,7 +374,22 @@ def _footprint(rec, prec, grid, p, occ, heap, busy_sms, store_bytes: float = 0.0
     block_of = {c: (c % gx, c // gx % gy, c // (gx * gy)) for c in sets}
     total = grid[0] * grid[1] * grid[2]
     return memsys.infer(sets, block_of, tuple(grid), busy_sms, occ, p.l2_bytes, store_bytes, rec.first_by_stream,
-                        nsampled, memsys.stream_extents(sets, heap), total)
+                        nsampled, memsys.stream_extents(sets, heap), total,
+                        _unique_store_bytes(rec, heap, total, nsampled))
+
+
+def _unique_store_bytes(rec, heap, total: int, nsampled: int) -> float:
+    """The grid's unique stored bytes (an L2 that writes back merges the partial writes of one sector): the sampled
+    CTAs' unique sectors scaled to the grid, at most the buffers they lie in (memsys.stream_extents)."""
+    import numpy as np
+    if not rec.stored_sec:
+        return rec.stored_bulk[0] * 32.0 * total / max(1, nsampled)
+    u = np.unique(np.concatenate(rec.stored_sec))
+    ext = memsys.stream_extents({0: {0: u}}, heap).get(0, {})
+    grid_u = (u.size + rec.stored_bulk[0]) * 32.0 * total / max(1, nsampled)
+    if ext:
+        grid_u = min(grid_u, 32.0 * (sum(ext.values()) + rec.stored_bulk[0] * total / max(1, nsampled)))
+    return grid_u
 
 
 def cluster_sample(grid, dims, sms: int) -> tuple:
