@@ -5,9 +5,13 @@ import time as _time
 
 import numpy as np
 
+import pytest
+
 import ptxlab
 from ptxlab.timing import predict as PR
 from ptxlab.timing import synthetic as S
+
+pytestmark = pytest.mark.filterwarnings("ignore::ptxlab.timing.predict.TimingSampleWarning")
 
 
 class _SlowClock:
