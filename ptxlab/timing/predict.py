@@ -508,7 +508,7 @@ def _achieved(p, r, busy_sms: int, span: float) -> dict:
         # Little's law: the bytes one SM must keep in flight to stream at its DRAM share (or its TMA fill rate, if
         # lower) over the DRAM + TMA latency
         share = p.dram_bw / (p.clock_ghz * 1e9) / max(1, busy_sms)
-        need = min(share, p.tma_bytes_clk) * (p.cycles(p.dram_latency_ns) + p.cycles(p.tma_latency_ns))
+        need = min(share, p.tma_bytes_clk) * (p.cycles(p.dram_latency_ns * p.dram_loaded_factor) + p.cycles(p.tma_latency_ns))
         what = "DRAM share" if share <= p.tma_bytes_clk else "TMA fill rate"
         out["TMA bytes in flight"] = (mean / 1024, peak / 1024, f"KB/SM (mean; peak = the timeline's max; {what} x "
                                       f"latency = {need / 1024:.1f} KB)")
