@@ -184,7 +184,7 @@ H100_SERIES = ("H100 measured here (tools/probes/timing_model_h100.py run, micro
 # loaded / idle DRAM latency: a DRAM read issued while the GPU streams waits behind the other SMs' requests, so
 # the latency that Little's law needs is above the idle pointer chase's.  Fitted (one number, all kernels) on the
 # 73 spent kernels of the issue-21 corpus (round 2 calibration): counters.py --replay dram_latency_ns*F
-LOADED = 1.0
+LOADED = 1.5
 LOADED_SOURCE = ("fitted on the 73 spent corpus kernels (issue 21 round 2 calibration, H100 measured 2026-11-27; "
                  "counters.py --replay dram_latency_ns*F, ptx_docs/timing.md 'Round 2')")
 H100 = _check(GpuParams(
