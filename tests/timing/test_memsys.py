@@ -2,6 +2,9 @@
 shared-memory wavefronts and bank conflicts (CPU only)."""
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -9,6 +12,9 @@ import ptxlab
 from ptxlab.timing import params as P
 from ptxlab.timing import synthetic_series as SS
 from ptxlab.timing.trace import smem_wavefronts
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_timing_sass import _sgemm  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::ptxlab.timing.predict.TimingSampleWarning")
 
@@ -135,26 +141,13 @@ def test_uncoalesced_stores_hold_the_warp_at_the_l1():
     assert t.amounts["dram_bytes"] <= 0.05 * ctas * threads * n * 4, t.amounts
 
 
-def _smem_sgemm(n: int):
-    kern = "smem"
-    mod = ptxlab.compile(SS.SGEMM, arch="sm_90a", name="sgemm.cu")
-    dev = ptxlab.open_device("emu", timing="h100")
-    rng = np.random.default_rng()
-    a = dev.to_device(rng.standard_normal(n * n).astype(np.float32))
-    b = dev.to_device(rng.standard_normal(n * n).astype(np.float32))
-    c = dev.empty(n * n * 4)
-    grid, block = SS.sgemm_launch(kern, n)
-    dev.launch(mod, kern, grid=grid, block=block, args=[a, b, c, np.int32(n), np.int32(n), np.int32(n)])
-    return dev.last_timing
-
-
 def test_cloned_launch_probes_see_the_whole_footprint(monkeypatch):
     """Round 2 item 1: when the busiest SM's other CTAs are cloned, the probe CTAs still run a whole CTA's work, so
     the translation of the operand tiles is found and DRAM reads stay near the compulsory bytes (the old 0.3x probe
     budget cut the probes short: 'not a translation', every CTA's first touch = DRAM, ~20x here)."""
     n = 640
     monkeypatch.setenv("PTXLAB_TIMING_EMU_INSTRS", "1000")     # clone the busiest SM's 3 other CTAs
-    t = _smem_sgemm(n)
+    _, t = _sgemm("smem", n)
     assert "simulated as its copies" in t.sampled, t.sampled
     assert "not a translation" not in t.footprint and "stopped early" not in t.footprint, t.footprint
     compulsory = 2 * n * n * 4
