@@ -132,3 +132,21 @@ def test_markdown_with_before_columns_and_merged_inputs(tmp_path) -> None:
     assert "* **val** (2 kernels): median |error| 30.0 %, 50 % within 30 %, max 50.0 %" in md
     assert "* **BEFORE, cal** (1 kernels): median |error| 50.0 %, 0 % within 30 %, max 50.0 %" in md
     assert "* **BEFORE, val** (2 kernels): median |error| 0.0 %, 100 % within 30 %" in md
+
+
+def test_counters_rows_become_predictions_of_a_replay(tmp_path):
+    """counters.py --as-predicted: a replay's values become the predictions report.py reads (round 2 of issue 21)."""
+    import random
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    sys.path[:0] = [str(root / "benchmarks")]
+    from timing_corpus import counters, manifest
+    names = [k.name for k in manifest.select("all", None)][:3]
+    rows = [{"kernel": n, "us": random.uniform(1, 100), "bound": "DRAM",
+             "replay": {"p*2": {"us": random.uniform(1, 100), "bound": "L2"}}} for n in names]
+    base = counters.as_predicted(rows, "h100")
+    rep = counters.as_predicted(rows, "h100", "p*2", "abc")
+    assert [k["predicted"]["h100"]["us"] for k in base["kernels"]] == [r["us"] for r in rows]
+    assert [k["predicted"]["h100"] for k in rep["kernels"]] == [r["replay"]["p*2"] for r in rows]
+    assert rep["model_commit"] == "abc" and [k["name"] for k in rep["kernels"]] == names
