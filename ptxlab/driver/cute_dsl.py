@@ -25,8 +25,15 @@ from ptxlab.driver.calls import CUresult, dispatch, report
 __all__ = ["setup_env", "patch_cuda_runtime", "watch_dump_dirs", "RUNTIME_PATCHES"]
 
 
-def setup_env(lib_path: Path) -> Path:
-    """Set the DSL's environment (see the module docstring); returns the dump directory."""
+_ENV = ("CUTE_DSL_LIBS", "CUTE_DSL_KEEP", "CUTE_DSL_DUMP_DIR", "CUTE_DSL_LINEINFO")
+
+
+def setup_env(lib_path: Path, undo: list) -> Path:
+    """Set the DSL's environment (see the module docstring); returns the dump directory. Appends to ``undo`` what
+    restores the previous environment."""
+    saved = {k: os.environ.get(k) for k in _ENV}
+    undo.append(lambda: [os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
+                         for k, v in saved.items()])
     runtime = lib_path.parent / "libcute_dsl_runtime.so"
     os.environ["CUTE_DSL_LIBS"] = str(runtime)
     keep = {t.strip().lower() for t in os.environ.get("CUTE_DSL_KEEP", "").split(",") if t.strip()}
@@ -90,13 +97,22 @@ RUNTIME_PATCHES = {
 }
 
 
-def patch_cuda_runtime(state) -> None:
-    """Replace the functions of ``cuda.bindings.runtime`` listed in RUNTIME_PATCHES, served by ``state`` (idempotent)."""
+def patch_cuda_runtime(state):
+    """Replace the functions of ``cuda.bindings.runtime`` listed in RUNTIME_PATCHES, served by ``state`` (idempotent);
+    returns what puts the originals back."""
     _STATE[:] = [state]
     rt = _rt()
+    saved = {}
     for name, fn in RUNTIME_PATCHES.items():
         if getattr(rt, name, None) is not fn:
+            saved[name] = getattr(rt, name, None)
             setattr(rt, name, fn)
+
+    def restore():
+        for name, orig in saved.items():
+            setattr(rt, name, orig)
+        _STATE.clear()
+    return restore
 
 
 def watch_dump_dirs() -> None:
