@@ -2,9 +2,9 @@
 
 * ``CUTE_DSL_LIBS`` -> the stand-in library (it also exports the DSL runtime's ``_cuda*`` entry points,
   ``api_runtime.py``), so the JIT host code's launches reach the emulator;
-* ``CUTE_DSL_KEEP`` += ``ptx,cubin`` and a dump directory (``CUTE_DSL_DUMP_DIR``; unless set, a temporary one that
-  is removed at exit):
-  the DSL writes each kernel's PTX next to its cubin there, and ``images.py`` finds the PTX of the cubin it loads;
+* ``CUTE_DSL_KEEP`` += ``ptx,cubin`` (``CUTE_DSL_KEEP_PTX=1``, ``CUTE_DSL_KEEP_CUBIN=1`` for DSL releases before 4.5)
+  and a dump directory (``CUTE_DSL_DUMP_DIR``; unless set, a temporary one that is removed at exit): the DSL
+  writes each kernel's PTX next to its cubin there, and ``images.py`` finds the PTX of the cubin it loads;
 * ``CUTE_DSL_LINEINFO=1`` unless set: the PTX carries ``.loc`` lines of the kernel's Python source, so emulator
   reports name the DSL kernel's Python line;
 * the few CUDA-runtime functions the DSL's Python code calls through ``cuda.bindings.runtime`` (whose statically
@@ -22,10 +22,25 @@ from pathlib import Path
 from ptxlab.driver import images
 from ptxlab.driver.calls import CUresult, dispatch, report
 
-__all__ = ["setup_env", "patch_cuda_runtime", "watch_dump_dirs", "RUNTIME_PATCHES"]
+__all__ = ["setup_env", "patch_cuda_runtime", "watch_dump_dirs", "dsl_version", "RUNTIME_PATCHES", "KEEP_TOKENS_SINCE"]
 
 
-_ENV = ("CUTE_DSL_LIBS", "CUTE_DSL_KEEP", "CUTE_DSL_DUMP_DIR", "CUTE_DSL_LINEINFO")
+_ENV = ("CUTE_DSL_LIBS", "CUTE_DSL_KEEP", "CUTE_DSL_KEEP_PTX", "CUTE_DSL_KEEP_CUBIN", "CUTE_DSL_DUMP_DIR",
+        "CUTE_DSL_LINEINFO")
+# How a DSL release is told to keep PTX and cubin: from 4.5.0 one token list (CUTE_DSL_KEEP=ptx,cubin; the old switches
+# are deprecated there and warn), before it one switch per artifact (base_dsl/env_manager.py of each release).
+KEEP_TOKENS_SINCE = (4, 5)
+
+
+def dsl_version() -> tuple:
+    """The installed nvidia-cutlass-dsl release as a tuple of ints (read from its metadata, without importing it;
+    () when it is not installed)."""
+    from importlib import metadata
+    try:
+        text = metadata.version("nvidia-cutlass-dsl")
+    except metadata.PackageNotFoundError:
+        return ()
+    return tuple(int(x) for x in text.split(".")[:3] if x.isdigit())
 
 
 def setup_env(lib_path: Path, undo: list) -> Path:
@@ -36,8 +51,11 @@ def setup_env(lib_path: Path, undo: list) -> Path:
                          for k, v in saved.items()])
     runtime = lib_path.parent / "libcute_dsl_runtime.so"
     os.environ["CUTE_DSL_LIBS"] = str(runtime)
-    keep = {t.strip().lower() for t in os.environ.get("CUTE_DSL_KEEP", "").split(",") if t.strip()}
-    os.environ["CUTE_DSL_KEEP"] = ",".join(sorted(keep | {"ptx", "cubin"}))
+    if dsl_version() and dsl_version() < KEEP_TOKENS_SINCE:
+        os.environ["CUTE_DSL_KEEP_PTX"] = os.environ["CUTE_DSL_KEEP_CUBIN"] = "1"
+    else:
+        keep = {t.strip().lower() for t in os.environ.get("CUTE_DSL_KEEP", "").split(",") if t.strip()}
+        os.environ["CUTE_DSL_KEEP"] = ",".join(sorted(keep | {"ptx", "cubin"}))
     dump = os.environ.get("CUTE_DSL_DUMP_DIR")
     if not dump:
         import atexit
