@@ -424,8 +424,8 @@ FORMS = register(SETS, [
     ("mbarrier.arrive{.asem}{.cluster}.shared::cluster.b64",                "9.7.13.15.13", build_mbarrier),
     ("mbarrier.arrive.expect_tx(.shared|.shared::cta).b64",              "9.7.13.15.13", build_mbarrier),
     # the default semantics spelled out (.release.cta): the CuTe DSL 4.3 pipelines
-    ("mbarrier.arrive.release.cta(.shared|.shared::cta).b64",            "9.7.13.15.13", build_mbarrier),
-    ("mbarrier.arrive.expect_tx.release.cta(.shared|.shared::cta).b64",  "9.7.13.15.13", build_mbarrier),
+    ("mbarrier.arrive.release.cta.shared::cta.b64",                       "9.7.13.15.13", build_mbarrier),
+    ("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64",             "9.7.13.15.13", build_mbarrier),
     ("mbarrier.arrive.expect_tx.shared::cluster.b64",      "9.7.13.15.13", build_mbarrier),
     ("mbarrier.arrive.noComplete.shared::cta.b64",            "9.7.13.15.13", build_mbarrier),
     ("mbarrier.wait{.parity}{.acquire}{.scope}(.shared|.shared::cta).b64",         "9.7.13.15.16",  build_mbarrier),
