@@ -70,40 +70,27 @@ extern "C" __global__ void drop(unsigned* out, unsigned keep, int nrounds) {
     out[W(threadIdx.x)] = 1000 + nrounds;
 }
 
-// complete_tx without a copy: thread 0 expects bytes, thread 1 completes them in two parts.
-extern "C" __global__ void tx(unsigned* out, unsigned bytes) {
+// complete_tx without a copy: thread 0 arrives expecting bytes, thread 1 completes them in two parts. release=1: the
+// default semantics spelled out (.release.cta, the CuTe DSL 4.3 pipelines) and a second arrival (thread 2; count 2)
+extern "C" __global__ void tx(unsigned* out, unsigned bytes, unsigned release) {
     __shared__ __align__(8) unsigned long long bar;
     const unsigned b = sa(&bar);
-    if (threadIdx.x == 0) init(b, 1);
+    if (threadIdx.x == 0) init(b, 1 + release);
     __syncthreads();
-    if (threadIdx.x == 0)
+    if (threadIdx.x == 0 && !release)
         asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(b), "r"(bytes) : "memory");
+    if (threadIdx.x == 0 && release)
+        asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;" :: "r"(b), "r"(bytes) : "memory");
+    __syncthreads();
+    unsigned before;                                // phase 0 still pending (the bytes are missing): 0
+    asm volatile("{\n\t.reg .pred p;\n\tmbarrier.test_wait.parity.shared::cta.b64 p, [%1], 0;\n\tselp.u32 %0, 1, 0, p;\n\t}"
+                 : "=r"(before) : "r"(b) : "memory");
     __syncthreads();
     if (threadIdx.x == 1) {
         asm volatile("mbarrier.complete_tx.shared::cta.b64 [%0], %1;" :: "r"(b), "r"(bytes / 2) : "memory");
         asm volatile("mbarrier.complete_tx.shared::cta.b64 [%0], %1;" :: "r"(b), "r"(bytes - bytes / 2) : "memory");
     }
-    wait_parity(b, 0);
-    out[W(threadIdx.x)] = 7;
-}
-
-// the same with the default semantics spelled out (.release.cta, the CuTe DSL 4.3 pipelines): thread 0 arrives with
-// expect_tx, thread 2 arrives, thread 1 completes the bytes; the phase (count 2) completes only after all three
-extern "C" __global__ void release_cta(unsigned* out, unsigned bytes) {
-    __shared__ __align__(8) unsigned long long bar;
-    const unsigned b = sa(&bar);
-    if (threadIdx.x == 0) init(b, 2);
-    __syncthreads();
-    if (threadIdx.x == 0)
-        asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;" :: "r"(b), "r"(bytes) : "memory");
-    __syncthreads();
-    unsigned before;                                // phase 0 still pending (tx and one arrival missing): 0
-    asm volatile("{\n\t.reg .pred p;\n\tmbarrier.test_wait.parity.shared::cta.b64 p, [%1], 0;\n\tselp.u32 %0, 1, 0, p;\n\t}"
-                 : "=r"(before) : "r"(b) : "memory");
-    __syncthreads();
-    if (threadIdx.x == 1)
-        asm volatile("mbarrier.complete_tx.shared::cta.b64 [%0], %1;" :: "r"(b), "r"(bytes) : "memory");
-    if (threadIdx.x == 2)
+    if (threadIdx.x == 2 && release)
         asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];" :: "r"(b) : "memory");
     wait_parity(b, 0);
     out[W(threadIdx.x)] = 7 + before;
@@ -175,19 +162,13 @@ def test_arrive_drop(env, rng) -> None:
     assert np.all(got[:keep] == 1000 + rounds) and np.all(got[keep:] == 0)
 
 
-def test_complete_tx_instruction(env, rng) -> None:
+@pytest.mark.parametrize("release", [0, 1])
+def test_complete_tx_instruction(env, rng, release) -> None:
     dev, mod = env
     y = dev.empty(4 * 32)
-    dev.launch(mod, "tx", grid=1, block=32, args=[y, np.uint32(int(rng.integers(16, 1 << 19)))])
-    assert np.all(dev.to_host(y, np.uint32, (32,)) == 7)
-
-
-def test_release_cta_spellings(env, rng) -> None:
-    dev, mod = env
-    y = dev.empty(4 * 64)
     dev.memset(y, 0xFF)
-    dev.launch(mod, "release_cta", grid=1, block=64, args=[y, np.uint32(int(rng.integers(16, 1 << 19)))])
-    assert np.all(dev.to_host(y, np.uint32, (64,)) == 7)
+    dev.launch(mod, "tx", grid=1, block=32, args=[y, np.uint32(int(rng.integers(16, 1 << 19))), np.uint32(release)])
+    assert np.all(dev.to_host(y, np.uint32, (32,)) == 7)
 
 
 def test_uninitialized_barrier(env) -> None:
