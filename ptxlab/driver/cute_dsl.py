@@ -146,7 +146,8 @@ def watch_dump_dirs() -> None:
 
     def apply_envar_settings(self, envar, function_name):
         orig(self, envar, function_name)
-        d = self.options[C.DumpDir].value or envar.dump_dir
+        own = getattr(C, "DumpDir", None)       # the --dump-dir compile option (DSL 4.3.1 and later)
+        d = (self.options[own].value if own is not None and own in self.options else None) or envar.dump_dir
         if d and Path(d) not in images.CUBIN_PTX_DIRS:
             images.CUBIN_PTX_DIRS.append(Path(d))
     apply_envar_settings._ptxlab = True
