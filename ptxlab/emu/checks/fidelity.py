@@ -31,7 +31,7 @@ Rules (name: default, evidence):
                           it unconditionally and uses it only when is_canceled; the emulator returns 0xFFFFFFFF.
   mbarrier_init_lanes warn several lanes of one warp execute one mbarrier.init on the same barrier with the same
                           count (PTX ISA 9.7.13.15.9: init of a location holding a valid mbarrier is undefined). The
-                          CuTe DSL's pipelines before 4.5.0 (``MbarrierArray.mbarrier_init``: warp 0, no elect_one)
+                          CuTe DSL's pipelines before 4.6.0 (``MbarrierArray.mbarrier_init``: warp 0, no elect_one)
                           do it for every barrier of every kernel; the emulator initialises the barrier once.
 
 Switches: ``EmuDevice(strict="all" | True | "rule,rule" | ())`` or ``PTXLAB_EMU_STRICT`` (same syntax; the device argument
@@ -83,7 +83,7 @@ HARDWARE = {
                  "(not measured on hardware; ptx_docs/clusters.md)",
     "clc_failed_ctaid": "the PTX text makes the value undefined, not the instruction; NVIDIA's CuTe DSL CLC tile "
                         "scheduler reads it unconditionally and uses it only for canceled responses",
-    "mbarrier_init_lanes": "the CuTe DSL's pipelines before 4.5.0 initialise every mbarrier from all 32 lanes of warp 0 "
+    "mbarrier_init_lanes": "the CuTe DSL's pipelines before 4.6.0 initialise every mbarrier from all 32 lanes of warp 0 "
                            "(MbarrierArray.mbarrier_init, no elect_one), and the kernels built with them ran on GPUs; "
                            "every lane writes the same initial state (not measured here; ptx_docs/fidelity.md)",
 }

@@ -109,7 +109,7 @@ extern "C" __global__ void wrong_parity(unsigned* out) {
     wait_parity(sa(&bar), 0);
 }
 
-// mode 0: all lanes of warp 0 initialise the barrier alike (the CuTe DSL's pipelines before 4.5.0); 1: with counts
+// mode 0: all lanes of warp 0 initialise the barrier alike (the CuTe DSL's pipelines before 4.6.0); 1: with counts
 // that differ between lanes; 2: alike, then lane 0 initialises it again (a second instruction)
 extern "C" __global__ void lanes_init(unsigned* out, unsigned mode) {
     __shared__ __align__(8) unsigned long long bar;
@@ -193,7 +193,7 @@ def test_stale_token(env) -> None:
 
 def test_lanes_of_one_warp_initialising_one_barrier_alike(env, rng) -> None:
     """Fidelity rule mbarrier_init_lanes: 32 lanes of warp 0 run one mbarrier.init on the same barrier with the same
-    count (the CuTe DSL's pipelines before 4.5.0). Default: a warning, one init, the barrier works; strict: a fault.
+    count (the CuTe DSL's pipelines before 4.6.0). Default: a warning, one init, the barrier works; strict: a fault.
     Lanes with different counts, or a second init instruction, stay faults (undefined, PTX ISA 9.7.13.15.9)."""
     from ptxlab.emu.checks.fidelity import EmuFidelityWarning
 
