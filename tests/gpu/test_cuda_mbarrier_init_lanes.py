@@ -4,20 +4,14 @@ the same count (the CuTe DSL's pipelines before 4.6.0), then every thread arrive
 emulator (which warns and initialises once) must give the same output."""
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 import ptxlab
+from emu_sources import emu_ops_source
 from ptxlab.emu.checks.fidelity import EmuFidelityWarning
 
-_spec = importlib.util.spec_from_file_location(
-    "emu_mbarrier", Path(__file__).resolve().parents[1] / "emu" / "ops" / "test_emu_mbarrier.py")
-_mod = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_mod)
-SRC = _mod.SRC
+SRC = emu_ops_source("test_emu_mbarrier")
 
 
 def test_lanes_init_and_release_spellings_match_the_gpu(cuda_dev) -> None:
