@@ -146,12 +146,15 @@ static int64_t active(const Ctx *c, const Op *o, int64_t base, int64_t n, uint8_
     return na;
 }
 
+#include "mem_range.h"
+
 /* one instruction for the executing threads, tile by tile; 1 = the interpreter must run it */
 static int exec_op(Ctx *c, const Op *o) {
     const int64_t T = c->T;
     uint8_t *act = c->act;
     if (o->op >= OP_LAST || fetch_refused(c, o)) return 1;
     const int is_mem = o->op == OP_LD || o->op == OP_ST;
+    if (is_mem && mem_range(c, o)) return 0;
     if (is_mem) {               /* every executing thread's access is checked before any byte moves */
         for (int64_t base = 0; base < T; base += TILE) {
             const int64_t n = T - base < TILE ? T - base : TILE;

@@ -37,7 +37,7 @@ class Ctx(ctypes.Structure):
                 ("smem", _P), ("smem_size", _I), ("smem_stride", _I), ("cta_of", _P), ("csize", _I),
                 ("smem_py", _I),
                 ("lmem", _P), ("lstride", _I), ("local_limit", _I), ("params", _P), ("params_size", _I),
-                ("cbank", _P), ("cbank_size", _I), ("rank_bits", _P)]
+                ("cbank", _P), ("cbank_size", _I), ("rank_bits", _P), ("addr", _P)]
 
 
 _TABLES: dict = {}        # translations by what they depend on: another device loading the same module reuses them
@@ -101,6 +101,8 @@ class NativeScheduler(Scheduler):
         c.ops, c.ends, c.roff, c.reads = _ptr(tb.ops), _ptr(tb.ends), _ptr(tb.roff), _ptr(tb.reads)
         self.scratch = np.zeros((10, TILE), np.uint64)
         self.act = np.zeros(TILE, np.uint8)
+        self.addr = np.zeros(max(st.T, 1), np.uint64)
+        c.addr = _ptr(self.addr)
         for k in range(6):
             c.S[k] = self.scratch[k].ctypes.data
         for k in range(4):

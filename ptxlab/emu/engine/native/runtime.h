@@ -89,6 +89,7 @@ typedef struct {
     const uint8_t *cbank;
     int64_t cbank_size;
     const uint64_t *rank_bits;  /* per thread cluster rank << 24 for .shared symbol addresses (NULL: none) */
+    uint64_t *addr;             /* scratch, T elements: the addresses of one ld / st (mem.h mem_range) */
 } Ctx;
 
 /* loops over the n threads of a tile (engine.c runs a wave in tiles of TILE threads, so the scratch vectors stay
