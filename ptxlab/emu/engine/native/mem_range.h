@@ -55,9 +55,12 @@ static int mem_range(Ctx *c, const Op *o) {
         if ((c->smem_py & (store ? 2 : 1)) || c->csize != 1) return 0;
         if (hi - win > (uint64_t)c->smem_size || hi - win + (uint64_t)nb > (uint64_t)c->smem_size) return 0;
     } else {                   /* res_global for every thread: one allocation holds them all */
-        if (hi - lo > (1ULL << WIN_SHIFT) || !gheap_ok(c, (int64_t)(lo - GLOBAL_BASE), (int64_t)(hi - lo) + nb)) return 0;
+        if (hi - lo > (1ULL << WIN_SHIFT)) return 0;
+        const int64_t k = gheap_find(c, (int64_t)(lo - GLOBAL_BASE), (int64_t)(hi - lo) + nb);
+        if (k < 0) return 0;
         gbase = c->heap - GLOBAL_BASE;
-        if (c->gwritten && !store && !all_written(c, o, A, nb)) return 0;
+        /* initcheck.check_global: an allocation the host wrote whole needs no per-byte look-up */
+        if (c->gwritten && !store && !c->afull[k] && !all_written(c, o, A, nb)) return 0;
     }
     for (int64_t base = 0; base < T; base += TILE) {
         const int64_t n = T - base < TILE ? T - base : TILE;

@@ -37,7 +37,7 @@ class Ctx(ctypes.Structure):
                 ("smem", _P), ("smem_size", _I), ("smem_stride", _I), ("cta_of", _P), ("csize", _I),
                 ("smem_py", _I),
                 ("lmem", _P), ("lstride", _I), ("local_limit", _I), ("params", _P), ("params_size", _I),
-                ("cbank", _P), ("cbank_size", _I), ("rank_bits", _P), ("addr", _P)]
+                ("cbank", _P), ("cbank_size", _I), ("rank_bits", _P), ("addr", _P), ("afull", _P)]
 
 
 _TABLES: dict = {}        # translations by what they depend on: another device loading the same module reuses them
@@ -135,7 +135,11 @@ class NativeScheduler(Scheduler):
         c = self.c
         alo = np.asarray(heap._starts, np.int64)
         ahi = np.asarray(heap._ends, np.int64)
-        self.keep.update(alo=alo, ahi=ahi)
+        # a flag that turns true later (a bulk copy wrote the whole allocation) only costs the per-byte look-up
+        afull = np.fromiter((a.full for a in heap._items), np.uint8, len(heap._items)) if len(alo) else \
+            np.zeros(1, np.uint8)
+        self.keep.update(alo=alo, ahi=ahi, afull=afull)
+        c.afull = _ptr(afull)
         c.heap, c.alo, c.ahi, c.nalloc = _ptr(heap.buf), _ptr(alo), _ptr(ahi), len(alo)
         c.gwritten = _ptr(written)
         c.smem, c.smem_size, c.smem_stride = _ptr(st.smem), st.smem_size, st.smem_stride
