@@ -43,16 +43,30 @@ class Ctx(ctypes.Structure):
 _TABLES: dict = {}        # translations by what they depend on: another device loading the same module reuses them
 
 
+def _text_key(module) -> str:
+    """sha256 of a parsed module's PTX, once per module object (4 MB for a CUTLASS example)."""
+    k = getattr(module, "_native_text_key", None)
+    if k is None:
+        import hashlib
+        k = hashlib.sha256(module.text.encode()).hexdigest()
+        try:
+            module._native_text_key = k
+        except AttributeError:
+            pass
+    return k
+
+
 def _tables(prog: Program):
-    import hashlib
     import os
-    key = (hashlib.sha256(prog.module.text.encode()).hexdigest(), prog.kernel,
-           os.environ.get("PTXLAB_EMU_INLINE", "1"), frozenset((k, v) for k, v in prog.syms.items()))
+    # the symbols as a tuple (dict order is the module's): hashing it is ~10x cheaper than a frozenset of 18,000 pairs
+    key = (_text_key(prog.module), prog.kernel, os.environ.get("PTXLAB_EMU_INLINE", "1"), tuple(prog.syms.items()))
     t = _TABLES.get(key)
     if t is None:
         if len(_TABLES) >= 16:
             _TABLES.pop(next(iter(_TABLES)))
-        t = _TABLES[key] = translate(prog)
+        from ..decode_cache import no_gc
+        with no_gc():      # one record per instruction next to a parsed module of millions of objects
+            t = _TABLES[key] = translate(prog)
     return t
 
 
