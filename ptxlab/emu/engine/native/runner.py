@@ -37,7 +37,7 @@ class Ctx(ctypes.Structure):
                 ("smem", _P), ("smem_size", _I), ("smem_stride", _I), ("cta_of", _P), ("csize", _I),
                 ("smem_py", _I),
                 ("lmem", _P), ("lstride", _I), ("local_limit", _I), ("params", _P), ("params_size", _I),
-                ("cbank", _P), ("cbank_size", _I), ("rank_bits", _P), ("addr", _P), ("afull", _P)]
+                ("cbank", _P), ("cbank_size", _I), ("rank_bits", _P), ("addr", _P), ("afull", _P), ("luts", _P)]
 
 
 _TABLES: dict = {}        # translations by what they depend on: another device loading the same module reuses them
@@ -113,6 +113,9 @@ class NativeScheduler(Scheduler):
         c.pyonly = _ptr(self.pyonly)
         tb = kernel.tables
         c.ops, c.ends, c.roff, c.reads = _ptr(tb.ops), _ptr(tb.ends), _ptr(tb.roff), _ptr(tb.reads)
+        luts = tb.luts or []
+        self.luts = (_P * max(len(luts), 1))(*[_ptr(a) for a in luts])
+        c.luts = ctypes.cast(self.luts, _P)
         self.scratch = np.zeros((10, TILE), np.uint64)
         self.act = np.zeros(TILE, np.uint8)
         self.addr = np.zeros(max(st.T, 1), np.uint64)

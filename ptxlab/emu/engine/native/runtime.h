@@ -91,6 +91,7 @@ typedef struct {
     const uint64_t *rank_bits;  /* per thread cluster rank << 24 for .shared symbol addresses (NULL: none) */
     uint64_t *addr;             /* scratch, T elements: the addresses of one ld / st (mem_range.h) */
     const uint8_t *afull;       /* per allocation (as alo): every byte written by the host (memory.py Allocation.full) */
+    const uint64_t **luts;      /* OP_LUT tables (emit_lut.py), by the record's x0 */
 } Ctx;
 
 /* loops over the n threads of a tile (engine.c runs a wave in tiles of TILE threads, so the scratch vectors stay
