@@ -128,6 +128,7 @@ class EmuDevice(Device):
         ent = self._modules.get(key)
         if ent is None:
             mod = parse_cached(ptx, getattr(module, "name", "<ptx>"))
+            mod.text_sha256 = key       # the native engine keys its translations by it (engine/native/runner.py)
             gsyms, csyms = {}, {}
             const_bank = bytearray()
             gvars = [v for v in mod.globals if v.space == "global"]

@@ -45,12 +45,12 @@ _TABLES: dict = {}        # translations by what they depend on: another device 
 
 def _text_key(module) -> str:
     """sha256 of a parsed module's PTX, once per module object (4 MB for a CUTLASS example)."""
-    k = getattr(module, "_native_text_key", None)
+    k = getattr(module, "text_sha256", None)         # set by the device's loader, which hashed it already
     if k is None:
         import hashlib
         k = hashlib.sha256(module.text.encode()).hexdigest()
         try:
-            module._native_text_key = k
+            module.text_sha256 = k
         except AttributeError:
             pass
     return k
