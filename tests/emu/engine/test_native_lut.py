@@ -86,6 +86,7 @@ def test_a_handler_that_needs_the_wave_stays_interpreted():
     src, dst = ir.Reg(0, "%h0", "b16"), ir.Reg(1, "%r0", "b32")
     with pytest.raises(AttributeError):
         emit_lut.table(needs_special, src, dst, 2)
-    e = types.SimpleNamespace(ins=types.SimpleNamespace(opcode="cvt", args=[dst, src]), fn=needs_special)
+    e = types.SimpleNamespace(ins=types.SimpleNamespace(opcode="cvt", mods=("f32", "f16"), args=[dst, src]),
+                              fn=needs_special)
     with pytest.raises(NotNative):
         emit_lut.emit(types.SimpleNamespace(reg_types=["b16", "b32"]), e, None)

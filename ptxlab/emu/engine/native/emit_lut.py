@@ -19,6 +19,7 @@ from .operands import NotNative, storage_bits
 from .record import Rec
 
 MAX_BITS = 16
+_TABLES: dict = {}      # (form, source and destination register types) -> table: one per form, not per instruction
 
 
 def table(fn, src: ir.Reg, dst: ir.Reg, nregs: int) -> np.ndarray:
@@ -48,12 +49,19 @@ def emit(prog, e, O):
     sb, db = storage_bits(a), storage_bits(d)
     if sb not in (8, 16) or db not in (8, 16, 32, 64):
         raise NotNative(f"cvt from a {sb}-bit register")
-    try:
-        tb = table(e.fn, a, d, len(prog.reg_types))
-    except NotNative:
-        raise
-    except Exception as exc:     # noqa: BLE001 -- it needs more than its source: the interpreter runs it
-        raise NotNative(f"cvt handler on the stand-in wave: {exc!r}") from None
+    # the handler is built from the form (opcode and modifiers) and the two registers' types only
+    key = (ins.opcode, tuple(ins.mods), a.ty, d.ty, getattr(e.fn, "__qualname__", None))
+    tb = _TABLES.get(key)
+    if tb is None:
+        try:
+            tb = table(e.fn, a, d, len(prog.reg_types))
+        except NotNative:
+            raise
+        except Exception as exc:     # noqa: BLE001 -- it needs more than its source: the interpreter runs it
+            raise NotNative(f"cvt handler on the stand-in wave: {exc!r}") from None
+        if len(_TABLES) > 256:
+            _TABLES.clear()
+        _TABLES[key] = tb
     return Rec("LUT", dsts=[O.dst(d, f"b{db}")], srcs=[O.src(a, f"b{sb}")]), tb
 
 
