@@ -80,6 +80,7 @@ class EmuDevice(Device):
             self.heap.track_writes()
         self.budget = budget
         self._modules: dict = {}     # ptx hash → (ir.Module, global syms, const bank, const syms)
+        self._ptx_keys: dict = {}    # id(ptx text) -> (the text, its hash): _load hashes each text object once
         self._programs: dict = {}
         self.last_stats: dict = {}
 
@@ -116,19 +117,27 @@ class EmuDevice(Device):
     # --- modules and launch ------------------------------------------------------------------------------------
     def _load(self, module: Any):
         ptx = module.ptx if hasattr(module, "ptx") else str(module)
-        key = hashlib.sha256(ptx.encode()).hexdigest()
+        hit = self._ptx_keys.get(id(ptx))
+        if hit is not None and hit[0] is ptx:          # the same text object: no 12 ms re-hash of a 4 MB module
+            key = hit[1]
+        else:
+            key = hashlib.sha256(ptx.encode()).hexdigest()
+            if len(self._ptx_keys) > 64:
+                self._ptx_keys.clear()
+            self._ptx_keys[id(ptx)] = (ptx, key)
         ent = self._modules.get(key)
         if ent is None:
             mod = parse_cached(ptx, getattr(module, "name", "<ptx>"))
+            mod.text_sha256 = key       # the native engine keys its translations by it (engine/native/runner.py)
             gsyms, csyms = {}, {}
             const_bank = bytearray()
+            gvars = [v for v in mod.globals if v.space == "global"]
+            with no_gc():      # thousands of Allocation records next to a parsed module of millions of objects
+                ptrs = self.heap.alloc_many([(max(v.size, 1), f"__global__ variable {v.name}",
+                                              v.init or bytes(v.size)) for v in gvars])
+            gsyms = dict(zip((v.name for v in gvars), ptrs))
             for v in mod.globals:
-                if v.space == "global":
-                    p = self.heap.alloc(max(v.size, 1), label=f"__global__ variable {v.name}")
-                    import numpy as np
-                    self.heap.write_bytes(p, np.frombuffer(v.init or bytes(v.size), dtype=np.uint8))
-                    gsyms[v.name] = p
-                elif v.space == "const":
+                if v.space == "const":
                     off = (len(const_bank) + max(v.align, 1) - 1) // max(v.align, 1) * max(v.align, 1)
                     const_bank.extend(bytes(off - len(const_bank)))
                     csyms[v.name] = off

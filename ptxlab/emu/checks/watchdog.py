@@ -6,7 +6,8 @@ Three limits, all per launch (all the waves of one ``launch`` together):
   4e9, ``machine.DEFAULT_BUDGET``).  Checked after every basic block.
 * **stall limit** — ``PTXLAB_EMU_STALL_S`` / ``EmuDevice(stall_seconds=)``, seconds of wall clock without forward
   progress (default ``DEFAULT_STALL_S`` = 45 s; 0 switches it off).  Forward progress is something other than a
-  loop's own state changing.  Checked about once a second: first cheaply (a thread exited, waited at a barrier or
+  loop's own state changing.  Checked about once a second (less often while fingerprinting a large wave is slow: at
+  most ~3% of the wall clock, at least four times per limit): first cheaply (a thread exited, waited at a barrier or
   parked, a wake, a CTA barrier completing (``st.progress``, counted by machine.py and ops/barrier.py), an
   asynchronous operation completing or being issued, a new wave); when any of these changed, the wave's state
   itself is fingerprinted (every thread's pc, status and registers, the shared memory, the pending asynchronous
@@ -161,7 +162,12 @@ class LaunchWatch:
         sig = (self.wave_no, st.progress, len(st.engine.queue), np.where(st.status == 4, 0, st.status).tobytes())
         if sig != self.sig:
             self.sig = sig
-            if not self._seen_state(st):       # a new state: progress; a state seen before: a loop (module doc)
+            t = time.monotonic()
+            seen = self._seen_state(st)
+            # fingerprinting a large wave (MBs of registers) costs tens of ms: keep it under ~3% of the wall clock by
+            # spacing the checks out, but never more than a quarter of the stall limit
+            self.next_check = max(self.next_check, now + min(30 * (time.monotonic() - t), self.stall_s / 4))
+            if not seen:                       # a new state: progress; a state seen before: a loop (module doc)
                 self.last_change = now
                 self.samples.clear()
                 return
@@ -178,7 +184,8 @@ class LaunchWatch:
         h = hashlib.blake2b(digest_size=16)
         for arr in (st.pc, np.where(st.status == 4, 0, st.status), st.smem):
             h.update(np.ascontiguousarray(arr).data)
-        for r in st.r:
+        # the native engine's register file hands out copies; its live arrays need none (read here, not kept)
+        for r in (st.r.arrays() if hasattr(st.r, "arrays") else st.r):
             h.update(np.ascontiguousarray(r).view(np.uint8).data)
         h.update(repr(len(st.engine.queue)).encode())
         fp = h.digest()

@@ -134,6 +134,60 @@ class GlobalHeap:
         self._items.insert(i, a)
         return GLOBAL_BASE + start
 
+    def alloc_many(self, items: list) -> list:
+        """``alloc(n, label)`` then ``write_bytes(ptr, init)`` for each ``(n, label, init)`` in order, in one step: the
+        same addresses, heap size, labels and written flags as those calls (a CUTLASS module has ~18,000 ``.global``
+        variables; one call each took about a second).  Falls back to the calls themselves when a freed gap could
+        take one of them or the limit would be reached (the calls then decide, and report)."""
+        sizes = [max(int(n), 1) for n, _, _ in items]
+        if not sizes:
+            return []
+        smallest = min(sizes)
+        prev_end, gap = 0, False
+        for s0, e0 in zip(self._starts, self._ends):          # _place's gap search, for the smallest request
+            s = (prev_end + GUARD + ALLOC_ALIGN - 1) // ALLOC_ALIGN * ALLOC_ALIGN
+            if s + smallest + GUARD <= s0:
+                gap = True
+                break
+            prev_end = e0
+        cap, top, starts = self.buf.size, self.top, []
+        for size in sizes:
+            start = (top + ALLOC_ALIGN - 1) // ALLOC_ALIGN * ALLOC_ALIGN
+            end = start + size
+            if gap or end + GUARD > self.limit:
+                return [self._alloc_write(n, label, init) for n, label, init in items]
+            need = (max(top, end + GUARD) + 15) // 16 * 16
+            if need > cap:
+                cap = max(need, min(cap * 2, self.limit))
+            top = max(top, end + GUARD)
+            starts.append(start)
+        if cap > self.buf.size:
+            self._resize(cap)
+        self.top = top
+        buf, written = self.buf, self.written
+        out = []
+        for (_, label, init), start, size in zip(items, starts, sizes):
+            buf[start:start + size] = POISON
+            b = np.frombuffer(init, dtype=np.uint8)
+            buf[start:start + b.size] = b
+            if written is not None:
+                written[start:start + size] = False
+                written[start:start + b.size] = True
+            self._serial += 1
+            a = Allocation(start, size, label or f"allocation #{self._serial}", self._serial,
+                           full=written is not None and b.size >= size)
+            self.allocs[start] = a
+            self._starts.append(start)
+            self._ends.append(start + size)
+            self._items.append(a)
+            out.append(GLOBAL_BASE + start)
+        return out
+
+    def _alloc_write(self, nbytes: int, label: str, init: bytes) -> int:
+        p = self.alloc(nbytes, label)
+        self.write_bytes(p, np.frombuffer(init, dtype=np.uint8))
+        return p
+
     def in_use(self) -> int:
         return sum(a.size for a in self._items)
 

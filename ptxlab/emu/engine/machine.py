@@ -12,6 +12,7 @@ either, the kernel is deadlocked and the report says which warps wait where.
 """
 from __future__ import annotations
 
+import itertools
 import time
 from collections import Counter
 from typing import Callable, Optional
@@ -727,27 +728,32 @@ def run_kernel(prog: Program, heap: GlobalHeap, grid: tuple, block: tuple, param
 
     def run_wave(ids) -> dict:
         n_logs = [len(x) if x is not None else 0 for x in logs]
+        t0 = time.perf_counter()
         st = Wave(prog, heap, ids, grid, block, params, dyn_smem, device, cluster=cluster)
         st.launch_queue = queue
         watch.start_wave()
         make(st, watch.remaining(), watch).run()
         watch.done += st.thread_instrs
-        return {"thread_instrs": st.thread_instrs, "blocks": st.steps,
+        return {"thread_instrs": st.thread_instrs, "blocks": st.steps, "seconds": time.perf_counter() - t0,
                 "warned": any(x is not None and len(x) > n for x, n in zip(logs, n_logs))}
 
-    waves, done, nw = queue.waves(), None, 1
+    waves, done, nw, first = queue.waves(), None, 1, []
     if _workers.independent_waves(prog) is None and _workers.workers() > 1:      # engine/workers.py
         waves = list(waves)
         nw = _workers.parallel_plan(prog, device, len(waves))
+        if nw > 1 and not _workers.explicit():   # default worker count: the first wave decides whether forking pays
+            first = [run_wave(waves[0])]
+            waves = waves[1:]
+            nw = _workers.worth_it(first[0]["seconds"], len(waves), nw, heap)
         if nw > 1:
             done = _workers.run_parallel(waves, run_wave, heap, nw)
-            left = watch.budget
+            left = watch.budget - sum(s["thread_instrs"] for s in first)
             for s in done or ():
                 if s["thread_instrs"] > left:        # the serial run stops at this wave: let it say so
                     done = None
                     break
                 left -= s["thread_instrs"]
-    for s in done if done is not None else map(run_wave, waves):
+    for s in itertools.chain(first, done if done is not None else map(run_wave, waves)):
         stats["thread_instrs"] += s["thread_instrs"]
         stats["blocks"] += s["blocks"]
         stats["waves"] += 1

@@ -1,7 +1,9 @@
 """Every core: the waves of one launch run in parallel worker processes, with results identical to a serial run.
 
-``PTXLAB_EMU_WORKERS`` (default: the machine's cores) sets how many processes a launch may use.  A launch goes
-parallel only when its waves cannot see each other:
+``PTXLAB_EMU_WORKERS`` (default: the machine's cores) sets how many processes a launch may use.  With the default,
+the first wave runs in the parent and the rest go parallel only if the time they would save beats the cost of
+forking (the heap snapshot and its comparison grow with global memory: ``worth_it``); a value set explicitly makes
+every eligible launch parallel.  A launch goes parallel only when its waves cannot see each other:
 
 * the kernel has no instruction through which CTAs of one launch exchange data or order themselves -- atomics and
   reductions (``atom``, ``red``, float atomics included), loads and stores with ``.volatile``, ``.relaxed``,
@@ -42,6 +44,28 @@ def workers() -> int:
         return v
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return max(1, cores // max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)))
+
+
+def explicit() -> bool:
+    """True when PTXLAB_EMU_WORKERS is set: then a launch that may go parallel always does."""
+    from ... import settings
+    return settings.get(ENV) is not None
+
+
+# forking costs time in proportion to the global heap: the parent's snapshot copy and each worker's comparison
+# with it (W1 GEMV, 64 MB heap, reference machine idle, 2026-11-28: ~0.2 s, more than the launch's own 0.2 s)
+FORK_S_PER_BYTE = 4e-9
+FORK_S = 0.01
+
+
+def worth_it(first_wave_s: float, rest: int, nworkers: int, heap) -> int:
+    """How many workers the remaining ``rest`` waves get after the first took ``first_wave_s`` serially: the time the
+    workers would save against what forking costs (default worker count only; 1 = serial)."""
+    n = min(nworkers, rest)
+    if n < 2:
+        return 1
+    saved = first_wave_s * rest * (1.0 - 1.0 / n)
+    return n if saved > 2.0 * (FORK_S + FORK_S_PER_BYTE * heap.buf.size) else 1
 
 
 def independent_waves(prog) -> Optional[str]:

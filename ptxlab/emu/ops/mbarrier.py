@@ -360,8 +360,8 @@ def _fingerprint(st) -> bytes:
     h = hashlib.blake2b(digest_size=16)
     for a in (st.pc, st.status, st.park_key, st.smem):
         h.update(a.tobytes())
-    for r in st.r:
-        h.update(r.tobytes())
+    for r in (st.r.arrays() if hasattr(st.r, "arrays") else st.r):    # the native engine's live arrays: no copies
+        h.update(np.ascontiguousarray(r).data)
     for cta, tab in sorted(tables(st).items()):
         h.update(repr((cta, [(b.addr, b.valid, b.phase, b.pending, b.expected, b.tx) for b in tab])).encode())
     return h.digest()

@@ -122,6 +122,9 @@ SPECIAL_FORMS = [
     "cvt.sat.s16.s64 DH0, DD0;", "cvt.sat.u32.s64 DR0, DD0;", "cvt.sat.s32.u64 DR0, DD0;", "cvt.sat.u16.u32 DH0, DR0;",
     "cvt.sat.u64.s64 DD0, DD1;",  # (cvt.sat.s8.s8: ptxas refuses a .sat that cannot clamp; so does the registry)
     "cvta.to.global.u64 DD0, DD1;", "cvta.global.u64 DD0, DD1;",
+    # conversions of a 16-bit register: lookup tables filled by the interpreter's handler (engine/native/emit_lut.py)
+    "cvt.rn.f16x2.e4m3x2 DR0, DH0;", "cvt.rn.relu.f16x2.e5m2x2 DR0, DH0;", "cvt.rn.bf16x2.ue8m0x2 DR0, DH0;",
+    "cvt.rz.f16.bf16 DH0, DH1;", "cvt.rn.bf16.f16 DH0, DH1;",
 ]
 
 

@@ -107,7 +107,7 @@ def test_random_programs_agree(seed, rng):
 
 
 def test_special_forms_translate(rng):
-    """Packs, unpacks, integer cvt (with .sat) and cvta: translated, and agreeing."""
+    """Packs, unpacks, integer cvt (with .sat), cvta and conversions of 16-bit registers: translated, and agreeing."""
     raw = [nc.special(f, rng) for f in nc.SPECIAL_FORMS for _ in range(2)]
     ptx = nc.kernel(rng, n_ins=0, raw=raw)
     dev = _compare(ptx, rng)

@@ -77,3 +77,35 @@ def test_atomics_keep_a_launch_serial(mod, monkeypatch):
     dev.launch(mod, "count", grid=(GRID, 1, 1), block=(BLOCK, 1, 1), args=[y])
     assert dev.last_stats["workers"] == 1
     assert int(dev.to_host(y, np.uint32)[0]) == GRID * BLOCK * (BLOCK + 1) // 2 % 2**32
+
+
+@pytest.mark.parametrize("pays", [False, True])
+def test_default_workers_fork_only_when_it_pays(mod, monkeypatch, rng, pays):
+    """With PTXLAB_EMU_WORKERS unset the first wave runs in the parent and decides: a short launch next to a large
+    heap stays serial (forking would cost more than it saves), a long one goes parallel; the bits are the same."""
+    from ptxlab.emu.engine import workers as W
+    xs = rng.integers(1, 2**32, 1000, dtype=np.uint64).astype(np.uint32)
+    ref, _ = _indep(mod, 1, monkeypatch, xs)
+    monkeypatch.delenv("PTXLAB_EMU_WORKERS")
+    monkeypatch.setattr(W, "workers", lambda: 2)
+    if pays:
+        monkeypatch.setattr(W, "FORK_S", 0.0)
+        monkeypatch.setattr(W, "FORK_S_PER_BYTE", 0.0)
+    else:
+        monkeypatch.setattr(W, "FORK_S", 3600.0)
+    dev = ptxlab.open_device("emu")
+    x, y = dev.to_device(xs), dev.empty(4 * GRID * BLOCK)
+    dev.memset(y, 0xFF)
+    dev.launch(mod, "indep", grid=(GRID, 1, 1), block=(BLOCK, 1, 1), args=[x, y, np.uint32(xs.size),
+                                                                            np.uint32(0xFFFFFFFF)])
+    assert dev.last_stats["workers"] == (2 if pays else 1) and dev.last_stats["waves"] == 4
+    assert np.array_equal(dev.to_host(y, np.uint32), ref)
+
+
+def test_worth_it_weighs_saved_time_against_the_heap():
+    from types import SimpleNamespace
+    from ptxlab.emu.engine import workers as W
+    heap = SimpleNamespace(buf=np.zeros(64 << 20, np.uint8))
+    assert W.worth_it(0.013, 15, 2, heap) == 1            # W1 GEMV: 16 waves of ~13 ms next to a 64 MB heap
+    assert W.worth_it(2.0, 15, 2, heap) == 2              # the production GEMV: seconds per wave
+    assert W.worth_it(100.0, 1, 2, heap) == 1             # one wave left: nothing to share

@@ -61,7 +61,7 @@ def _cache_path(key: str) -> Path:
 
 
 HERE = Path(__file__).resolve().parent
-SOURCES = ("engine.c", "runtime.h", "alu.h", "fpu.h", "mem.h", "fast.h")
+SOURCES = ("engine.c", "runtime.h", "alu.h", "fpu.h", "mem.h", "mem_range.h", "fast.h")
 
 
 def key_of() -> str:

@@ -12,7 +12,7 @@ enum {
     OP_SELP, OP_PACK, OP_UNPACK, OP_CLAMP,
     OP_FADD, OP_FSUB, OP_FMUL, OP_FFMA, OP_FDIV, OP_FRCP, OP_FSQRT, OP_FRSQRT, OP_FNEG, OP_FABS, OP_FMIN, OP_FMAX,
     OP_COPYSIGN, OP_TESTP, OP_SETP,
-    OP_LD, OP_ST,
+    OP_LD, OP_ST, OP_LUT,
     OP_LAST
 };
 
@@ -146,12 +146,15 @@ static int64_t active(const Ctx *c, const Op *o, int64_t base, int64_t n, uint8_
     return na;
 }
 
+#include "mem_range.h"
+
 /* one instruction for the executing threads, tile by tile; 1 = the interpreter must run it */
 static int exec_op(Ctx *c, const Op *o) {
     const int64_t T = c->T;
     uint8_t *act = c->act;
     if (o->op >= OP_LAST || fetch_refused(c, o)) return 1;
     const int is_mem = o->op == OP_LD || o->op == OP_ST;
+    if (is_mem && mem_range(c, o)) return 0;
     if (is_mem) {               /* every executing thread's access is checked before any byte moves */
         for (int64_t base = 0; base < T; base += TILE) {
             const int64_t n = T - base < TILE ? T - base : TILE;
@@ -168,6 +171,12 @@ static int exec_op(Ctx *c, const Op *o) {
             continue;
         for (int64_t k = 0; k < o->ns; k++) fetch(c, &o->s[k], base, n, c->S[k]);
         if (is_mem) mem(c, o, base, n, c->S, c->V, act);
+        else if (o->op == OP_LUT) {     /* emit_lut.py: the destination's bits for each value of an 8/16-bit source */
+            const uint64_t *tb = c->luts[o->x0];
+            const uint64_t *a = c->S[0];
+            uint64_t *v = c->V[0];
+            FOR v[t] = tb[a[t]];
+        }
         else if (o->op >= OP_FADD) fpu(o, n, c->S, c->V);
         else alu(o, n, c->S, c->V);
         for (int64_t k = 0; k < o->nd; k++) store_dst(c, &o->d[k], base, n, c->V[k], act, na == n);

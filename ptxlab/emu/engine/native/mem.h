@@ -43,3 +43,22 @@ static void mem(const Ctx *c, const Op *o, int64_t base, int64_t n, uint64_t *co
             memset(c->gwritten + (p - c->heap), 1, (size_t)nb);
     }
 }
+
+/* one element of eb bytes (1, 2, 4 or 8) as a little-endian container, and back */
+static inline uint64_t ld_elem(const uint8_t *p, int64_t eb) {
+    switch (eb) {
+    case 1: return *p;
+    case 2: { uint16_t v; memcpy(&v, p, 2); return v; }
+    case 4: { uint32_t v; memcpy(&v, p, 4); return v; }
+    default: { uint64_t v; memcpy(&v, p, 8); return v; }
+    }
+}
+
+static inline void st_elem(uint8_t *p, uint64_t w, int64_t eb) {
+    switch (eb) {
+    case 1: *p = (uint8_t)w; return;
+    case 2: { uint16_t v = (uint16_t)w; memcpy(p, &v, 2); return; }
+    case 4: { uint32_t v = (uint32_t)w; memcpy(p, &v, 4); return; }
+    default: memcpy(p, &w, 8); return;
+    }
+}

@@ -43,6 +43,10 @@ class RegFile:
     def __iter__(self):
         return (a.copy() for a in self._a)
 
+    def arrays(self) -> list:
+        """The live arrays (no copies): for readers that use them at once and keep nothing (watchdog.py)."""
+        return self._a
+
     def view(self, i) -> np.ndarray:
         """The live array (no copy): for the engine's own reads that use it at once."""
         return self._a[i]

@@ -37,22 +37,36 @@ class Ctx(ctypes.Structure):
                 ("smem", _P), ("smem_size", _I), ("smem_stride", _I), ("cta_of", _P), ("csize", _I),
                 ("smem_py", _I),
                 ("lmem", _P), ("lstride", _I), ("local_limit", _I), ("params", _P), ("params_size", _I),
-                ("cbank", _P), ("cbank_size", _I), ("rank_bits", _P)]
+                ("cbank", _P), ("cbank_size", _I), ("rank_bits", _P), ("addr", _P), ("afull", _P), ("luts", _P)]
 
 
 _TABLES: dict = {}        # translations by what they depend on: another device loading the same module reuses them
 
 
+def _text_key(module) -> str:
+    """sha256 of a parsed module's PTX, once per module object (4 MB for a CUTLASS example)."""
+    k = getattr(module, "text_sha256", None)         # set by the device's loader, which hashed it already
+    if k is None:
+        import hashlib
+        k = hashlib.sha256(module.text.encode()).hexdigest()
+        try:
+            module.text_sha256 = k
+        except AttributeError:
+            pass
+    return k
+
+
 def _tables(prog: Program):
-    import hashlib
     import os
-    key = (hashlib.sha256(prog.module.text.encode()).hexdigest(), prog.kernel,
-           os.environ.get("PTXLAB_EMU_INLINE", "1"), frozenset((k, v) for k, v in prog.syms.items()))
+    # the symbols as a tuple (dict order is the module's): hashing it is ~10x cheaper than a frozenset of 18,000 pairs
+    key = (_text_key(prog.module), prog.kernel, os.environ.get("PTXLAB_EMU_INLINE", "1"), tuple(prog.syms.items()))
     t = _TABLES.get(key)
     if t is None:
         if len(_TABLES) >= 16:
             _TABLES.pop(next(iter(_TABLES)))
-        t = _TABLES[key] = translate(prog)
+        from ..decode_cache import no_gc
+        with no_gc():      # one record per instruction next to a parsed module of millions of objects
+            t = _TABLES[key] = translate(prog)
     return t
 
 
@@ -99,8 +113,13 @@ class NativeScheduler(Scheduler):
         c.pyonly = _ptr(self.pyonly)
         tb = kernel.tables
         c.ops, c.ends, c.roff, c.reads = _ptr(tb.ops), _ptr(tb.ends), _ptr(tb.roff), _ptr(tb.reads)
+        luts = tb.luts or []
+        self.luts = (_P * max(len(luts), 1))(*[_ptr(a) for a in luts])
+        c.luts = ctypes.cast(self.luts, _P)
         self.scratch = np.zeros((10, TILE), np.uint64)
         self.act = np.zeros(TILE, np.uint8)
+        self.addr = np.zeros(max(st.T, 1), np.uint64)
+        c.addr = _ptr(self.addr)
         for k in range(6):
             c.S[k] = self.scratch[k].ctypes.data
         for k in range(4):
@@ -133,7 +152,11 @@ class NativeScheduler(Scheduler):
         c = self.c
         alo = np.asarray(heap._starts, np.int64)
         ahi = np.asarray(heap._ends, np.int64)
-        self.keep.update(alo=alo, ahi=ahi)
+        # a flag that turns true later (a bulk copy wrote the whole allocation) only costs the per-byte look-up
+        afull = np.fromiter((a.full for a in heap._items), np.uint8, len(heap._items)) if len(alo) else \
+            np.zeros(1, np.uint8)
+        self.keep.update(alo=alo, ahi=ahi, afull=afull)
+        c.afull = _ptr(afull)
         c.heap, c.alo, c.ahi, c.nalloc = _ptr(heap.buf), _ptr(alo), _ptr(ahi), len(alo)
         c.gwritten = _ptr(written)
         c.smem, c.smem_size, c.smem_stride = _ptr(st.smem), st.smem_size, st.smem_stride

@@ -89,6 +89,9 @@ typedef struct {
     const uint8_t *cbank;
     int64_t cbank_size;
     const uint64_t *rank_bits;  /* per thread cluster rank << 24 for .shared symbol addresses (NULL: none) */
+    uint64_t *addr;             /* scratch, T elements: the addresses of one ld / st (mem_range.h) */
+    const uint8_t *afull;       /* per allocation (as alo): every byte written by the host (memory.py Allocation.full) */
+    const uint64_t **luts;      /* OP_LUT tables (emit_lut.py), by the record's x0 */
 } Ctx;
 
 /* loops over the n threads of a tile (engine.c runs a wave in tiles of TILE threads, so the scratch vectors stay
@@ -103,14 +106,17 @@ typedef struct {
 static inline uint64_t ext(uint64_t v, int bits, int sgn) { return sgn ? SX(v, bits) : (v & MASKB(bits)); }
 
 /* ---- memory: resolve a space address to host bytes, NULL = let the interpreter do it (fault or check) ---- */
-static inline int gheap_ok(const Ctx *c, int64_t off, int64_t n) {
+/* the allocation holding [off, off + n), or -1 */
+static inline int64_t gheap_find(const Ctx *c, int64_t off, int64_t n) {
     int64_t lo = 0, hi = c->nalloc - 1;
     while (lo <= hi) {                               /* last allocation starting at or before off */
         int64_t mid = (lo + hi) >> 1;
         if (c->alo[mid] <= off) lo = mid + 1; else hi = mid - 1;
     }
-    return hi >= 0 && off >= c->alo[hi] && off + n <= c->ahi[hi];
+    return hi >= 0 && off >= c->alo[hi] && off + n <= c->ahi[hi] ? hi : -1;
 }
+
+static inline int gheap_ok(const Ctx *c, int64_t off, int64_t n) { return gheap_find(c, off, n) >= 0; }
 
 static inline uint8_t *res_global(const Ctx *c, uint64_t a, int64_t n, int store) {
     int64_t off = (int64_t)(a - GLOBAL_BASE);

@@ -14,7 +14,7 @@ import numpy as np
 
 from ...core import isa
 from ...core.program import K_BRA, K_EXIT, K_TRAP
-from . import emit_cvt, emit_float, emit_int, emit_mem
+from . import emit_cvt, emit_float, emit_int, emit_lut, emit_mem
 from .operands import NotNative, Operands
 from .record import OPCODES, WORDS, Rec
 
@@ -33,6 +33,7 @@ class Tables:
     reads: np.ndarray        # int32
     native: list             # per pc: True when it runs natively
     specials: list           # special register names, index = Ctx.spec slot
+    luts: list = None        # lookup tables of OP_LUT records (emit_lut.py), index = the record's x0
 
 
 def builder_key(ins):
@@ -47,19 +48,28 @@ def _interpreted(fn) -> bool:
         getattr(fn, "__qualname__", "").startswith("_raiser")
 
 
-def record(prog, e, O: Operands):
-    """The Rec of one normal instruction, or None (the interpreter runs it)."""
+def record(prog, e, O: Operands, luts: list):
+    """The Rec of one normal instruction, or None (the interpreter runs it); a lookup table goes to ``luts``."""
     if _interpreted(e.fn) or id(e.ins) in getattr(prog, "_call_info", {}):
         return None
-    em = EMITTERS.get(builder_key(e.ins))
-    if em is None:
-        return None
+    key = builder_key(e.ins)
+    em = EMITTERS.get(key)
     try:
-        return em(e.ins, O)
+        if em is not None:
+            return em(e.ins, O)
     except NotNative:
-        return None
+        pass
     except (KeyError, ValueError, IndexError, TypeError, AttributeError):
         return None            # a form the emitter did not foresee: the interpreter decides what it means
+    if key is None or key[0] != emit_lut.MODULE:
+        return None
+    try:
+        rec, tb = emit_lut.emit(prog, e, O)
+    except NotNative:
+        return None
+    rec.x0 = len(luts)
+    luts.append(tb)
+    return rec
 
 
 def translate(prog) -> Tables:
@@ -67,6 +77,7 @@ def translate(prog) -> Tables:
     n = len(code)
     O = Operands(prog)
     rows = []
+    luts: list = []
     native = [False] * n
     for pc, e in enumerate(code):
         if e.kind == K_BRA:
@@ -76,7 +87,7 @@ def translate(prog) -> Tables:
         elif e.kind == K_TRAP:
             rec = Rec("TRAP")
         else:
-            rec = record(prog, e, O)
+            rec = record(prog, e, O, luts)
             native[pc] = rec is not None
             if rec is None:
                 rec = Rec("PY")
@@ -95,4 +106,4 @@ def translate(prog) -> Tables:
         reads.extend(e.reads)
         roff[pc + 1] = len(reads)
     return Tables(ops, np.asarray(prog.block_end, np.int64), roff, np.asarray(reads, np.int32), native,
-                  list(O.specials))
+                  list(O.specials), luts)
