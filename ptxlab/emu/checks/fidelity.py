@@ -89,7 +89,7 @@ HARDWARE = {
                            "every lane writes the same initial state (not measured here; ptx_docs/fidelity.md)",
     "smem_align": "sm_90/sm_100 place a CTA's shared variables from shared address 0x400 (after a 1 KB reserved "
                   "region); an H100 gave cvta.to.shared = 0x400 for a .align 16384 buffer (tools/probes/"
-                  "smem_base_probe.py, ptx_docs/emulator_checks.md)",
+                  "smem_base_probe.py, ptx_docs/fidelity.md)",
 }
 # what the emulator does by default (not strict) after the warning
 DEFAULT_ACTION = {

@@ -22,7 +22,7 @@ DYN_SMEM_ALIGN = 1024
 # Shared address of the first byte of a CTA's own shared variables on sm_90 / sm_100: ptxas lays them out from 0 of
 # the user segment, which the GPU places after a 1 KB reserved region (SASS: ``MOV R, 0x400; LEA R, SR_CgaCtaId, R,
 # 0x18``; an H100 gave cvta.to.shared = 0x400 for a ``.align 16384`` buffer and %reserved_smem_offset_cap = 0x400:
-# tools/probes/smem_base_probe.py, ptx_docs/emulator_checks.md).  Alignments up to 1024 hold there; larger ones do
+# tools/probes/smem_base_probe.py, ptx_docs/fidelity.md).  Alignments up to 1024 hold there; larger ones do
 # not, although PTX ISA 5.4.5 (variable alignment) promises them.
 HW_SMEM_BASE = 0x400
 
