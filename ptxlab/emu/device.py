@@ -16,6 +16,7 @@ from .engine.machine import run_kernel
 from .core.memory import GLOBAL_BASE, GlobalHeap
 from .engine.decode_cache import no_gc, parse_cached
 from .engine import native
+from .checks import fidelity
 from .checks.fidelity import rules_of, strict_rules as _strict_rules, summarize as _fid_summarize
 from .core.program import Program
 from .checks.initcheck import initcheck_modes
@@ -173,6 +174,13 @@ class EmuDevice(Device):
 
     def _launch_inner(self, module, kernel, grid, block, params, shared_bytes, cluster=None) -> None:
         prog = self.program(module, kernel)
+        for name, align, addr in prog.smem_overaligned:      # core/program.py: HW_SMEM_BASE
+            fidelity.layout_violation(
+                self, kernel, "smem_align",
+                f".shared variable {name} declares .align {align}, but the GPU puts it at shared address {addr:#x} "
+                f"(not a multiple of {align}: PTX ISA 5.4.5 promises one); code that relies on the alignment, e.g. "
+                f"a double buffer switched by XOR-ing its address with a multiple of 1024 or more, computes other "
+                f"results on the GPU; align to at most 1024 (or take the base from cvta.to.shared and add offsets)")
         if prog.static_smem + shared_bytes > self.max_shared_bytes:
             raise LaunchError(f"launch of {kernel}: {prog.static_smem} bytes static + {shared_bytes} bytes dynamic "
                               f"shared memory exceed the {self.max_shared_bytes}-byte limit")

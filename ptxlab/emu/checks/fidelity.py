@@ -60,6 +60,7 @@ RULES = {
     "mapa_rank": "mapa with a target CTA rank outside the cluster",
     "clc_failed_ctaid": "clusterlaunchcontrol.query_cancel.get_first_ctaid of a failed try_cancel response",
     "mbarrier_init_lanes": "lanes of one warp initialise the same mbarrier alike in one mbarrier.init",
+    "smem_align": "a .shared variable declared with .align above 1024, which the GPU does not give it",
 }
 HARDWARE = {
     "wgmma_wait": "sm_90a SASS: ptxas puts WARPGROUP.DEPBAR.LE before the first use of every wgmma accumulator "
@@ -86,6 +87,9 @@ HARDWARE = {
     "mbarrier_init_lanes": "the CuTe DSL's pipelines before 4.6.0 initialise every mbarrier from all 32 lanes of warp 0 "
                            "(MbarrierArray.mbarrier_init, no elect_one), and the kernels built with them ran on GPUs; "
                            "every lane writes the same initial state (not measured here; ptx_docs/fidelity.md)",
+    "smem_align": "sm_90/sm_100 place a CTA's shared variables from shared address 0x400 (after a 1 KB reserved "
+                  "region); an H100 gave cvta.to.shared = 0x400 for a .align 16384 buffer (tools/probes/"
+                  "smem_base_probe.py, ptx_docs/fidelity.md)",
 }
 # what the emulator does by default (not strict) after the warning
 DEFAULT_ACTION = {
@@ -98,6 +102,8 @@ DEFAULT_ACTION = {
     "mapa_rank": "returns the address with that rank (an access through it faults)",
     "clc_failed_ctaid": "returns 0xFFFFFFFF",
     "mbarrier_init_lanes": "initialises the barrier once",
+    "smem_align": "lays shared memory out as the GPU does (from 0x400), so code relying on the alignment computes "
+                  "what the GPU computes",
 }
 
 # asynchronous register writers and the rule that guards reading their registers early (engine/machine.py)
@@ -109,7 +115,7 @@ PENDING_RULES = {
                             "'wgmma.commit_group.sync.aligned; wgmma.wait_group.sync.aligned 0;' before using them"),
 }
 
-__all__ = ["RULES", "EmuFidelityWarning", "parse_strict", "is_strict", "strict_of", "violation", "strict_rules"]
+__all__ = ["RULES", "EmuFidelityWarning", "parse_strict", "is_strict", "strict_of", "violation", "layout_violation", "strict_rules"]
 
 
 class EmuFidelityWarning(EmuWarning):
@@ -188,6 +194,18 @@ def violation(st, ins, threads, rule: str, msg: str, detail: str = "") -> bool:
     if first:   # the other sites of this rule in this launch: one summary warning at the end (summarize)
         emu_warn(text, dev, key=("fidelity",) + key, category=EmuFidelityWarning)
     return True
+
+
+def layout_violation(device, kernel: str, rule: str, msg: str) -> None:
+    """Report a broken ``rule`` found when laying a kernel out (no instruction to name): raise (strict) or warn once
+    per device and kernel."""
+    if strict_of(device, rule):
+        raise EmuError(f"kernel {kernel}: {msg}\n  strict rule '{rule}' (PTXLAB_EMU_STRICT / EmuDevice(strict=...)); "
+                       f"what hardware is known to do: {HARDWARE[rule]}; by default the emulator warns and "
+                       f"{DEFAULT_ACTION[rule]}")
+    emu_warn(f"[{rule}] kernel {kernel}: {msg}\n  not an error by default: {HARDWARE[rule]}; the emulator "
+             f"{DEFAULT_ACTION[rule]}. PTXLAB_EMU_STRICT={rule} (or EmuDevice(strict='{rule}')) makes it one "
+             "(ptxlab/emu/checks/fidelity.py)", device, key=("fidelity", kernel, rule), category=EmuFidelityWarning)
 
 
 def summarize(log: list, device=None) -> None:

@@ -3,7 +3,8 @@ state spaces, instructions decoded once.
 
 Layouts (PTX ISA 5.1): kernel params in the param buffer at their declared alignment; module-scope and
 function-scope ``.shared`` variables from shared address 0 upward, then dynamic shared memory (``.extern .shared``
-arrays, 1024-B aligned so swizzled TMA/UMMA tiles can start there); ``.local`` variables and the ``.param``
+arrays, 1024-B aligned so swizzled TMA/UMMA tiles can start there) -- except that a kernel with a ``.shared`` variable
+declared ``.align`` above 1024 gets the GPU's layout (``HW_SMEM_BASE``, below); ``.local`` variables and the ``.param``
 variables of call sequences in per-thread local memory; ``.const`` variables in the const bank; ``.global``
 variables allocated in the device heap when the module is loaded.
 """
@@ -18,6 +19,12 @@ from . import callstack, evidence, ir, isa
 from .memory import GlobalHeap
 
 DYN_SMEM_ALIGN = 1024
+# Shared address of the first byte of a CTA's own shared variables on sm_90 / sm_100: ptxas lays them out from 0 of
+# the user segment, which the GPU places after a 1 KB reserved region (SASS: ``MOV R, 0x400; LEA R, SR_CgaCtaId, R,
+# 0x18``; an H100 gave cvta.to.shared = 0x400 for a ``.align 16384`` buffer and %reserved_smem_offset_cap = 0x400:
+# tools/probes/smem_base_probe.py, ptx_docs/fidelity.md).  Alignments up to 1024 hold there; larger ones do
+# not, although PTX ISA 5.4.5 (variable alignment) promises them.
+HW_SMEM_BASE = 0x400
 
 K_NORMAL, K_BRA, K_EXIT, K_TRAP = 0, 1, 2, 3
 _SYSTEM_CALLS = {"vprintf": "vprintf", "__assertfail": "assertfail"}
@@ -95,22 +102,26 @@ class Program:
         self.param_size = off
 
     def _layout_shared(self):
+        """Static ``.shared`` variables at offsets aligned within the segment, as ptxas lays them out. The segment
+        starts at shared address 0, or at ``HW_SMEM_BASE`` where the GPU breaks a declared alignment (a variable
+        with ``.align`` > 1024): there the emulator models the GPU, and ``smem_overaligned`` lists such variables
+        (name, .align, address) for the device to report (fidelity rule ``smem_align``)."""
+        svars = [v for v in list(self.module.globals) + list(self.fn.locals) if v.space == "shared"]
+        dyn = [v for v in svars if v.extern or v.size == 0]
+        static = [v for v in svars if not (v.extern or v.size == 0)]
+        over = [v for v in static if HW_SMEM_BASE % max(v.align, 1)]
+        self.smem_base = base = HW_SMEM_BASE if over else 0
         off = 0
-        dyn = []
-        for v in list(self.module.globals) + list(self.fn.locals):
-            if v.space != "shared":
-                continue
-            if v.extern or v.size == 0:
-                dyn.append(v)
-                continue
+        for v in static:
             off = _align(off, max(v.align, 1))
-            self.syms[v.name] = ("shared", off)
+            self.syms[v.name] = ("shared", base + off)
             off += v.size
-        self.static_smem = off
-        self.dyn_base = _align(off, DYN_SMEM_ALIGN) if dyn else off
+        self.static_smem = off                   # bytes of static shared memory (the launch limit counts these)
+        self.dyn_base = base + (_align(off, DYN_SMEM_ALIGN) if dyn else off)
         for v in dyn:
             self.syms[v.name] = ("shared", self.dyn_base)
         self.has_dynamic_smem = bool(dyn)
+        self.smem_overaligned = [(v.name, v.align, self.syms[v.name][1]) for v in over]
 
     def _local_var(self, v: ir.Variable, name: str):
         if self._owner is not None:     # a variable of a really-called function: in its frame (callstack.py)
