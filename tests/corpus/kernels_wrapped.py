@@ -436,6 +436,48 @@ def _cpm_ref(ins):
     return {"out": ins["src"].reshape(64, 4)[(np.arange(64) + 1) % 64]}
 
 
+# cpasync_forms.cu: every cp-size / state / prefetch / cache-hint form, zero fill at each cp-size (layout: the .cu)
+_CPF = ((0, 4), (256, 8), (768, 16), (1792, 16))          # (region offset, cp-size) of sections A-D
+
+
+def _cpf_in(rng):
+    return {"src": rng.integers(1, 256, 3072).astype(np.uint8), "perm": rng.permutation(64).astype(np.uint32),
+            "ssz": np.concatenate([rng.integers(0, n + 1, 64) for _, n in _CPF] +
+                                  [rng.integers(0, 2**32, 64, dtype=np.uint64)]).astype(np.uint32)}
+
+
+def _cpf_run(dev, mod, ins):
+    out = out_buf(dev, 3072)
+    dev.launch(mod, "cpasync_forms", grid=(1, 1, 1), block=(64, 1, 1),
+               args=[dev.to_device(ins[k]) for k in ("src", "perm", "ssz")] + [out])
+    return {"out": dev.to_host(out, np.uint8)}
+
+
+def _cpf_ref(ins):
+    src, perm, ssz = ins["src"], ins["perm"], ins["ssz"]
+    out = np.zeros(3072, np.uint8)
+    for s, (off, n) in enumerate(_CPF + ((2816, 4),)):
+        for t in range(64):
+            k = int(ssz[s * 64 + t]) if s < 4 else (0 if ssz[256 + t] & 1 else 4)   # E: ignore-src = bit 0
+            p = int(perm[t])
+            out[off + t * n:off + t * n + k] = src[off + p * n:off + p * n + k]
+    return {"out": out}
+
+
+def _cpmf_run(dev, mod, ins):
+    outs = {}
+    for v in range(4):
+        out = out_buf(dev, 1024)
+        dev.launch(mod, "cpasync_mbar_forms", grid=(1, 1, 1), block=(64, 1, 1),
+                   args=[dev.to_device(ins["src"][v]), out, np.int32(v)])
+        outs[f"v{v}"] = dev.to_host(out, np.uint32).reshape(64, 4)
+    return outs
+
+
+def _cpmf_ref(ins):
+    return {f"v{v}": ins["src"][v].reshape(64, 4)[(np.arange(64) + 1) % 64] for v in range(4)}
+
+
 # ------------------------------------------------------------------------------------------------ NVFP4 GEMV
 GEMV_M, GEMV_K, GEMV_L = 200, 320, 2
 
@@ -500,6 +542,11 @@ ENTRIES = [
           note="cp.async.mbarrier.arrive.noinc + try_wait.parity"),
     Entry("cpasync_mbar_inc", "cpasync_ops.cu", lambda rng: {"src": u32(rng, 256)}, _cpm_run(0), _cpm_ref,
           note="cp.async.mbarrier.arrive (incrementing) + mbarrier.arrive"),
+    Entry("cpasync_forms", "cpasync_forms.cu", _cpf_in, _cpf_run, _cpf_ref,
+          note="cp.async .ca 4/8/16 + .cg 16, .shared::cta, .L2::64B/128B/256B, .L2::cache_hint, zero fill at every "
+               "cp-size, ignore-src, three groups"),
+    Entry("cpasync_mbar_forms", "cpasync_forms.cu", lambda rng: {"src": u32(rng, 1024).reshape(4, 256)}, _cpmf_run,
+          _cpmf_ref, note="cp.async.mbarrier.arrive{.noinc}{.shared::cta}.b64 on shared and generic addresses"),
     Entry("nvfp4_gemv_scalar", "nvfp4_gemv_scalar.cu", _gemv_in, _gemv_run, _gemv_ref,
           note="scalar NVFP4 GEMV on gpu-mode GEMV data (M=200, K=320, L=2)"),
 ]
