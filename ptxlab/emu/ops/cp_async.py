@@ -77,6 +77,8 @@ class _Copy:
                 mj = m & (ss > j)
                 if mj.any():
                     data[:, j] = st.load(self.ins, "global", src + np.uint64(j), mj, np.uint8)
+        if st.race is not None:
+            st.race.inflight.remove(self)          # its own writes are not a race (checks/asyncread.py)
         st.store(self.ins, "shared", dst, m, data, np.uint8, self.size)
         self.done = True
         s = _state(st)
@@ -156,6 +158,9 @@ def build_cp_async(ins: ir.Instr, ctx: Ctx):
         s = _state(st)
         op = _Copy(ins, sel, dst, src, size, ss, s.grp[sel].copy())
         s.pending.append(op)
+        if st.race is not None:                    # a thread's access of the destination before the wait: a race
+            st.race.inflight.add(op, sel, st.cta_of[sel].astype(np.int64) * st.smem_stride + dst.astype(np.int64),
+                                 size)
         st.engine.submit(op)
         return None
     return run
