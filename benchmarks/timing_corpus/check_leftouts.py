@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -43,19 +42,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sources", help="cached sources (default: sources.sources_dir())")
     args = ap.parse_args(argv)
-    bad = []
-    for kern in kernels():
-        t0 = time.perf_counter()
-        try:
-            r = check_round2.check_one(kern, args.sources)
-            msg = f"{'ok' if r['ok'] else 'FAIL'} {r['written']}/{r['total']} written, max err {r['max_err']:.2e}"
-        except Exception as e:  # noqa: BLE001
-            r, msg = {"ok": False}, f"ERROR {type(e).__name__}: {str(e)[:400]}"
-        if not r["ok"]:
-            bad.append(kern.name)
-        print(f"{kern.name:50s} {time.perf_counter() - t0:6.1f} s  {msg}", flush=True)
-    print(f"failed: {bad or 'none'}")
-    return 1 if bad else 0
+    return 1 if check_round2.check_all(kernels(), args.sources) else 0
 
 
 if __name__ == "__main__":

@@ -1,7 +1,6 @@
 // cpasync_forms.cu — every cp.async form of PTX ISA 9.7.9.25.3 (sm_80+): .ca with cp-size 4 / 8 / 16, .cg with 16,
 // .shared and .shared::cta, the .L2::64B / 128B / 256B prefetch sizes, .L2::cache_hint with a createpolicy operand,
-// src-size (zero fill) for every cp-size, ignore-src; cp.async.mbarrier.arrive{.noinc}{.shared::cta}.b64 on shared
-// and generic addresses.  blockDim.x = 64.
+// src-size (zero fill) for every cp-size, ignore-src.  blockDim.x = 64.
 //
 // extern "C" __global__ void cpasync_forms(const unsigned char* src, const unsigned* perm, const unsigned* ssz,
 //                                          unsigned char* out)
@@ -15,14 +14,7 @@
 //                                                                                  → out[2816 + t*4 ]   (256 B)
 //   wait_group 2 → A, B written out; wait_group 1 → C, D; wait_all → E.  out is 3072 bytes; bytes past src-size
 //   (all 4 bytes of E when ignore-src) are zero.
-//
-// extern "C" __global__ void cpasync_mbar_forms(const unsigned* src, unsigned* out, int variant)
-//   Each thread cp.async.cg's 16 bytes src[t*4..] → smem, then arrives on a barrier (count 64) by
-//     variant 0: cp.async.mbarrier.arrive.noinc.shared::cta.b64 [shared address]
-//     variant 1: cp.async.mbarrier.arrive.noinc.b64 [generic address]
-//     variant 2: cp.async.mbarrier.arrive.shared::cta.b64 [shared] + mbarrier.arrive.shared.b64
-//     variant 3: cp.async.mbarrier.arrive.b64 [generic] + mbarrier.arrive.shared.b64
-//   waits on phase 0 and writes thread (t + 1) % 64's four words to out[t*4..].
+// (cp.async.mbarrier.arrive's spellings: cpasync_ops.cu cpasync_mbar, noinc = 2..5.)
 extern "C" __global__ void cpasync_forms(const unsigned char* src, const unsigned* perm, const unsigned* ssz,
                                          unsigned char* out) {
   __shared__ __align__(16) unsigned char S[3072];
@@ -53,27 +45,4 @@ extern "C" __global__ void cpasync_forms(const unsigned char* src, const unsigne
   asm volatile("cp.async.wait_all;");
   __syncthreads();
   for (unsigned i = 2816 + t; i < 3072; i += 64) out[i] = S[i];
-}
-
-extern "C" __global__ void cpasync_mbar_forms(const unsigned* src, unsigned* out, int variant) {
-  __shared__ __align__(16) unsigned D[256];
-  __shared__ __align__(8) unsigned long long bar;
-  unsigned t = threadIdx.x;
-  unsigned mb = (unsigned)__cvta_generic_to_shared(&bar);
-  if (t == 0) asm volatile("mbarrier.init.shared.b64 [%0], %1;" :: "r"(mb), "r"(64));
-  __syncthreads();
-  unsigned d = (unsigned)__cvta_generic_to_shared(D + t * 4);
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(d), "l"(src + t * 4));
-  if (variant == 0) {
-    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" :: "r"(mb));
-  } else if (variant == 1) {
-    asm volatile("cp.async.mbarrier.arrive.noinc.b64 [%0];" :: "l"(&bar));
-  } else {
-    if (variant == 2) asm volatile("cp.async.mbarrier.arrive.shared::cta.b64 [%0];" :: "r"(mb));
-    else asm volatile("cp.async.mbarrier.arrive.b64 [%0];" :: "l"(&bar));
-    asm volatile("{ .reg .b64 st; mbarrier.arrive.shared.b64 st, [%0]; }" :: "r"(mb));
-  }
-  asm volatile("{ .reg .pred p; W: mbarrier.try_wait.parity.shared.b64 p, [%0], 0; @!p bra W; }" :: "r"(mb));
-  unsigned o = (t + 1) % 64;
-  for (int k = 0; k < 4; ++k) out[t * 4 + k] = D[o * 4 + k];
 }
