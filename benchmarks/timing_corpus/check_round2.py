@@ -29,18 +29,13 @@ def check_one(k, root=None) -> dict:
     return s.check(full=True)
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--only", nargs="*", help="substrings of kernel names")
-    ap.add_argument("--sources", help="cached sources (default: sources.sources_dir())")
-    args = ap.parse_args(argv)
+def check_all(kernels, sources=None) -> list:
+    """check_one each kernel, one line each; the names of those that failed."""
     bad = []
-    for k in manifest_round2.kernels("small"):
-        if args.only and not any(s in k.name for s in args.only):
-            continue
+    for k in kernels:
         t0 = time.perf_counter()
         try:
-            r = check_one(k, args.sources)
+            r = check_one(k, sources)
             msg = f"{'ok' if r['ok'] else 'FAIL'} {r['written']}/{r['total']} written, max err {r['max_err']:.2e} " \
                   f"{r['detail'][:200]}"
         except Exception as e:  # noqa: BLE001
@@ -49,7 +44,16 @@ def main(argv=None) -> int:
             bad.append(k.name)
         print(f"{k.name:62s} {time.perf_counter() - t0:6.1f} s  {msg}", flush=True)
     print(f"failed: {bad or 'none'}")
-    return 1 if bad else 0
+    return bad
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", nargs="*", help="substrings of kernel names")
+    ap.add_argument("--sources", help="cached sources (default: sources.sources_dir())")
+    args = ap.parse_args(argv)
+    ks = [k for k in manifest_round2.kernels("small") if not args.only or any(s in k.name for s in args.only)]
+    return 1 if check_all(ks, args.sources) else 0
 
 
 if __name__ == "__main__":

@@ -9,6 +9,8 @@ Comparison modes (per output):
   nanclass         bit for bit, except that two NaNs are equal whatever their payload (f32 words or f64 words)
   approx:<ulp>     f32 words: equal, both NaN, |ordered-int distance| <= ulp, or one side ±0 and the other subnormal
                    (MUFU sequences may flush subnormal results); for .approx ops (ptx_docs/emulator_approximations.md)
+  approx16:<ulp>   f16 words: equal, both NaN, or |ordered-int distance| <= ulp (cuda_fp16.h math built on .approx
+                   f32 instructions)
   abs:<eps>        f32 words: equal, both NaN, or |a - b| <= eps
   rel:<eps>        f32 words: equal, both NaN, |a - b| <= eps * max(|a|, |b|), or subnormal-vs-±0
   bounded:<b>      f32 words: equal, both NaN, or both finite with |v| <= b (sin/cos.approx far outside [-pi, pi])
@@ -132,6 +134,11 @@ def _ordered(words: np.ndarray) -> np.ndarray:
     return np.where(w & 0x80000000, -(w & 0x7FFFFFFF), w)
 
 
+def _ordered16(words: np.ndarray) -> np.ndarray:
+    w = np.ascontiguousarray(words).astype(np.uint16).astype(np.int64)
+    return np.where(w & 0x8000, -(w & 0x7FFF), w)
+
+
 def _isnan_words(words: np.ndarray) -> np.ndarray:
     if words.dtype.itemsize == 8:
         return np.isnan(np.ascontiguousarray(words).view(np.float64))
@@ -152,6 +159,8 @@ def mode_ok(a: np.ndarray, b: np.ndarray, mode: str) -> np.ndarray:
     nan2 = _isnan_words(a) & _isnan_words(b)
     if kind == "nanclass":
         return eq | nan2
+    if kind == "approx16":
+        return eq | nan2 | (np.abs(_ordered16(a) - _ordered16(b)) <= int(arg))
     fa, fb = _f32(a), _f32(b)
     with np.errstate(all="ignore"):
         d = np.abs(fa - fb)

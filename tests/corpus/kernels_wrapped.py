@@ -436,6 +436,79 @@ def _cpm_ref(ins):
     return {"out": ins["src"].reshape(64, 4)[(np.arange(64) + 1) % 64]}
 
 
+# cpasync_forms.cu: every cp-size / state / prefetch / cache-hint form, zero fill at each cp-size (layout: the .cu)
+_CPF = ((0, 4), (256, 8), (768, 16), (1792, 16))          # (region offset, cp-size) of sections A-D
+
+
+def _cpf_in(rng):
+    return {"src": rng.integers(1, 256, 3072).astype(np.uint8), "perm": rng.permutation(64).astype(np.uint32),
+            "ssz": np.concatenate([rng.integers(0, n + 1, 64) for _, n in _CPF] +
+                                  [rng.integers(0, 2**32, 64, dtype=np.uint64)]).astype(np.uint32)}
+
+
+def _cpf_run(dev, mod, ins):
+    out = out_buf(dev, 3072)
+    dev.launch(mod, "cpasync_forms", grid=(1, 1, 1), block=(64, 1, 1),
+               args=[dev.to_device(ins[k]) for k in ("src", "perm", "ssz")] + [out])
+    return {"out": dev.to_host(out, np.uint8)}
+
+
+def _cpf_ref(ins):
+    src, perm, ssz = ins["src"], ins["perm"], ins["ssz"]
+    out = np.zeros(3072, np.uint8)
+    for s, (off, n) in enumerate(_CPF + ((2816, 4),)):
+        for t in range(64):
+            k = int(ssz[s * 64 + t]) if s < 4 else (0 if ssz[256 + t] & 1 else 4)   # E: ignore-src = bit 0
+            p = int(perm[t])
+            out[off + t * n:off + t * n + k] = src[off + p * n:off + p * n + k]
+    return {"out": out}
+
+
+def _cpmf_run(dev, mod, ins):
+    outs = {}
+    for v in range(4):                    # cpasync_mbar's noinc = 2..5: the other arrive spellings
+        outs[f"v{v}"] = _cpm_run(v + 2)(dev, mod, {"src": ins["src"][v]})["out"]
+    return outs
+
+
+def _cpmf_ref(ins):
+    return {f"v{v}": ins["src"][v].reshape(64, 4)[(np.arange(64) + 1) % 64] for v in range(4)}
+
+
+# ------------------------------------------------------------------------------------------------ cuda_fp16.h math
+# half_math.cu: (function, input domain, lower bound on a log scale?) per block; blocks 11.. are the __half2 forms of
+# the first six.  Reference: the exactly rounded f16 of the f64 function.  The cuda_fp16.hpp sequences are built on
+# ex2/lg2/rsqrt/sin/cos.approx.f32 (+ fix-ups), so the emulator may differ from it by one f16 ulp: approx16:1
+# (measured 2026-11-28 on 8192 inputs per function: <= 1 ulp, 1-4 inputs in 8192 for hexp, hexp10, hlog)
+_HM = ((np.exp, -10, 10, False), (np.exp2, -14, 15, False), (lambda v: 10.0 ** v, -4, 4, False),
+       (np.log, 1e-3, 1e3, True), (np.log2, 1e-3, 1e3, True), (np.log10, 1e-3, 1e3, True),
+       (lambda v: 1 / np.sqrt(v), 1e-3, 1e3, True), (lambda v: 1 / v, 1e-2, 1e2, True), (np.sqrt, 1e-3, 1e3, True),
+       (np.sin, -np.pi, np.pi, False), (np.cos, -np.pi, np.pi, False))
+HM_N = 256
+
+
+def _hm_in(rng):
+    rows = [np.exp(rng.uniform(np.log(lo), np.log(hi), HM_N)) if log else rng.uniform(lo, hi, HM_N)
+            for _, lo, hi, log in _HM]
+    rows[7] *= np.where(rng.integers(0, 2, HM_N) == 1, -1.0, 1.0)          # hrcp of both signs
+    return {"x": np.concatenate(rows).astype(np.float16)}
+
+
+def _hm_run(dev, mod, ins):
+    nb = len(_HM) + 6
+    y = out_buf(dev, nb * HM_N * 2)
+    dev.launch(mod, "half_math", grid=(nb, 1, 1), block=(64, 1, 1),
+               args=[dev.to_device(ins["x"]), y, np.int32(HM_N)])
+    return {"y": dev.to_host(y, np.uint16).reshape(nb, HM_N)}
+
+
+def _hm_ref(ins):
+    x = ins["x"].astype(np.float64).reshape(len(_HM), HM_N)
+    with np.errstate(all="ignore"):
+        rows = [f(x[i]) for i, (f, *_) in enumerate(_HM)] + [_HM[i][0](x[i]) for i in range(6)]
+    return {"y": np.array(rows).astype(np.float16).view(np.uint16)}
+
+
 # ------------------------------------------------------------------------------------------------ NVFP4 GEMV
 GEMV_M, GEMV_K, GEMV_L = 200, 320, 2
 
@@ -500,6 +573,14 @@ ENTRIES = [
           note="cp.async.mbarrier.arrive.noinc + try_wait.parity"),
     Entry("cpasync_mbar_inc", "cpasync_ops.cu", lambda rng: {"src": u32(rng, 256)}, _cpm_run(0), _cpm_ref,
           note="cp.async.mbarrier.arrive (incrementing) + mbarrier.arrive"),
+    Entry("cpasync_forms", "cpasync_forms.cu", _cpf_in, _cpf_run, _cpf_ref,
+          note="cp.async .ca 4/8/16 + .cg 16, .shared::cta, .L2::64B/128B/256B, .L2::cache_hint, zero fill at every "
+               "cp-size, ignore-src, three groups"),
+    Entry("cpasync_mbar_forms", "cpasync_ops.cu", lambda rng: {"src": u32(rng, 1024).reshape(4, 256)}, _cpmf_run,
+          _cpmf_ref, note="cp.async.mbarrier.arrive{.noinc}{.shared::cta}.b64 on shared and generic addresses"),
+    Entry("half_math", "half_math.cu", _hm_in, _hm_run, _hm_ref, modes={"y": "approx16:1"},
+          note="cuda_fp16.h hexp/hexp2/hexp10/hlog/hlog2/hlog10/hrsqrt/hrcp/hsqrt/hsin/hcos and six __half2 forms "
+               "(inline PTX with '.reg.b16 h' registers); H100 bit-exactness unmeasured"),
     Entry("nvfp4_gemv_scalar", "nvfp4_gemv_scalar.cu", _gemv_in, _gemv_run, _gemv_ref,
           note="scalar NVFP4 GEMV on gpu-mode GEMV data (M=200, K=320, L=2)"),
 ]

@@ -36,7 +36,7 @@ def test_registry_shape():
         assert e.arch in ("sm_90a", "sm_100a"), e.arch
         for k, m in e.modes.items():
             kind = m.partition(":")[0]
-            assert kind in ("exact", "nanclass", "approx", "abs", "rel", "bounded") + corpus.VALIDATED, (e.name, m)
+            assert kind in ("exact", "nanclass", "approx", "approx16", "abs", "rel", "bounded") + corpus.VALIDATED, (e.name, m)
             if kind in corpus.VALIDATED:
                 assert e.validate is not None, e.name
 

@@ -10,7 +10,8 @@
 //   Each thread cp.async's 16 bytes (4 words) src[t*4..] → smem, then cp.async.mbarrier.arrive{.noinc} on a barrier
 //   initialised with count = 64 (noinc) or 64 (inc variant, + one regular mbarrier.arrive per thread); waits on
 //   phase 0 with try_wait.parity and writes the smem words back to out[t*4..] (shifted by one thread to read
-//   another thread's copy).
+//   another thread's copy).  noinc = 2 / 3: .noinc on .shared::cta / a generic address; 4 / 5: the incrementing
+//   form on .shared::cta / a generic address (+ mbarrier.arrive).
 extern "C" __global__ void cpasync_groups(const unsigned char* src, const unsigned* ssz, unsigned char* out) {
   __shared__ __align__(16) unsigned char A[1024];
   __shared__ __align__(16) unsigned char B[512];
@@ -43,11 +44,15 @@ extern "C" __global__ void cpasync_mbar(const unsigned* src, unsigned* out, int 
   __syncthreads();
   unsigned d = (unsigned)__cvta_generic_to_shared(D + t * 4);
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(d), "l"(src + t * 4));
-  if (noinc) {
-    asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];" :: "r"(mb));
-  } else {
-    asm volatile("cp.async.mbarrier.arrive.shared.b64 [%0];" :: "r"(mb));
-    asm volatile("{ .reg .b64 st; mbarrier.arrive.shared.b64 st, [%0]; }" :: "r"(mb));
+  switch (noinc) {          // 1 / 0: the .shared forms; 2..5: the other spellings (cpasync_mbar_forms entry)
+    case 1: asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];" :: "r"(mb)); break;
+    case 2: asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" :: "r"(mb)); break;
+    case 3: asm volatile("cp.async.mbarrier.arrive.noinc.b64 [%0];" :: "l"(&bar)); break;
+    default:
+      if (noinc == 4) asm volatile("cp.async.mbarrier.arrive.shared::cta.b64 [%0];" :: "r"(mb));
+      else if (noinc == 5) asm volatile("cp.async.mbarrier.arrive.b64 [%0];" :: "l"(&bar));
+      else asm volatile("cp.async.mbarrier.arrive.shared.b64 [%0];" :: "r"(mb));
+      asm volatile("{ .reg .b64 st; mbarrier.arrive.shared.b64 st, [%0]; }" :: "r"(mb));
   }
   asm volatile("{ .reg .pred p; W: mbarrier.try_wait.parity.shared.b64 p, [%0], 0; @!p bra W; }" :: "r"(mb));
   unsigned o = (t + 1) % 64;

@@ -21,7 +21,8 @@ happens-before). The check is a happens-before test that never reports an ordere
 
 Accesses made by synchronizing instructions themselves (atomics, volatile flags, mbarrier words) are not data
 accesses and are not recorded; asynchronous writes (TMA, ``cp.async``, tcgen05) have no writing thread, as in
-compute-sanitizer. What it cannot see: a race hidden because the earlier thread synchronized with someone else in
+compute-sanitizer; a thread's access of a ``cp.async`` destination while the copy is in flight is reported
+(asyncread.py). What it cannot see: a race hidden because the earlier thread synchronized with someone else in
 between (the check over-approximates ordering, so it misses such races rather than report ordered pairs), races
 in global memory (compute-sanitizer's racecheck checks shared memory only). Switch: ``PTXLAB_EMU_RACECHECK`` /
 ``open_device("emu", racecheck=...)``; measured cost in ptx_docs/emulator_checks.md.
@@ -32,6 +33,7 @@ import numpy as np
 
 from ...errors import UsageError
 from ..core.thread_status import EXITED
+from .asyncread import InflightWrites
 
 MODES = {"shared": True, "1": True, "on": True, "0": False, "off": False, "none": False}
 
@@ -120,6 +122,7 @@ class RaceShadow:
         self.cta = np.zeros(T, np.int64)        # CTA-scope ones only
         self.packed = np.zeros(T, np.int64)     # (cta << 32) | (clk & 0xFFFFFFFF), what a record stores
         self.rec = None                          # allocated at the first shared access
+        self.inflight = InflightWrites(st)       # destinations of cp.async copies in flight (asyncread.py)
 
     def _alloc(self):
         n = self.st.smem.size // 4 + 1
@@ -147,6 +150,8 @@ class RaceShadow:
         """Check then record an access of nbytes at wave-SMEM offsets ``flat`` by threads ``sel``."""
         if self.skip or sel.size == 0:
             return
+        if self.inflight.ops and ins.opcode != "cp":     # not the completing copies' own writes
+            self.inflight.check(ins, sel, flat, nbytes, write)
         if self.rec is None:
             self._alloc()
         word = flat // 4

@@ -364,6 +364,10 @@ class Parser:
     # --- statements --------------------------------------------------------------------------------------------
     def _statement(self, s: str, line: int):
         head = s.split(None, 1)[0]
+        if head.startswith("."):
+            # a directive ends at its name: '.reg.b16 h;' is '.reg .b16 h;' (cuda_fp16.hpp's inline PTX writes it
+            # so; PTX ISA 4.3 / 5.1: white space between a directive and its modifiers is optional)
+            head = re.match(r"^\.[A-Za-z_$][\w$]*", head).group(0) if re.match(r"^\.[A-Za-z_$]", head) else head
         if head in (".version",):
             self.mod.version = s.split()[1]
             return

@@ -260,7 +260,8 @@ SETS = {"icmp": _ICMP, "ucmp": _ICMP + _UNSIGNED_ONLY, "bcmp": ("eq", "ne"), "fc
         "boolop": tuple(_BOOLOPS), "sint": ("s16", "s32", "s64"), "uint": ("u16", "u32", "u64"),
         "bint": ("b16", "b32", "b64"), "dtype": ("u32", "s32", "f32"), "hdtype": ("u16", "s16", "u32", "s32"),
         "half": ("f16", "f16x2"), "bhalf": ("bf16", "bf16x2"), "x2dtype": ("f16x2", "u32", "s32"),
-        "bx2dtype": ("bf16x2", "u32", "s32"),
+        "bx2dtype": ("bf16x2", "u32", "s32"), "hsrc": ("f16", "f32"), "fsrc": ("f16", "f32", "f64"),
+        "hf": ("f16", "bf16"),
         "seltype": ("b16", "b32", "b64", "u16", "u32", "u64", "s16", "s32", "s64", "f32", "f64")}
 FORMS = register(SETS, [
     # form                                       PTX ISA    builder
@@ -281,6 +282,12 @@ FORMS = register(SETS, [
     ("set.fcmp{.boolop}.hdtype.bf16",            "9.7.7.1", build_set),
     ("set.fcmp{.boolop}{.ftz}.x2dtype.f16x2",    "9.7.7.1", build_set),
     ("set.fcmp{.boolop}.bx2dtype.bf16x2",        "9.7.7.1", build_set),
+    ("set.fcmp{.boolop}{.ftz}.f16.hsrc",         "9.7.7.1", build_set),   # f16 result 1.0 / 0.0 (cuda_fp16.hpp)
+    ("set.fcmp{.boolop}.f16.f64",                "9.7.7.1", build_set),
+    ("set.fcmp{.boolop}.bf16.fsrc",              "9.7.7.1", build_set),
+    ("set.icmp{.boolop}.hf.sint",                "9.7.7.1", build_set),
+    ("set.ucmp{.boolop}.hf.uint",                "9.7.7.1", build_set),
+    ("set.bcmp{.boolop}.hf.bint",                "9.7.7.1", build_set),
     ("setp.fcmp{.boolop}{.ftz}.half",            "9.7.7.2", build_setp),
     ("setp.fcmp{.boolop}.bhalf",                 "9.7.7.2", build_setp),
 ])

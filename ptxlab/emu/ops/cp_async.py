@@ -77,6 +77,8 @@ class _Copy:
                 mj = m & (ss > j)
                 if mj.any():
                     data[:, j] = st.load(self.ins, "global", src + np.uint64(j), mj, np.uint8)
+        if st.race is not None:
+            st.race.inflight.remove(self)          # its own writes are not a race (checks/asyncread.py)
         st.store(self.ins, "shared", dst, m, data, np.uint8, self.size)
         self.done = True
         s = _state(st)
@@ -105,8 +107,11 @@ def build_cp_async(ins: ir.Instr, ctx: Ctx):
     if has_policy:
         if not extra:
             raise Unsupported(f"{ins.name}: .L2::cache_hint needs a cache-policy operand")
-        extra = extra[:-1]
+        rd_policy = ctx.read(extra[-1], "b64")   # the 64-bit cache-policy operand (createpolicy, 9.7.9.18): read
+        extra = extra[:-1]                       # like any operand, then ignored (a hint without architectural effect)
     rd_src_size = rd_ignore = None
+    if not has_policy:
+        rd_policy = None
     if extra:
         op = extra[0]
         if isinstance(op, ir.Reg) and op.ty == "pred":
@@ -121,6 +126,8 @@ def build_cp_async(ins: ir.Instr, ctx: Ctx):
         sel = np.arange(T) if m is None else np.flatnonzero(m)
         if sel.size == 0:
             return None
+        if rd_policy is not None:
+            rd_policy(st)
         dst = np.broadcast_to(np.asarray(rd_dst(st), np.uint64), (T,))[sel]
         src = np.broadcast_to(np.asarray(rd_src(st), np.uint64), (T,))[sel]
         if rd_src_size is not None:
@@ -151,6 +158,9 @@ def build_cp_async(ins: ir.Instr, ctx: Ctx):
         s = _state(st)
         op = _Copy(ins, sel, dst, src, size, ss, s.grp[sel].copy())
         s.pending.append(op)
+        if st.race is not None:                    # a thread's access of the destination before the wait: a race
+            st.race.inflight.add(op, sel, st.cta_of[sel].astype(np.int64) * st.smem_stride + dst.astype(np.int64),
+                                 size)
         st.engine.submit(op)
         return None
     return run
@@ -256,9 +266,9 @@ SETS = {"cacg": ("ca", "cg"), "state": ("shared", "shared::cta"),
         "prefetch_size": ("L2::64B", "L2::128B", "L2::256B")}
 FORMS = register(SETS, [
     # form                                                                 PTX ISA          builder
-    ("cp.async.cacg.shared.global",       "9.7.9.25.3.1", build_cp_async),
+    ("cp.async.cacg.state.global{.L2::cache_hint}{.prefetch_size}",       "9.7.9.25.3.1", build_cp_async),
     ("cp.async.commit_group",                                             "9.7.9.25.3.2", build_commit),
     ("cp.async.wait_group",                                               "9.7.9.25.3.3", build_wait_group),
     ("cp.async.wait_all",                                                 "9.7.9.25.3.3", build_wait_all),
-    ("cp.async.mbarrier.arrive{.noinc}.shared.b64",                      "9.7.13.15.15", build_mbar_arrive),
+    ("cp.async.mbarrier.arrive{.noinc}{.state}.b64",                      "9.7.13.15.15", build_mbar_arrive),
 ])

@@ -4,7 +4,8 @@ model written here from the ISA text:
   comparisons  signed / unsigned / bit-size integers; floats ordered (false on NaN) and unordered (.equ ... .geu,
                true on NaN), .num / .nan; .ftz flushes subnormal f32 / f16 inputs to zero of the same sign;
   set          d = true ? (0xFFFFFFFF for .u32/.s32, 1.0 for .f32; per 16-bit half for .f16x2/.bf16x2 sources:
-               0xFFFF, or 1.0 for a .f16x2 / .bf16x2 destination; 0xFFFF for a .u16/.s16 destination) : 0;
+               0xFFFF, or 1.0 for a .f16x2 / .bf16x2 destination; 0xFFFF for a .u16/.s16 destination, 1.0 for
+               a scalar .f16 / .bf16 destination) : 0;
   setp         p = cmp BoolOp c, q = !cmp BoolOp c (the lower halves into p, the upper into q for .f16x2 / .bf16x2);
   selp         d = c ? a : b;  slct  d = (c >= 0) ? a : b (c .s32, or .f32 with .ftz flushing a subnormal c).
 Operands: fresh random values each run (seed printed) with NaN, infinities, signed zeros, subnormals and equal pairs;
@@ -150,7 +151,8 @@ def ref(op, mods, a, b, c):
     if nl == 2:
         one = {"f16x2": 0x3C00, "bf16x2": 0x3F80}.get(dtype, 0xFFFF)
         return [sum(one << (16 * i) for i in range(2) if boolop(bop, res[i], c))]
-    true = {"f32": 0x3F800000, "u32": 0xFFFFFFFF, "s32": 0xFFFFFFFF, "u16": 0xFFFF, "s16": 0xFFFF}[dtype]
+    true = {"f32": 0x3F800000, "u32": 0xFFFFFFFF, "s32": 0xFFFFFFFF, "u16": 0xFFFF, "s16": 0xFFFF,
+            "f16": 0x3C00, "bf16": 0x3F80}[dtype]
     return [true if boolop(bop, res[0], c) else 0]
 
 
@@ -204,7 +206,7 @@ def build(instances):
                 lines.append(f"  st.global.b64 [%rd3+{len(outs) * N * 8}], %rd9;")
                 outs.append((op, mods, k, "c", i))
             continue
-        dw = 16 if mods[-2] in ("u16", "s16") else 32
+        dw = 16 if mods[-2] in ("u16", "s16", "f16", "bf16") else 32
         d = reg(dw)
         lines.append(f"  {name} {d}, {a}, {b}{cpart};")
         lines.append(f"  cvt.u64.u{dw} %rd9, {d};")

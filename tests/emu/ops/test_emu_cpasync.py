@@ -20,6 +20,12 @@ def dev():
 
 
 @pytest.fixture(scope="module")
+def dev_norace():
+    """Racecheck off: the emulator's lazy completion becomes observable (checks/asyncread.py reports it when on)."""
+    return ptxlab.open_device("emu", racecheck=False)
+
+
+@pytest.fixture(scope="module")
 def mod():
     return ptxlab.compile((KDIR / "cpasync_ops.cu").read_text(), arch="sm_90a")
 
@@ -72,21 +78,39 @@ def _run_src(dev, body, nthreads=32, nbytes=512):
     return g, dev.to_host(O, np.uint32)
 
 
-def test_read_before_wait_sees_old_contents(dev):
-    """Emulator-specific (laziest legal schedule): the copy lands at the wait, not at issue."""
-    body = r'''S[t * 4] = 7u; __syncthreads();
+READ_BEFORE_WAIT = r'''S[t * 4] = 7u; __syncthreads();
       asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" :: "r"(s), "l"(g + t * 4));
       asm volatile("cp.async.commit_group;");
       out[t] = S[t * 4];
       asm volatile("cp.async.wait_group 0;");
       out[32 + t] = S[t * 4];'''
-    g, out = _run_src(dev, body)
+
+
+def test_read_before_wait_is_reported(dev):
+    """A load of a cp.async destination before the wait races with the asynchronous write (checks/asyncread.py)."""
+    with pytest.raises(EmuError, match=r"(?s)read while an asynchronous copy into it is still in flight.*"
+                                       r"cp\.async \(4 bytes x 32 threads\).*cp\.async\.wait_group"):
+        _run_src(dev, READ_BEFORE_WAIT)
+
+
+def test_write_before_wait_is_reported(dev):
+    body = r'''asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" :: "r"(s), "l"(g + t * 4));
+      S[((t + 1) % 32) * 4] = 3u;
+      asm volatile("cp.async.wait_all;");'''
+    with pytest.raises(EmuError, match="written while an asynchronous copy into it is still in flight"):
+        _run_src(dev, body)
+
+
+def test_read_before_wait_sees_old_contents(dev_norace):
+    """Emulator-specific (laziest legal schedule): the copy lands at the wait, not at issue."""
+    g, out = _run_src(dev_norace, READ_BEFORE_WAIT)
     assert (out[:32] == 7).all()
     assert (out[32:64] == g[0:128:4]).all()
 
 
-def test_wait_group_keeps_newest_pending(dev):
-    """wait_group 1 completes the older group only (emulator: the newer stays pending until needed)."""
+def test_wait_group_keeps_newest_pending(dev_norace, dev):
+    """wait_group 1 completes the older group only (emulator: the newer stays pending until needed; with racecheck
+    on, reading it is reported)."""
     body = r'''S[t * 4] = 5u; S[t * 4 + 1] = 6u; __syncthreads();
       asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" :: "r"(s), "l"(g + t * 4));
       asm volatile("cp.async.commit_group;");
@@ -96,7 +120,9 @@ def test_wait_group_keeps_newest_pending(dev):
       out[t] = S[t * 4]; out[32 + t] = S[t * 4 + 1];
       asm volatile("cp.async.wait_group 0;");
       out[64 + t] = S[t * 4 + 1];'''
-    g, out = _run_src(dev, body, nbytes=512)
+    with pytest.raises(EmuError, match="read while an asynchronous copy into it is still in flight"):
+        _run_src(dev, body, nbytes=512)
+    g, out = _run_src(dev_norace, body, nbytes=512)
     assert (out[:32] == g[0:128:4]).all()
     assert (out[32:64] == 6).all()
     assert (out[64:96] == g[1:128:4]).all()
