@@ -290,3 +290,8 @@ def run(name: str, dev: Any, **shape) -> ExampleResult:
         raise KeyError(f"unknown CUTLASS example {name!r}; available: {sorted(EXAMPLES)}")
     fn, _, smallest = EXAMPLES[name]
     return fn(dev, **{**smallest, **shape})
+
+
+from . import gemm_examples as _gemm_examples   # noqa: E402  (its runners use this module's helpers)
+
+EXAMPLES.update(_gemm_examples.examples())

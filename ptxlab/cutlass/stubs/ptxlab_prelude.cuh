@@ -23,9 +23,25 @@ using ::cuda::std::is_signed_v;
 using ::cuda::std::is_floating_point_v;
 }  // namespace std
 
-// 2. runtime calls of the examples' host code (the captured launch ends it before anything after the launch runs)
+// 2. runtime calls of the examples' host code (the captured launch ends it before anything after the launch runs);
+// the device the example asks about is the one ptxlab_host describes (compute capability and SM count from Python)
+namespace ptxlab {
+__device__ int cc_major = 10;
+__device__ int cc_minor = 0;
+__device__ int sm_count = 148;
+}  // namespace ptxlab
 inline cudaError_t cudaGetDevice(int* d) { *d = 0; return cudaSuccess; }
-inline cudaError_t cudaGetDeviceProperties(cudaDeviceProp*, int) { return cudaSuccess; }
+inline cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int) {
+  p->major = ptxlab::cc_major;
+  p->minor = ptxlab::cc_minor;
+  p->multiProcessorCount = ptxlab::sm_count;
+  return cudaSuccess;
+}
+inline cudaError_t cudaDeviceGetAttribute(int* v, cudaDeviceAttr a, int) {
+  if (a != cudaDevAttrMultiProcessorCount) { printf("ptxlab: cudaDeviceGetAttribute(%d) is not modelled\n", int(a)); asm volatile("trap;"); }
+  *v = ptxlab::sm_count;
+  return cudaSuccess;
+}
 inline cudaError_t cudaGetLastError() { return cudaSuccess; }
 inline cudaError_t cudaFuncSetAttribute(const void*, cudaFuncAttribute, int) { return cudaSuccess; }
 inline cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }

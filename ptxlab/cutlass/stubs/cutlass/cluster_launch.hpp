@@ -28,6 +28,7 @@ struct ClusterLauncher {
     return ptxlab_capture(grid, cluster, block, smem, kernel_params, pdl);
   }
   static Status ptxlab_capture(dim3 grid, dim3 cluster, dim3 block, size_t smem, void** kernel_params, bool pdl) {
+    if (ptxlab::skip_launch()) return Status::kSuccess;
     ptxlab::capture_pdl = pdl;
     ptxlab::capture_launch_raw(grid, block, cluster, int(smem), kernel_params[0], ptxlab::params_bytes);
     ptxlab::capture_done();

@@ -1,0 +1,141 @@
+"""Runners of the CUTLASS 3.x dense GEMM examples whose operands are global or member ``DeviceAllocation``s
+(70, 71, 74 on Blackwell; 48, 49 on Hopper): one data-driven runner, one table row per example.
+
+The wrapper's ``ptxlab_host`` gets the list of buffers (stubs/cutlass/util/device_memory.h hands them to the
+example's ``DeviceAllocation::reset`` calls in order: A, B, C, D, the reference D), the example's own host code
+builds every kernel parameter on the emulator and its launch is captured (capture.py). Data: the examples'
+``initialize_block`` fills 16/32-bit operands with integers in [-8, 8] and 8-bit ones in [-2, 2]
+(``BlockFillRandomUniform``, 0 mantissa bits); the reference is the examples' device reference GEMM (float
+accumulation, ``D = alpha * acc + beta * C`` in float, converted to the output type with round-to-nearest), exact
+for these integers.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from . import build, capture
+from .runners import ExampleResult, module, reference_gemm
+
+
+@dataclass(frozen=True)
+class GemmExample:
+    """One example: where it is, its element types, the shapes its tiles / clusters take, how it is built."""
+
+    wrapper: str                      # ptxlab/cutlass/wrappers/<wrapper>
+    example_dir: str                  # under the wheel's examples/
+    arch: str                         # sm_100a / sm_90a
+    ab: str                           # element type of A and B: f16 | bf16 | f32 | e4m3
+    cd: str                           # element type of C and D: f32 | f16
+    multiple: tuple                   # (M, N, K) multiples this runner draws (the example's tile x cluster)
+    description: str
+    smallest: dict
+    extra: tuple = ()                 # ints for the wrapper's PTXLAB_OPTIONS (example_gemm_host.cuh)
+    allocations: tuple = ("A", "B", "C", "D", "ref_D")   # DeviceAllocation::reset order in the example
+    variants: tuple = ()              # main()-run examples (example_main_host.cuh): its kernels, in launch order
+
+
+def _dtype(name: str):
+    if name == "bf16":
+        import ml_dtypes
+        return ml_dtypes.bfloat16
+    if name == "e4m3":
+        import ml_dtypes
+        return ml_dtypes.float8_e4m3fn
+    return {"f16": np.float16, "f32": np.float32}[name]
+
+
+def _draw(rng: np.random.Generator, shape, name: str) -> np.ndarray:
+    lim = 2 if name == "e4m3" else 8
+    return rng.integers(-lim, lim + 1, size=shape).astype(np.float32)
+
+
+SM_COUNT = {90: 132, 100: 148}      # what the example's device queries answer: H100 SXM, B200
+
+
+def _entry(mod: Any, variant: int) -> str:
+    """The kernel of launch number ``variant``: NVRTC emits the device_kernel<...> entries in the order main()
+    instantiates them (checked by the launch: its Params size must match the entry's)."""
+    ks = [k for k in mod.kernels if "device_kernel" in k]
+    if variant >= len(ks):
+        raise capture.CaptureError(f"launch {variant}: the module has {len(ks)} device_kernel entries")
+    return ks[variant]
+
+
+def gemm_runner(ex: GemmExample, extra_fn: Optional[Callable[[dict], tuple]] = None) -> Callable:
+    """Runner of ``ex``: A (M, K) row-major, B (K, N) column-major, C and D (M, N) column-major as in the examples."""
+
+    def run_gemm(dev: Any, m: int, n: int, k: int, alpha: float = 1.0, beta: float = 0.0, seed: int = 0,
+                 variant: int = 0, **options) -> ExampleResult:
+        if ex.variants and not 0 <= variant < len(ex.variants):
+            raise ValueError(f"{ex.wrapper}: variant {variant}: main() runs {len(ex.variants)} kernels, 0 .. "
+                             f"{len(ex.variants) - 1}: " + "; ".join(f"{i} {v}" for i, v in enumerate(ex.variants)))
+        if variant and not ex.variants:
+            raise ValueError(f"{ex.wrapper} has one kernel (variant 0)")
+        mm, mn, mk = ex.multiple
+        if m % mm or n % mn or k % mk:
+            raise ValueError(f"{ex.wrapper}: ({m},{n},{k}) must be multiples of {ex.multiple} here (the example's "
+                             "tile and cluster shape; ptxlab's reference test does not draw residues)")
+        t0 = time.perf_counter()
+        mod = module(ex.wrapper, [build.cutlass_source_dir() / "examples" / ex.example_dir], arch=ex.arch)
+        entry = _entry(mod, variant)
+        t1 = time.perf_counter()
+        rng = np.random.default_rng(seed)
+        av, bv, cv = _draw(rng, (m, k), ex.ab), _draw(rng, (n, k), ex.ab), _draw(rng, (m, n), ex.cd)
+        tab, tcd = _dtype(ex.ab), _dtype(ex.cd)
+        data = {"A": av.astype(tab), "B": bv.astype(tab), "C": np.ascontiguousarray(cv.T).astype(tcd)}
+        nbytes = {"A": m * k * np.dtype(tab).itemsize, "B": n * k * np.dtype(tab).itemsize,
+                  "C": m * n * np.dtype(tcd).itemsize, "D": m * n * np.dtype(tcd).itemsize}
+        nbytes["ref_D"] = nbytes["D"]
+        bufs = {}
+        for name in ex.allocations:
+            if name in data:
+                bufs[name] = dev.to_device(data[name].view(np.uint8).reshape(-1))
+            else:
+                bufs[name] = dev.empty(nbytes[name])
+                dev.memset(bufs[name], 0xFF)
+        bufs["workspace"] = dev.empty(1 << 20)
+        dev.memset(bufs["workspace"], 0)
+        allocs = np.array([[bufs[x].ptr, bufs[x].nbytes] for x in ex.allocations], np.uint64).reshape(-1)
+        psize = dev.param_layout(mod, entry)[0].size
+        head = [bufs["workspace"], np.uint32(psize), dev.to_device(allocs), np.uint32(len(ex.allocations))]
+        if ex.variants:
+            argv = [f"--m={m}", f"--n={n}", f"--k={k}", f"--alpha={float(alpha)!r}", f"--beta={float(beta)!r}"]
+            text = np.frombuffer("".join(a + "\0" for a in argv).encode(), np.uint8)
+            cc = int(ex.arch[3:5])
+            tail = [dev.to_device(text), np.int32(len(argv)), np.uint32(variant), np.int32(cc),
+                    np.int32(SM_COUNT[cc])]
+        else:
+            extra = tuple(extra_fn(options)) if extra_fn else tuple(ex.extra)
+            tail = [np.int32(m), np.int32(n), np.int32(k), np.float32(alpha), np.float32(beta),
+                    dev.to_device(np.array(list(extra) or [0], np.int32))]
+        launch = capture.run_host(dev, mod, head + tail)
+        if launch.workspace_bytes > bufs["workspace"].nbytes:
+            raise capture.CaptureError(f"{ex.wrapper} asked for {launch.workspace_bytes} workspace bytes (> 1 MiB)")
+        t2 = time.perf_counter()
+        args = capture.resolve_tensor_maps(dev, launch, list(bufs.values()))
+        capture.launch_captured(dev, mod, entry, launch, args)
+        t3 = time.perf_counter()
+        d = dev.to_host(bufs["D"], np.uint8).view(tcd).reshape(n, m).T
+        ref = reference_gemm(av, bv, cv, alpha, beta).astype(tcd)
+        as_bits = np.uint32 if tcd == np.float32 else np.uint16
+        return ExampleResult(ex.wrapper.removesuffix(".cu"), dict(m=m, n=n, k=k, alpha=alpha, beta=beta),
+                             {"D": np.ascontiguousarray(d).view(as_bits)}, {"D": ref.view(as_bits)}, launch,
+                             dict(getattr(dev, "last_stats", {}) or {}),
+                             dict(build=t1 - t0, host=t2 - t1, kernel=t3 - t2))
+    return run_gemm
+
+
+GEMM_EXAMPLES = [
+    GemmExample("example_70.cu", "70_blackwell_gemm", "sm_100a", "f16", "f32", (256, 256, 64),
+                "CUTLASS example 70: FP16 GEMM, F32 C/D, 2-SM 256x128 tiles, 2x2 cluster, CLC scheduler "
+                "(70_blackwell_fp16_gemm.cu)", dict(m=256, n=256, k=64), extra=(0,)),
+]
+
+
+def examples() -> dict:
+    """{name: (runner, description, smallest shape)} for runners.EXAMPLES."""
+    return {ex.wrapper.removesuffix(".cu"): (gemm_runner(ex), ex.description, ex.smallest) for ex in GEMM_EXAMPLES}
