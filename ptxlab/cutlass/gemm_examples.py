@@ -133,6 +133,25 @@ GEMM_EXAMPLES = [
     GemmExample("example_70.cu", "70_blackwell_gemm", "sm_100a", "f16", "f32", (256, 256, 64),
                 "CUTLASS example 70: FP16 GEMM, F32 C/D, 2-SM 256x128 tiles, 2x2 cluster, CLC scheduler "
                 "(70_blackwell_fp16_gemm.cu)", dict(m=256, n=256, k=64), extra=(0,)),
+    GemmExample("example_71.cu", "71_blackwell_gemm_with_collective_builder", "sm_100a", "f16", "f16",
+                (256, 256, 64), "CUTLASS example 71: its main()'s ten FP16 GEMM kernels (1-SM / 2-SM, schedules, "
+                "stage count, custom EVT; --variant), 2x2 cluster (71_blackwell_gemm_with_collective_builder.cu)",
+                dict(m=256, n=256, k=64), variants=(
+                    "KernelScheduleAuto + EpilogueScheduleAuto", "KernelScheduleAuto, 3 stages",
+                    "1SM + NoSmemWarpSpecialized1Sm", "1SM + TmaWarpSpecialized1Sm",
+                    "2SM + NoSmemWarpSpecialized2Sm", "2SM + TmaWarpSpecialized2Sm", "Auto + custom EVT",
+                    "1SM + TmaWarpSpecialized1Sm + custom EVT", "2SM + TmaWarpSpecialized2Sm + custom EVT",
+                    "1SM + NoSmemWarpSpecialized1Sm + custom EVT")),
+    GemmExample("example_48.cu", "48_hopper_warp_specialized_gemm", "sm_90a", "f32", "f32", (512, 256, 32),
+                "CUTLASS example 48: Hopper FP32 GEMM (TF32 wgmma), warp-specialized, 4x2 cluster, persistent "
+                "scheduler (48_hopper_warp_specialized_gemm.cu)", dict(m=512, n=256, k=32), extra=(1, 132)),
+    GemmExample("example_49.cu", "49_hopper_gemm_with_collective_builder", "sm_90a", "f16", "f16",
+                (256, 128, 64), "CUTLASS example 49: its main()'s seven Hopper FP16 GEMM kernels (wgmma; TMA, "
+                "warp-specialized, ping-pong, cooperative stream-K, custom EVT; --variant) (49_collective_builder.cu)",
+                dict(m=256, n=128, k=64), variants=(
+                    "auto schedule, auto stages", "auto schedule, 5 stages", "KernelTma + NoSmemWarpSpecialized",
+                    "KernelTmaWarpSpecialized + NoSmemWarpSpecialized", "ping-pong + TmaWarpSpecialized",
+                    "cooperative + stream-K", "cooperative + custom EVT")),
 ]
 
 
