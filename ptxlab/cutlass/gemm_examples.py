@@ -35,7 +35,9 @@ class GemmExample:
     smallest: dict
     extra: tuple = ()                 # ints for the wrapper's PTXLAB_OPTIONS (example_gemm_host.cuh)
     allocations: tuple = ("A", "B", "C", "D", "ref_D")   # DeviceAllocation::reset order in the example
-    variants: tuple = ()              # main()-run examples (example_main_host.cuh): its kernels, in launch order
+    variants: tuple = ()              # main()-run examples (example_main_host.cuh): its kernels, in launch order,
+    #                                   or (description, extra command-line words) when variant i is one launch of
+    #                                   the same kernel with other options (74's decomposition modes)
 
 
 def _dtype(name: str):
@@ -81,7 +83,7 @@ def gemm_runner(ex: GemmExample, extra_fn: Optional[Callable[[dict], tuple]] = N
                              "tile and cluster shape; ptxlab's reference test does not draw residues)")
         t0 = time.perf_counter()
         mod = module(ex.wrapper, [build.cutlass_source_dir() / "examples" / ex.example_dir], arch=ex.arch)
-        entry = _entry(mod, variant)
+        entry = _entry(mod, variant if ex.variants and not isinstance(ex.variants[variant], tuple) else 0)
         t1 = time.perf_counter()
         rng = np.random.default_rng(seed)
         av, bv, cv = _draw(rng, (m, k), ex.ab), _draw(rng, (n, k), ex.ab), _draw(rng, (m, n), ex.cd)
@@ -104,9 +106,14 @@ def gemm_runner(ex: GemmExample, extra_fn: Optional[Callable[[dict], tuple]] = N
         head = [bufs["workspace"], np.uint32(psize), dev.to_device(allocs), np.uint32(len(ex.allocations))]
         if ex.variants:
             argv = [f"--m={m}", f"--n={n}", f"--k={k}", f"--alpha={float(alpha)!r}", f"--beta={float(beta)!r}"]
+            v = ex.variants[variant]
+            skip = variant
+            if isinstance(v, tuple):               # same kernel, other options: the first launch is captured
+                argv += list(v[1])
+                skip = 0
             text = np.frombuffer("".join(a + "\0" for a in argv).encode(), np.uint8)
             cc = int(ex.arch[3:5])
-            tail = [dev.to_device(text), np.int32(len(argv)), np.uint32(variant), np.int32(cc),
+            tail = [dev.to_device(text), np.int32(len(argv)), np.uint32(skip), np.int32(cc),
                     np.int32(SM_COUNT[cc])]
         else:
             extra = tuple(extra_fn(options)) if extra_fn else tuple(ex.extra)
@@ -129,6 +136,11 @@ def gemm_runner(ex: GemmExample, extra_fn: Optional[Callable[[dict], tuple]] = N
     return run_gemm
 
 
+# example 74 asks for a preferred 4x4 cluster with a 2x1 fallback (dynamic clusters, not modelled): the command line
+# makes both 2x1, a plain cluster launch
+_CLUSTER_2x1 = ("--preferred_cluster_m=2", "--preferred_cluster_n=1", "--fallback_cluster_m=2",
+                "--fallback_cluster_n=1")
+
 GEMM_EXAMPLES = [
     GemmExample("example_70.cu", "70_blackwell_gemm", "sm_100a", "f16", "f32", (256, 256, 64),
                 "CUTLASS example 70: FP16 GEMM, F32 C/D, 2-SM 256x128 tiles, 2x2 cluster, CLC scheduler "
@@ -142,6 +154,13 @@ GEMM_EXAMPLES = [
                     "2SM + NoSmemWarpSpecialized2Sm", "2SM + TmaWarpSpecialized2Sm", "Auto + custom EVT",
                     "1SM + TmaWarpSpecialized1Sm + custom EVT", "2SM + TmaWarpSpecialized2Sm + custom EVT",
                     "1SM + NoSmemWarpSpecialized1Sm + custom EVT")),
+    GemmExample("example_74.cu", "74_blackwell_gemm_streamk", "sm_100a", "f16", "f32", (256, 128, 64),
+                "CUTLASS example 74: stream-K / split-K / data-parallel FP16 GEMM, 2-SM 256x128 tiles, 2x1 cluster "
+                "(--variant: decomposition) (blackwell_gemm_streamk.cu)", dict(m=256, n=128, k=256), variants=(
+                    ("StreamK", ("--decomposition=StreamK",) + _CLUSTER_2x1),
+                    ("SplitK, 2 splits", ("--decomposition=SplitK", "--splits=2") + _CLUSTER_2x1),
+                    ("DataParallel", ("--decomposition=DataParallel",) + _CLUSTER_2x1),
+                    ("Heuristic", ("--decomposition=Heuristic",) + _CLUSTER_2x1))),
     GemmExample("example_48.cu", "48_hopper_warp_specialized_gemm", "sm_90a", "f32", "f32", (512, 256, 32),
                 "CUTLASS example 48: Hopper FP32 GEMM (TF32 wgmma), warp-specialized, 4x2 cluster, persistent "
                 "scheduler (48_hopper_warp_specialized_gemm.cu)", dict(m=512, n=256, k=32), extra=(1, 132)),

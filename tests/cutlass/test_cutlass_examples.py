@@ -155,3 +155,13 @@ def test_lab_cli_lists_and_runs(capsys, rng):
     assert "tutorial_02" in out and "example_72b" in out
     assert main(["cutlass", "tutorial_02", "--seed", str(_seed(rng))]) == 0
     assert "BIT-EXACT: D 0 differing" in capsys.readouterr().out
+
+
+# ------------------------------------------------------------------------------------------------ examples 70, 71, 48, 49
+def test_70_fp16_gemm_2sm_2x2_cluster(dev, rng):
+    """Example 70 (FP16 x FP16 -> F32, 2-SM 256x128 tiles, 2x2 cluster, CLC scheduler): its own run<Gemm>() on the
+    emulator (global DeviceAllocations bound in allocation order), one cluster, alpha/beta with C."""
+    r = pc.run("example_70", dev, alpha=2.0, beta=-1.0, seed=_seed(rng))
+    assert r.launch.grid == (2, 2, 1) and r.launch.cluster == (2, 2, 1)
+    assert np.count_nonzero(r.reference) > r.reference.size // 2
+    assert r.exact, r.mismatches()

@@ -12,6 +12,7 @@ using ::cuda::std::enable_if_t;
 using ::cuda::std::is_integral_v;
 using ::cuda::std::is_pointer_v;
 using ::cuda::std::is_same_v;
+using ::cuda::std::is_const_v;
 using ::cuda::std::remove_cv_t;
 using ::cuda::std::remove_reference_t;
 using ::cuda::std::decay_t;

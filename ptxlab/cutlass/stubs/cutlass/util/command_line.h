@@ -3,6 +3,7 @@
 // a shell command line); numbers are parsed as decimal integers or decimals with an optional exponent. Wrappers
 // that set Options fields directly pass no arguments (argc 0: every value keeps its default).
 #pragma once
+#include <string>
 namespace cutlass {
 struct CommandLine {
   int ptxlab_argc;
@@ -35,6 +36,7 @@ struct CommandLine {
     return sign * v;
   }
   static void ptxlab_parse(char const* s, char& v) { v = s[0]; }
+  static void ptxlab_parse(char const* s, std::string& v) { v = std::string(s); }
   static void ptxlab_parse(char const* s, bool& v) { v = !(s[0] == '0' || s[0] == 'f' || s[0] == 'F'); }
   template <class T> static void ptxlab_parse(char const* s, T& v) { v = T(ptxlab_number(s)); }
   bool check_cmd_line_flag(char const* name) const { return ptxlab_find(name) != nullptr; }
