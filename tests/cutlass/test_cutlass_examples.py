@@ -165,3 +165,12 @@ def test_70_fp16_gemm_2sm_2x2_cluster(dev, rng):
     assert r.launch.grid == (2, 2, 1) and r.launch.cluster == (2, 2, 1)
     assert np.count_nonzero(r.reference) > r.reference.size // 2
     assert r.exact, r.mismatches()
+
+
+def test_48_hopper_tf32_warp_specialized_4x2_cluster(dev, rng):
+    """Example 48 (Hopper FP32 GEMM: TF32 wgmma, TMA multicast in a 4x2 cluster, cooperative warp-specialized
+    kernel, persistent scheduler over the SM count its args_from_options queries): one cluster, alpha/beta."""
+    r = pc.run("example_48", dev, alpha=2.0, beta=-1.0, seed=_seed(rng))
+    assert r.launch.grid == (4, 2, 1) and r.launch.cluster == (4, 2, 1) and r.launch.block == (384, 1, 1)
+    assert np.count_nonzero(r.reference) > r.reference.size // 2
+    assert r.exact, r.mismatches()
