@@ -43,6 +43,12 @@ def main(argv: List[str]) -> int:
     for name, v in (("--alpha", a.alpha), ("--beta", a.beta)):
         if not np.isfinite(v):
             raise UsageError(f"{name} {v}: must be a finite number")
+    if a.variant is not None:
+        from .gemm_examples import GEMM_EXAMPLES
+        nv = {e.wrapper.removesuffix(".cu"): len(e.variants) for e in GEMM_EXAMPLES}
+        if not nv.get(a.example):
+            raise UsageError(f"--variant: {a.example} has one kernel; examples with several: "
+                             + ", ".join(k for k, v in nv.items() if v))
     if a.prebuild:
         return _prebuild([a.example] if a.example else sorted(EXAMPLES))
     if a.example is None:

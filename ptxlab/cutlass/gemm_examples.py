@@ -112,7 +112,7 @@ def gemm_runner(ex: GemmExample, extra_fn: Optional[Callable[[dict], tuple]] = N
                 argv += list(v[1])
                 skip = 0
             text = np.frombuffer("".join(a + "\0" for a in argv).encode(), np.uint8)
-            cc = int(ex.arch[3:5])
+            cc = int(ex.arch[3:].rstrip("a"))
             tail = [dev.to_device(text), np.int32(len(argv)), np.uint32(skip), np.int32(cc),
                     np.int32(SM_COUNT[cc])]
         else:
