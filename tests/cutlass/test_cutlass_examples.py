@@ -174,3 +174,45 @@ def test_48_hopper_tf32_warp_specialized_4x2_cluster(dev, rng):
     assert r.launch.grid == (4, 2, 1) and r.launch.cluster == (4, 2, 1) and r.launch.block == (384, 1, 1)
     assert np.count_nonzero(r.reference) > r.reference.size // 2
     assert r.exact, r.mismatches()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant,k", [(1, 256), (0, 256)], ids=["split-k-2", "stream-k"])
+def test_74_stream_k_scheduler(dev, rng, variant, k):
+    """Example 74 (stream-K tile scheduler, 2-SM 256x128 tiles): its own main() with the command line
+    --decomposition=SplitK --splits=2 / StreamK (the 2x1 cluster as both preferred and fallback shape); the split
+    partial sums meet in the workspace reduction."""
+    r = pc.run("example_74", dev, k=k, alpha=2.0, beta=-1.0, seed=_seed(rng), variant=variant)
+    assert r.launch.cluster == (2, 1, 1)
+    assert np.count_nonzero(r.reference) > r.reference.size // 2
+    assert r.exact, r.mismatches()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", [0, 2, 3, 5])
+def test_71_collective_builder_kernels(dev, rng, variant):
+    """Example 71: its own main() runs ten FP16 GEMM kernels one after another; the launches before `variant` are
+    passed over and launch `variant` runs on the emulator: auto (2-SM), 1-SM with the no-smem epilogue, 1-SM with the
+    TMA epilogue, 2-SM with the TMA epilogue. 2x2 cluster, F16 C/D."""
+    r = pc.run("example_71", dev, alpha=2.0, beta=-1.0, seed=_seed(rng), variant=variant)
+    assert r.launch.cluster == (2, 2, 1)
+    assert np.count_nonzero(r.reference) > r.reference.size // 2
+    assert r.exact, r.mismatches()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", [0, 2, 4, 5])
+def test_49_hopper_collective_builder_kernels(dev, rng, variant):
+    """Example 49: its own main() runs seven Hopper FP16 GEMM kernels one after another (wgmma, TMA); launch
+    `variant` runs on the emulator: auto schedule, KernelTma (no warp specialization), ping-pong, cooperative
+    stream-K."""
+    r = pc.run("example_49", dev, alpha=2.0, beta=-1.0, seed=_seed(rng), variant=variant)
+    assert np.count_nonzero(r.reference) > r.reference.size // 2
+    assert r.exact, r.mismatches()
+
+
+def test_variant_is_checked(dev):
+    with pytest.raises(ValueError, match="main\\(\\) runs 10 kernels"):
+        pc.run("example_71", dev, variant=10)
+    with pytest.raises(ValueError, match="one kernel"):
+        pc.run("example_70", dev, variant=1)
