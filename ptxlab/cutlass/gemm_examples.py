@@ -120,6 +120,9 @@ def gemm_runner(ex: GemmExample, extra_fn: Optional[Callable[[dict], tuple]] = N
             tail = [np.int32(m), np.int32(n), np.int32(k), np.float32(alpha), np.float32(beta),
                     dev.to_device(np.array(list(extra) or [0], np.int32))]
         launch = capture.run_host(dev, mod, head + tail)
+        if len(launch.args) != 1 or len(launch.args[0][0]) != psize:
+            raise capture.CaptureError(f"{ex.wrapper}: the captured launch passes {[len(a) for a, _ in launch.args]} "
+                                       f"argument bytes, the entry {entry[:60]}... takes one Params of {psize}")
         if launch.workspace_bytes > bufs["workspace"].nbytes:
             raise capture.CaptureError(f"{ex.wrapper} asked for {launch.workspace_bytes} workspace bytes (> 1 MiB)")
         t2 = time.perf_counter()
