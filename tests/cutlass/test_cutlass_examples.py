@@ -189,11 +189,11 @@ def test_74_stream_k_scheduler(dev, rng, variant, k):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("variant", [0, 2, 3, 5])
+@pytest.mark.parametrize("variant", [0, 2])
 def test_71_collective_builder_kernels(dev, rng, variant):
     """Example 71: its own main() runs ten FP16 GEMM kernels one after another; the launches before `variant` are
-    passed over and launch `variant` runs on the emulator: auto (2-SM), 1-SM with the no-smem epilogue, 1-SM with the
-    TMA epilogue, 2-SM with the TMA epilogue. 2x2 cluster, F16 C/D."""
+    passed over and launch `variant` runs on the emulator: auto (2-SM) and 1-SM with the no-smem epilogue (each
+    kernel costs its own program build on the emulator: two of the ten). 2x2 cluster, F16 C/D."""
     r = pc.run("example_71", dev, alpha=2.0, beta=-1.0, seed=_seed(rng), variant=variant)
     assert r.launch.cluster == (2, 2, 1)
     assert np.count_nonzero(r.reference) > r.reference.size // 2
@@ -201,11 +201,10 @@ def test_71_collective_builder_kernels(dev, rng, variant):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("variant", [0, 2, 4, 5])
+@pytest.mark.parametrize("variant", [0, 4])
 def test_49_hopper_collective_builder_kernels(dev, rng, variant):
     """Example 49: its own main() runs seven Hopper FP16 GEMM kernels one after another (wgmma, TMA); launch
-    `variant` runs on the emulator: auto schedule, KernelTma (no warp specialization), ping-pong, cooperative
-    stream-K."""
+    `variant` runs on the emulator: the automatic schedule (cooperative, persistent) and ping-pong."""
     r = pc.run("example_49", dev, alpha=2.0, beta=-1.0, seed=_seed(rng), variant=variant)
     assert np.count_nonzero(r.reference) > r.reference.size // 2
     assert r.exact, r.mismatches()
