@@ -18,7 +18,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from . import build, capture
-from .runners import ExampleResult, module, reference_gemm
+from .common import ExampleResult, module, reference_gemm
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,9 @@ class GemmExample:
     variants: tuple = ()              # main()-run examples (example_main_host.cuh): its kernels, in launch order,
     #                                   or (description, extra command-line words) when variant i is one launch of
     #                                   the same kernel with other options (74's decomposition modes)
+    entries: tuple = ()               # launch i -> (index among the module's device_kernel entries, substrings its
+    #                                   mangled name must contain, substrings it must not): launches of identical
+    #                                   kernel types share one entry
 
 
 def _dtype(name: str):
@@ -58,13 +61,26 @@ def _draw(rng: np.random.Generator, shape, name: str) -> np.ndarray:
 SM_COUNT = {90: 132, 100: 148}      # what the example's device queries answer: H100 SXM, B200
 
 
-def _entry(mod: Any, variant: int) -> str:
-    """The kernel of launch number ``variant``: NVRTC emits the device_kernel<...> entries in the order main()
-    instantiates them (checked by the launch: its Params size must match the entry's)."""
+def _entry(mod: Any, ex: "GemmExample", variant: int) -> str:
+    """The kernel entry of launch ``variant``. NVRTC emits one device_kernel<...> entry per distinct kernel type, in
+    the order main() first instantiates them; ``ex.entries`` maps launches to entries where types repeat, and its
+    marks (substrings of the mangled name: schedule, epilogue, fusion) are checked, so a changed order or a changed
+    CUTLASS raises instead of launching another kernel with this launch's parameters."""
     ks = [k for k in mod.kernels if "device_kernel" in k]
-    if variant >= len(ks):
-        raise capture.CaptureError(f"launch {variant}: the module has {len(ks)} device_kernel entries")
-    return ks[variant]
+    if not ex.entries:
+        if len(ks) != 1:
+            raise capture.CaptureError(f"{ex.wrapper}: expected one device_kernel entry, the module has {len(ks)}")
+        return ks[0]
+    idx, need, avoid = ex.entries[variant]
+    n = len({e[0] for e in ex.entries})
+    if len(ks) != n:
+        raise capture.CaptureError(f"{ex.wrapper}: expected {n} distinct device_kernel entries, the module has "
+                                   f"{len(ks)}; update GemmExample.entries (ptxlab/cutlass/gemm_examples.py)")
+    k = ks[idx]
+    if not all(x in k for x in need) or any(x in k for x in avoid):
+        raise capture.CaptureError(f"{ex.wrapper} launch {variant}: entry {idx} is not the kernel expected "
+                                   f"(needs {need}, not {avoid}): {k[:200]}...")
+    return k
 
 
 def gemm_runner(ex: GemmExample, extra_fn: Optional[Callable[[dict], tuple]] = None) -> Callable:
@@ -83,7 +99,7 @@ def gemm_runner(ex: GemmExample, extra_fn: Optional[Callable[[dict], tuple]] = N
                              "tile and cluster shape; ptxlab's reference test does not draw residues)")
         t0 = time.perf_counter()
         mod = module(ex.wrapper, [build.cutlass_source_dir() / "examples" / ex.example_dir], arch=ex.arch)
-        entry = _entry(mod, variant if ex.variants and not isinstance(ex.variants[variant], tuple) else 0)
+        entry = _entry(mod, ex, variant)
         t1 = time.perf_counter()
         rng = np.random.default_rng(seed)
         av, bv, cv = _draw(rng, (m, k), ex.ab), _draw(rng, (n, k), ex.ab), _draw(rng, (m, n), ex.cd)
@@ -139,6 +155,8 @@ def gemm_runner(ex: GemmExample, extra_fn: Optional[Callable[[dict], tuple]] = N
     return run_gemm
 
 
+_SM2, _EVT, _NOSMEM = ("2x1SM",), ("TreeVisitor",), ("NoSmem",)     # marks of kernel entries (mangled names)
+
 # example 74 asks for a preferred 4x4 cluster with a 2x1 fallback (dynamic clusters, not modelled): the command line
 # makes both 2x1, a plain cluster launch
 _CLUSTER_2x1 = ("--preferred_cluster_m=2", "--preferred_cluster_n=1", "--fallback_cluster_m=2",
@@ -156,7 +174,12 @@ GEMM_EXAMPLES = [
                     "1SM + NoSmemWarpSpecialized1Sm", "1SM + TmaWarpSpecialized1Sm",
                     "2SM + NoSmemWarpSpecialized2Sm", "2SM + TmaWarpSpecialized2Sm", "Auto + custom EVT",
                     "1SM + TmaWarpSpecialized1Sm + custom EVT", "2SM + TmaWarpSpecialized2Sm + custom EVT",
-                    "1SM + NoSmemWarpSpecialized1Sm + custom EVT")),
+                    "1SM + NoSmemWarpSpecialized1Sm + custom EVT"),
+                # kernels 5 and 8 are the types of 0 and 6 (the builder resolves Auto to the 2-SM TMA schedules)
+                entries=((0, _SM2, _EVT + _NOSMEM), (1, _SM2, _EVT + _NOSMEM), (2, _NOSMEM, _SM2 + _EVT),
+                         (3, (), _SM2 + _EVT + _NOSMEM), (4, _SM2 + _NOSMEM, _EVT), (0, _SM2, _EVT + _NOSMEM),
+                         (5, _SM2 + _EVT, _NOSMEM), (6, _EVT, _SM2 + _NOSMEM), (5, _SM2 + _EVT, _NOSMEM),
+                         (7, _EVT + _NOSMEM, _SM2))),
     GemmExample("example_74.cu", "74_blackwell_gemm_streamk", "sm_100a", "f16", "f32", (256, 128, 64),
                 "CUTLASS example 74: stream-K / split-K / data-parallel FP16 GEMM, 2-SM 256x128 tiles, 2x1 cluster "
                 "(--variant: decomposition) (blackwell_gemm_streamk.cu)", dict(m=256, n=128, k=256), variants=(
@@ -173,7 +196,12 @@ GEMM_EXAMPLES = [
                 dict(m=256, n=128, k=64), variants=(
                     "auto schedule, auto stages", "auto schedule, 5 stages", "KernelTma + NoSmemWarpSpecialized",
                     "KernelTmaWarpSpecialized + NoSmemWarpSpecialized", "ping-pong + TmaWarpSpecialized",
-                    "cooperative + stream-K", "cooperative + custom EVT")),
+                    "cooperative + stream-K", "cooperative + custom EVT"),
+                entries=((0, ("Cooperative",), _EVT + ("StreamK",)), (1, ("Cooperative", "GmmaWarpSpecializedILi5E"), _EVT),
+                         (2, ("MainloopSm90TmaGmmaILi",), _EVT + ("Cooperative", "Pingpong")),
+                         (3, ("KernelTmaWarpSpecializedE",), _EVT + ("Cooperative", "Pingpong")),
+                         (4, ("Pingpong",), _EVT), (5, ("Cooperative", "StreamK"), _EVT),
+                         (6, ("Cooperative",) + _EVT, ("StreamK",)))),
 ]
 
 
