@@ -188,11 +188,12 @@ def test_74_stream_k_scheduler(dev, rng):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("variant", [0, 2])
+@pytest.mark.parametrize("variant", [0, 2, 6])
 def test_71_collective_builder_kernels(dev, rng, variant):
     """Example 71: its own main() runs ten FP16 GEMM kernels one after another; the launches before `variant` are
-    passed over and launch `variant` runs on the emulator: auto (2-SM) and 1-SM with the no-smem epilogue (each
-    kernel costs its own program build on the emulator: two of the ten). 2x2 cluster, F16 C/D."""
+    passed over and launch `variant` runs on the emulator: auto (2-SM), 1-SM with the no-smem epilogue, and the
+    custom epilogue visitor tree (three of the ten: each kernel costs its own program build). 2x2 cluster, F16
+    C/D."""
     r = pc.run("example_71", dev, alpha=2.0, beta=-1.0, seed=_seed(rng), variant=variant)
     assert r.launch.cluster == (2, 2, 1)
     assert np.count_nonzero(r.reference) > r.reference.size // 2
