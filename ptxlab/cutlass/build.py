@@ -164,6 +164,12 @@ GENERATED = {
     "cute/atom/copy_traits_sm100_tma.hpp":
         lambda t: host_to_host_device(unguard_block(t, "/** Make a CuTe CTA-collective TiledCopy for a TMA operation.",
                                                     "copy_traits_sm100_tma.hpp"), "copy_traits_sm100_tma.hpp"),
+    # KernelHardwareInfo's device queries (48's args_from_options calls make_kernel_hardware_info): the runtime calls
+    # they make are the prelude's (stubs/ptxlab_prelude.cuh: the SM count ptxlab_host sets); cluster occupancy stays
+    # 0 (CUTLASS_SM90_CLUSTER_LAUNCH_ENABLED comes from the real cluster_launch.hpp only)
+    "cutlass/kernel_hardware_info.h":
+        lambda t: unguard_block(unguard_includes(t, ("trace.h",), "kernel_hardware_info.h"),
+                                "  static inline int\n  query_device_multiprocessor_count", "kernel_hardware_info.h"),
     # the device adapter names ClusterLauncher (cutlass/cluster_launch.hpp: the capturing stub)
     "cutlass/gemm/device/gemm_universal_adapter.h":
         lambda t: unguard_includes(t, ("cluster_launch.hpp",), "gemm_universal_adapter.h"),

@@ -21,6 +21,8 @@ def main(argv: List[str]) -> int:
     p.add_argument("--alpha", type=float, default=1.0)
     p.add_argument("--beta", type=float, default=0.0)
     p.add_argument("--seed", type=int, default=None, help="input seed (default: fresh)")
+    p.add_argument("--variant", type=int, default=None,
+                   help="which of the kernels the example's main() runs one after another (71, 49; default 0)")
     p.add_argument("--backend", choices=("emu", "cuda"), default="emu")
     p.add_argument("--strict", default=None, help="emulator fidelity rules to enforce: all | rule,rule (ptxlab/emu/checks/fidelity.py)")
     p.add_argument("--clc", default=None, help="clusterlaunchcontrol policy: every-other | all | never | first:N")
@@ -41,6 +43,12 @@ def main(argv: List[str]) -> int:
     for name, v in (("--alpha", a.alpha), ("--beta", a.beta)):
         if not np.isfinite(v):
             raise UsageError(f"{name} {v}: must be a finite number")
+    if a.variant is not None:
+        from .gemm_examples import GEMM_EXAMPLES
+        nv = {e.wrapper.removesuffix(".cu"): len(e.variants) for e in GEMM_EXAMPLES}
+        if not nv.get(a.example):
+            raise UsageError(f"--variant: {a.example} has one kernel; examples with several: "
+                             + ", ".join(k for k, v in nv.items() if v))
     if a.prebuild:
         return _prebuild([a.example] if a.example else sorted(EXAMPLES))
     if a.example is None:
@@ -53,7 +61,7 @@ def main(argv: List[str]) -> int:
     if a.backend == "emu":
         kw = {k: v for k, v in (("strict", a.strict), ("clc", a.clc), ("wave_ctas", a.wave_ctas)) if v is not None}
     dev = ptxlab.open_device(a.backend, **kw)
-    shape = {k: getattr(a, k) for k in ("m", "n", "k") if getattr(a, k) is not None}
+    shape = {k: getattr(a, k) for k in ("m", "n", "k", "variant") if getattr(a, k) is not None}
     seed = a.seed if a.seed is not None else int(np.random.SeedSequence().entropy % (2**31))
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as rec:
@@ -61,7 +69,7 @@ def main(argv: List[str]) -> int:
         try:
             res = run(a.example, dev, alpha=a.alpha, beta=a.beta, seed=seed, **shape)
         except ValueError as exc:     # the example's own shape rules, checked before it builds or runs anything
-            raise UsageError(f"{a.example} --m/--n/--k: {exc}") from None
+            raise UsageError(f"{a.example} --m/--n/--k/--variant: {exc}") from None
     fw = [w for w in rec if w.category.__name__ == "EmuFidelityWarning"]
     print(f"{a.example} {res.shape} seed={seed} on {dev.describe()}: grid {res.launch.grid} block "
           f"{res.launch.block} cluster {res.launch.cluster} smem {res.launch.smem_bytes} B")

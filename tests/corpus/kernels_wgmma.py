@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from corpus import Entry, out_buf
-from corpus.kernels_mma import REFUSED_LAST_BITS, _codes, _exact_vals, _f32_full
+from corpus.kernels_mma import _codes, _exact_vals, _f32_full
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "kernels"))
 import gen_wgmma  # noqa: E402
@@ -23,7 +23,7 @@ import gen_wgmma  # noqa: E402
 SRC = "wgmma.cu"
 V = gen_wgmma.VARIANTS
 FP8 = ("e4m3", "e5m2")
-V_FP8 = [v for v in V if v[1] in FP8]            # refused by the emulator (ptx_docs/isa_coverage_notes.md)
+V_FP8 = [v for v in V if v[1] in FP8]            # Hopper's FP8 rule (ptxlab/emu/hw/wgmma_fp8_arith.py)
 V_REST = [v for v in V if v[1] not in FP8]
 
 
@@ -94,8 +94,10 @@ def _neg(codes, t, s):
     return codes ^ np.uint32({16: 0x8000, 8: 0x80, 32: 0x80000000}[_bits(t)])
 
 
-def _ref(ins, vs=V):
+def _ref(ins, vs=V, exact_modes=("exact",)):
+    """Host references; in ``exact_modes`` float kinds are the exact sum (the inputs make every order agree)."""
     from ptxlab.emu.hw.warp_mma_arith import mma_float, mma_int
+    from ptxlab.emu.hw.wgmma_fp8_arith import mma_fp8_hopper
     out = {}
     for name, at, bt, dt, N, lay, rs, sd, sa, sb, sat in vs:
         for mode in ("exact", "full"):
@@ -108,14 +110,79 @@ def _ref(ins, vs=V):
                 if sat:
                     tot = np.clip(tot, -2 ** 31, 2 ** 31 - 1)
                 d = (tot & 0xFFFFFFFF).astype(np.uint32)
-            elif mode == "exact":
+            elif mode in exact_modes:
                 cv = cc.view(np.float32).astype(np.float64) if dt == "f32" else _val(cc, "f16")
                 dv = (sa * _val(a, at)) @ (sb * _val(b, bt)).T + cv
                 d = dv.astype(np.float32).view(np.uint32) if dt == "f32" else _codes(dv, "f16")
+            elif at in FP8:
+                d = mma_fp8_hopper(_neg(a, at, sa), _neg(b, bt, sb).T, cc, at, bt, dt)
             else:
                 d = mma_float(_neg(a, at, sa), _neg(b, bt, sb).T, cc, at, bt, dt)
             out[f"{name}_{mode}"] = d
     return out
+
+
+# ------------------------------------------------------------------------------------------------ FP8 probe
+# Adversarial inputs for the Hopper FP8 rule (13-bit window below the largest raw exponent, per-term truncation,
+# 14-bit sum): fitted on random codes only; these rows separate it from its neighbours. The "exact"/"full" slots
+# of each FP8 variant carry two designed batches (rows of A against columns of B, 64 x N dot products each).
+def _e4m3(x):
+    return _codes(np.asarray(x, np.float64), "e4m3")
+
+
+def _probe_rows(rng, K=32, N=16):
+    """(A values (64, K), B values (N, K), C values (64, N)) exercising: cancellation of the largest products (the
+    window stays at the largest product, not at the sum), many small terms each below one window unit (truncated one
+    by one, not as a group), sums at the 14/15-bit boundary, both signs, products at every exponent distance."""
+    a = np.zeros((64, K))
+    b = rng.choice([1.0, 1.5, 1.75, 1.25], size=(N, K)) * rng.choice([-1, 1], size=(N, K))
+    c = np.zeros((64, N))
+    for r in range(64):
+        kind = r % 4
+        if kind == 0:                       # +L, -L cancel; small terms survive only if >= one unit each
+            a[r, 0], a[r, 1] = 448.0, -448.0
+            a[r, 2:] = rng.choice([0.0625, 0.125, 0.25, 0.5, 1.0], size=K - 2) * rng.choice([-1, 1], size=K - 2)
+        elif kind == 1:                     # one large term and 31 terms just below one unit
+            a[r, 0] = 240.0 * rng.choice([-1, 1])
+            a[r, 1:] = rng.choice([0.0234375, 0.02734375, 0.029296875], size=K - 1)
+        elif kind == 2:                     # a sum with 15-16 significant bits (truncated to 14)
+            a[r, :] = rng.choice([448.0, 416.0, 3.5, 0.875, 0.109375], size=K) * rng.choice([-1, 1], size=K)
+        else:                               # every exponent distance 0..20 from the largest product
+            a[r, :] = [448.0 * 2.0 ** -(k % 21) for k in range(K)]
+            a[r, :] = _e4m3(a[r, :]).astype(np.uint8).view(__import__("ml_dtypes").float8_e4m3fn).astype(np.float64)
+        c[r, :] = rng.choice([0.0, 3.0, -1000.5, 2.0 ** -10, 123456.0]) * rng.choice([-1, 1])
+    return a, b, c
+
+
+def _probe_inputs(rng, vs=V_FP8):
+    ins = {}
+    for name, at, bt, dt, N, *_ in vs:
+        for mode in ("exact", "full"):
+            a, b, c = _probe_rows(rng, 32, N)
+            if mode == "full":                # the same rows with the signs of the columns' small factors flipped
+                b = -b
+            ac, bc = _codes(a, at), _codes(b, bt)
+            if dt == "f32":
+                cw = c.astype(np.float32).view(np.uint32)
+            else:
+                cw = _codes(np.clip(c, -60000, 60000), "f16")
+            ins[f"{name}_{mode}_a"], ins[f"{name}_{mode}_b"], ins[f"{name}_{mode}_c"] = ac, bc, cw
+    return ins
+
+
+def _unmeasured_inputs(rng, vs=V_FP8):
+    """Cases the rule refuses (not measured): all products zero with C != 0; an f16 result that rounds to -0."""
+    ins = {}
+    for name, at, bt, dt, N, *_ in vs:
+        for mode in ("exact", "full"):
+            a = np.zeros((64, 32), np.uint32)
+            b = _codes(rng.integers(-2, 3, (N, 32)).astype(np.float64), bt)
+            if mode == "full" and dt == "f16":
+                a[:, 0] = 0x81                                    # -min subnormal x small: rounds to f16 -0
+            c = (rng.integers(-100, 100, (64, N)) / 4).astype(np.float32)
+            cw = c.view(np.uint32) if dt == "f32" else _codes(c, "f16")
+            ins[f"{name}_{mode}_a"], ins[f"{name}_{mode}_b"], ins[f"{name}_{mode}_c"] = a, b, cw
+    return ins
 
 
 ENTRIES = [
@@ -123,7 +190,14 @@ ENTRIES = [
           note="wgmma.mma_async: every kind but FP8, SS/RS, K/MN-major, 128B swizzle, imm-scale, scale-d; exact + "
                "full range"),
     Entry("wgmma_fp8", SRC, partial(_inputs, vs=V_FP8), partial(_run, vs=V_FP8), partial(_ref, vs=V_FP8),
-          refused=REFUSED_LAST_BITS,
-          note="wgmma.mma_async .e4m3/.e5m2: the emulator refuses it (the H100 accumulates FP8 with reduced "
-               "precision, 2026-11-27); the hardware side is recorded for a future model"),
+          note="wgmma.mma_async .e4m3/.e5m2: Hopper's reduced-precision FP8 accumulation (13-bit window, 14-bit "
+               "sum; ptxlab/emu/hw/wgmma_fp8_arith.py, fitted to the H100 run of 2026-11-28); scale-d 0 included"),
+    Entry("wgmma_fp8_probe", SRC, partial(_probe_inputs, vs=V_FP8), partial(_run, vs=V_FP8),
+          partial(_ref, vs=V_FP8, exact_modes=()),
+          note="adversarial FP8 rows for the fitted rule: cancellation of the largest products, terms just below "
+               "one window unit, 15-16-bit sums, every exponent distance, C = 0 and C-dominant, both signs"),
+    Entry("wgmma_fp8_unmeasured", SRC, partial(_unmeasured_inputs, vs=V_FP8), partial(_run, vs=V_FP8),
+          refused={"emu": "not implemented: wgmma.mma_async"},
+          note="FP8 cases the rule refuses (every product zero with C != 0, an f16 result rounding to -0): the "
+               "emulator refuses them, the H100 side is recorded for the next fit"),
 ]

@@ -410,6 +410,33 @@ extern "C" __global__ void wg_e4m3_n32_rs(const uint32_t* A, const uint32_t* B, 
     D[row * 32 + col] = (d[j] >> (32 * h)) & 0xFFFFFFFFu; }
 }
 
+extern "C" __global__ void wg_e4m3_n16_nod(const uint32_t* A, const uint32_t* B, const uint32_t* C, uint32_t* D) {
+  __shared__ __align__(1024) uint8_t sa[2048];
+  __shared__ __align__(1024) uint8_t sb[1024];
+  int tid = threadIdx.x, w = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
+  for (int i = tid; i < 64 * 32; i += 128) { int r = i / 32, k = i % 32;
+    put(sa, off_k(r, k * 1, 32), A[i], 1); }
+  for (int i = tid; i < 16 * 32; i += 128) { int r = i / 32, k = i % 32;
+    put(sb, off_k(r, k * 1, 32), B[i], 1); }
+  __syncthreads();
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  uint64_t da = desc((uint32_t)__cvta_generic_to_shared(sa), 128, 256, 0);
+  uint64_t db = desc((uint32_t)__cvta_generic_to_shared(sb), 128, 256, 0);
+  uint32_t d[8];
+  for (int j = 0; j < 8; ++j) { d[j] = 0; for (int h = 0; h < 1; ++h) {
+    int i = j * 1 + h, e = i % 4, row = 16 * w + g + 8 * (e >= 2), col = 8 * (i / 4) + t * 2 + (e & 1);
+    d[j] |= (C[row * 16 + col] & 0xFFFFFFFFu) << (32 * h); } }
+  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+  asm volatile("{ .reg .pred p; setp.ne.b32 p, %10, 0; wgmma.mma_async.sync.aligned.m64n16k32.f32.e4m3.e4m3 {%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1; }"
+      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7])
+      : "l"(da), "l"(db), "n"(0) : "memory");
+  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+  asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+  for (int j = 0; j < 8; ++j) for (int h = 0; h < 1; ++h) {
+    int i = j * 1 + h, e = i % 4, row = 16 * w + g + 8 * (e >= 2), col = 8 * (i / 4) + t * 2 + (e & 1);
+    D[row * 16 + col] = (d[j] >> (32 * h)) & 0xFFFFFFFFu; }
+}
+
 extern "C" __global__ void wg_s8_u8_n16(const uint32_t* A, const uint32_t* B, const uint32_t* C, uint32_t* D) {
   __shared__ __align__(1024) uint8_t sa[2048];
   __shared__ __align__(1024) uint8_t sb[1024];

@@ -11,6 +11,15 @@ __device__ void* workspace = nullptr;          // the example's workspace alloca
 __device__ unsigned long long workspace_bytes = 0;
 __device__ bool capture_pdl = false;           // the launch asked for programmatic dependent launch
 __device__ unsigned params_bytes = 0;          // size of the kernel's one Params argument (ClusterLauncher captures)
+__device__ unsigned launch_skip = 0;           // launches to pass over (not captured) before the one captured
+
+// true when this launch is passed over: the stub returns success without launching, and the host code goes on
+// (e.g. to the next of the kernels an example's main() runs one after another)
+__device__ inline bool skip_launch() {
+  if (launch_skip == 0) return false;
+  --launch_skip;
+  return true;
+}
 
 __device__ inline void capture_u32(unsigned v) {
   for (int i = 0; i < 4; ++i) capture_buf[capture_off + i] = (unsigned char)(v >> (8 * i));

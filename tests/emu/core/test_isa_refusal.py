@@ -187,8 +187,6 @@ DONE:
 @pytest.mark.parametrize("name", [
     "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e5m2.f32",
     "mma.sync.aligned.m8n8k4.col.row.f32.f16.f16.f32",
-    "wgmma.mma_async.sync.aligned.m64n16k32.f32.e5m2.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n32k32.f16.e4m3.e4m3",
 ])
 def test_withdrawn_forms_are_refused_with_their_reason(name):
     """Forms withdrawn because the H100 corpus disagrees with the model (2026-11-27, ptx_docs/isa_coverage_notes.md)
@@ -201,6 +199,9 @@ def test_withdrawn_forms_are_refused_with_their_reason(name):
     assert _accepted("mma.sync.aligned.m8n8k4.col.row.f16.f16.f16.f16")
     assert _accepted("wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16")
     assert isa.withdrawn_reason("wgmma", ("mma_async", "sync", "aligned", "m64n16k16", "f32", "f16", "f16")) is None
+    # FP8 wgmma: withdrawn on 2026-11-27, implemented again with the rule fitted to the H100 (hw/wgmma_fp8_arith.py)
+    assert _accepted("wgmma.mma_async.sync.aligned.m64n16k32.f32.e5m2.e4m3")
+    assert _accepted("wgmma.mma_async.sync.aligned.m64n32k32.f16.e4m3.e4m3")
 
 
 def test_refusal_holds_while_evidence_is_recorded(tmp_path, monkeypatch):

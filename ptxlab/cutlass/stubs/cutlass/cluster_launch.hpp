@@ -21,13 +21,17 @@ struct ClusterLauncher {
   }
   static Status launch_with_fallback_cluster(dim3 grid, dim3 cluster, dim3 fallback, dim3 block, size_t smem,
                                              cudaStream_t, void const*, void** kernel_params, bool pdl = false) {
-    if (fallback.x * fallback.y * fallback.z > 1) {
-      printf("ptxlab: a fallback cluster shape (dynamic clusters) is not captured\n");
+    // a preferred cluster shape with a different fallback (dynamic clusters) is not modelled; when both agree (or
+    // there is no fallback) the launch is a plain cluster launch
+    bool same = fallback.x == cluster.x && fallback.y == cluster.y && fallback.z == cluster.z;
+    if (fallback.x * fallback.y * fallback.z > 1 && !same) {
+      printf("ptxlab: a preferred cluster shape with a different fallback (dynamic clusters) is not captured\n");
       asm volatile("trap;");
     }
     return ptxlab_capture(grid, cluster, block, smem, kernel_params, pdl);
   }
   static Status ptxlab_capture(dim3 grid, dim3 cluster, dim3 block, size_t smem, void** kernel_params, bool pdl) {
+    if (ptxlab::skip_launch()) return Status::kSuccess;
     ptxlab::capture_pdl = pdl;
     ptxlab::capture_launch_raw(grid, block, cluster, int(smem), kernel_params[0], ptxlab::params_bytes);
     ptxlab::capture_done();
