@@ -72,3 +72,18 @@ def test_unmeasured_cases_are_refused(rng):
     ref = a.astype(np.uint8).view(__import__("ml_dtypes").float8_e4m3fn).astype(np.float64) @ \
         b.astype(np.uint8).view(__import__("ml_dtypes").float8_e4m3fn).astype(np.float64)
     np.testing.assert_array_equal(d.view(np.float32), ref.astype(np.float32))   # small integers: exact
+
+
+PROBE_F16 = DATA.parent / "h100_20261128_fp8_probe_f16.npz"
+
+
+@pytest.mark.parametrize("mode", ["exact", "full"])
+def test_f16_words_of_the_probe(mode):
+    """The probe wgmma_fp8_probe (H100, 2026-11-28) found f16 D 1 ulp above a 14-bit truncated sum: f16 D rounds the
+    whole windowed sum. Every f16 word of that run."""
+    z = np.load(PROBE_F16)
+    key = f"wg_e5m2_e4m3_n16_f16_{mode}"
+    a, b, c = (z[f"wgmma_fp8_probe::in::{key}_{x}"] for x in "abc")
+    hw = z[f"wgmma_fp8_probe::out::{key}"]
+    d = mma_fp8_hopper(a ^ np.uint32(0x80), b.T, c, "e5m2", "e4m3", "f16")
+    np.testing.assert_array_equal(d, hw)
