@@ -176,6 +176,7 @@ def test_48_hopper_tf32_warp_specialized_4x2_cluster(dev, rng):
     assert r.exact, r.mismatches()
 
 
+@pytest.mark.cutlass_full
 @pytest.mark.slow
 def test_74_stream_k_scheduler(dev, rng):
     """Example 74 (stream-K tile scheduler, 2-SM 256x128 tiles): its own main() with the command line
@@ -187,6 +188,7 @@ def test_74_stream_k_scheduler(dev, rng):
     assert r.exact, r.mismatches()
 
 
+@pytest.mark.cutlass_full
 @pytest.mark.slow
 @pytest.mark.parametrize("variant", [0, 2, 6])
 def test_71_collective_builder_kernels(dev, rng, variant):
@@ -200,6 +202,7 @@ def test_71_collective_builder_kernels(dev, rng, variant):
     assert r.exact, r.mismatches()
 
 
+@pytest.mark.cutlass_full
 @pytest.mark.slow
 @pytest.mark.parametrize("variant", [0, 4])
 def test_49_hopper_collective_builder_kernels(dev, rng, variant):
