@@ -257,6 +257,7 @@ CLUSTER_KERNEL_NAME = "nvfp4_gemm_cluster"
 CLUSTER_BNS = (256, 128, 64, 32)          # tile N choices, widest first
 CLUSTER_SIZES = (16, 8, 4, 2, 1)          # CTAs per cluster along N (16: non-portable size)
 CLUSTER_MAX_STAGES = 8
+CLUSTER_SPLITS = (1, 2, 4, 8)             # split-K factors over the cluster (KS CTAs of a tile in one cluster)
 CLUSTER_WARM_KB = 3                       # K blocks loaded without multicast while the cluster barrier completes
 SMEM_OPTIN = 232448                       # sm_100: largest dynamic shared memory a block may opt in to (227 KiB)
 STATIC_SMEM = 1024                        # the kernel's static __shared__ (ptxas reports 1024: barriers, TMEM slot)
@@ -315,7 +316,28 @@ def choose_cluster_config(m: int, n: int, k: int, l: int = 1, sms: int = B200_SM
     nt = n // bn
     cluster = next(c for c in CLUSTER_SIZES if c <= cmax and nt % c == 0)
     stages = cluster_stages(bn)
-    return {"bn": bn, "cluster": cluster, "stages": stages, "warm": min(CLUSTER_WARM_KB, stages) if cluster > 1 else 0}
+    return {"bn": bn, "cluster": cluster, "stages": stages, "warm": min(CLUSTER_WARM_KB, stages) if cluster > 1 else 0,
+            "splits": 1}
+
+
+def check_cluster_splits(k: int, bn: int, cluster: int, splits: int) -> None:
+    """Split-K over the cluster (blocks/cluster_splitk.cuh): splits in CLUSTER_SPLITS, bn / splits a multiple of 32
+    (each split owns that many columns of the tile), at least one K block per split, cluster x splits <= 16 CTAs."""
+    if splits not in CLUSTER_SPLITS:
+        raise ValueError(f"nvfp4 GEMM (cluster): splits={splits} must be one of {CLUSTER_SPLITS}")
+    if splits > 1 and ((bn // splits) % 32 or bn % splits):
+        raise ValueError(f"nvfp4 GEMM (cluster): BN={bn} / splits={splits} must be a multiple of 32 (the columns each "
+                         "split owns)")
+    if k // 256 < splits:
+        raise ValueError(f"nvfp4 GEMM (cluster): K={k} has {k // 256} K blocks, fewer than splits={splits}")
+    if cluster * splits > max(CLUSTER_SIZES):
+        raise ValueError(f"nvfp4 GEMM (cluster): cluster {cluster} x splits {splits} exceeds "
+                         f"{max(CLUSTER_SIZES)} CTAs per cluster")
+
+
+def cluster_workspace_bytes(m: int, n: int, l: int, bn: int, splits: int) -> int:
+    """fp32 exchange workspace of split-K over the cluster: per tile splits x splits slots of 128 x bn/splits."""
+    return 0 if splits == 1 else l * (m // BM) * (n // bn) * splits * splits * BM * (bn // splits) * 4
 
 
 def check_cluster_config(m: int, n: int, k: int, l: int, bn: int, cluster: int, stages: int) -> None:
@@ -351,17 +373,19 @@ def cluster_launch_plan(m: int, n: int, k: int, l: int, config: dict | None = No
     """Launch of the cluster kernel: kernel, variant, bn, cluster (C), stages, warm, splits (1), grid (M/128, N/bn,
     L), cluster_dims ((1, C, 1) or None), non_portable (C > 8), block, shared_bytes, workspace_bytes (0)."""
     cfg = {**choose_cluster_config(m, n, k, l, bn=(config or {}).get("bn")), **(config or {})}
-    bn, c, s = cfg["bn"], cfg["cluster"], cfg["stages"]
+    bn, c, s, ks = cfg["bn"], cfg["cluster"], cfg["stages"], int(cfg.get("splits", 1))
     check_cluster_config(m, n, k, l, bn, c, s)
+    check_cluster_splits(k, bn, c, ks)
     if not 0 <= int(cfg["warm"]) <= s:
         raise ValueError(f"nvfp4 GEMM (cluster): warm={cfg['warm']} K blocks must be in [0, stages={s}] (one round "
                          "of the ring at most)")
     return {"kernel": CLUSTER_KERNEL_NAME, "variant": "cluster", "bn": bn, "cluster_size": c, "stages": s,
-            "warm": int(cfg["warm"]) if c > 1 else 0, "splits": 1, "pair": False, "grid": (m // BM, n // bn, l),
-            "cluster": (1, c, 1) if c > 1 else None, "non_portable": c > 8, "block": (THREADS, 1, 1),
-            "shared_bytes": cluster_shared_bytes(bn, s), "workspace_bytes": 0}
+            "warm": int(cfg["warm"]) if c > 1 else 0, "splits": ks, "pair": False, "grid": (m // BM, n // bn, l * ks),
+            "cluster": (1, c, ks) if c * ks > 1 else None, "non_portable": c * ks > 8, "block": (THREADS, 1, 1),
+            "shared_bytes": cluster_shared_bytes(bn, s), "workspace_bytes": cluster_workspace_bytes(m, n, l, bn, ks)}
 
 
-def cluster_options(bn: int, cluster: int, stages: int) -> tuple[str, ...]:
-    """NVRTC -D options of one cluster-kernel build."""
-    return (f"-DGEMM_BN={bn}", f"-DGEMM_CLUSTER={cluster}", f"-DGEMM_STAGES={stages}")
+def cluster_options(bn: int, cluster: int, stages: int, splits: int = 1) -> tuple[str, ...]:
+    """NVRTC -D options of one cluster-kernel build (-DGEMM_SPLITS only for split-K over the cluster)."""
+    return (f"-DGEMM_BN={bn}", f"-DGEMM_CLUSTER={cluster}", f"-DGEMM_STAGES={stages}") + \
+        ((f"-DGEMM_SPLITS={splits}",) if splits > 1 else ())
