@@ -64,26 +64,28 @@ __device__ __forceinline__ void put_partials(u32 tmem_base, u32 d_col, float* ws
 
 // Step 3 (all 32 lanes of each epilogue warp, after the cluster barrier): the owned part, summed in split order, ->
 // fp16 sub-tiles at SMEM smem (PC/32 x 2 KiB, private to the warp) -> TMA stores at (n0 + own * PC, m0 + 32 q, l).
+// Every load of the peers' partials (PC/4 x (KS-1) 16-B loads per thread) is issued before the first add, so the
+// exchange costs one memory latency, not one per 32 columns.
 template <u32 BN, u32 KS>
 __device__ __forceinline__ void reduce_store_tma(u32 tmem_base, u32 d_col, float* ws, u32 tile, u32 own, u32 smem,
                                                  const TmaDesc* tmap, u32 n0, u32 m0, u32 l) {
     constexpr u32 PC = BN / KS;
     const u32 q = (threadIdx.x >> 5) & 3u;
     const u32 row = 32u * q + (threadIdx.x & 31u);
-#pragma unroll 1
-    for (u32 g = 0; g < PC / 32u; ++g) {
-        u32 v[KS][32];
+    u32 v[KS][PC];
 #pragma unroll
-        for (u32 s = 0; s < KS; ++s) {
-            if (s == own) continue;
-            float* slot = part_slot(ws, tile, KS, own, s, PC);
+    for (u32 s = 0; s < KS; ++s) {
+        if (s == own) continue;
+        float* slot = part_slot(ws, tile, KS, own, s, PC);
 #pragma unroll
-            for (u32 c = 0; c < 8; ++c) {
-                u32 x[4];
-                splitk::ld_relaxed_v4(splitk::slot_v4(slot, 8u * g + c, row), x);
-                v[s][4 * c] = x[0]; v[s][4 * c + 1] = x[1]; v[s][4 * c + 2] = x[2]; v[s][4 * c + 3] = x[3];
-            }
+        for (u32 c = 0; c < PC / 4u; ++c) {
+            u32 x[4];
+            splitk::ld_relaxed_v4(splitk::slot_v4(slot, c, row), x);
+            v[s][4 * c] = x[0]; v[s][4 * c + 1] = x[1]; v[s][4 * c + 2] = x[2]; v[s][4 * c + 3] = x[3];
         }
+    }
+#pragma unroll
+    for (u32 g = 0; g < PC / 32u; ++g) {
         u32 mine[32];
         load_cols32(tmem_base, d_col + own * PC + 32u * g, mine);
         u32 acc[32];
@@ -94,15 +96,10 @@ __device__ __forceinline__ void reduce_store_tma(u32 tmem_base, u32 d_col, float
                 u32 x[4], a4[4];
 #pragma unroll
                 for (u32 i = 0; i < 4; ++i) {
-                    x[i] = s == own ? mine[4 * c + i] : v[s][4 * c + i];
-                    a4[i] = acc[4 * c + i];
+                    x[i] = s == own ? mine[4 * c + i] : v[s][32 * g + 4 * c + i];
+                    a4[i] = s == 0 ? x[i] : acc[4 * c + i];
                 }
-                if (s == 0) {
-#pragma unroll
-                    for (u32 i = 0; i < 4; ++i) a4[i] = x[i];
-                } else {
-                    splitk::add_v4(a4, x);
-                }
+                if (s != 0) splitk::add_v4(a4, x);
 #pragma unroll
                 for (u32 i = 0; i < 4; ++i) acc[4 * c + i] = a4[i];
             }
