@@ -14,7 +14,7 @@
 //   2. every thread of every CTA of the cluster: barrier.cluster.arrive.release + barrier.cluster.wait.acquire
 //      (PTX ISA 9.7.13.3: the release / acquire pattern at cluster scope orders each thread's stores of step 1
 //      before every peer thread's loads of step 3);
-//   3. reduce_store_tma: the owner sums its part in split order ((p_0 + p_1) + ..) + p_{KS-1} with add.rn.f32 (its own
+//   3. reduce_store_tma (load_peer_parts, sum_group): the owner sums its part in split order ((p_0 + p_1) + ..) + p_{KS-1} with add.rn.f32 (its own
 //      p_s from TMEM, never stored; the others with ld.relaxed.gpu from slots (s, 0..KS-1), all issued before the first
 //      add), converts to fp16 and stores it with the TMA-store epilogue (blocks/tma_store.cuh).
 // So c has the same bits whatever order the CTAs run in (deterministic) and equals model_c_splitk bit for bit. Slots
@@ -62,17 +62,13 @@ __device__ __forceinline__ void put_partials(u32 tmem_base, u32 d_col, float* ws
     }
 }
 
-// Step 3 (all 32 lanes of each epilogue warp, after the cluster barrier): the owned part, summed in split order, ->
-// fp16 sub-tiles at SMEM smem (PC/32 x 2 KiB, private to the warp) -> TMA stores at (n0 + own * PC, m0 + 32 q, l).
-// Every load of the peers' partials (PC/4 x (KS-1) 16-B loads per thread) is issued before the first add, so the
-// exchange costs one memory latency, not one per 32 columns.
+// Step 3a (after the cluster barrier): every peer partial of this thread's row of the owned part into v[s] (v[own]
+// untouched). All PC/4 x (KS-1) 16-B loads are issued before anything uses them, so the exchange costs one memory
+// latency, not one per 32 columns.
 template <u32 BN, u32 KS>
-__device__ __forceinline__ void reduce_store_tma(u32 tmem_base, u32 d_col, float* ws, u32 tile, u32 own, u32 smem,
-                                                 const TmaDesc* tmap, u32 n0, u32 m0, u32 l) {
+__device__ __forceinline__ void load_peer_parts(float* ws, u32 tile, u32 own, u32 (&v)[KS][BN / KS]) {
     constexpr u32 PC = BN / KS;
-    const u32 q = (threadIdx.x >> 5) & 3u;
-    const u32 row = 32u * q + (threadIdx.x & 31u);
-    u32 v[KS][PC];
+    const u32 row = 32u * ((threadIdx.x >> 5) & 3u) + (threadIdx.x & 31u);
 #pragma unroll
     for (u32 s = 0; s < KS; ++s) {
         if (s == own) continue;
@@ -84,26 +80,44 @@ __device__ __forceinline__ void reduce_store_tma(u32 tmem_base, u32 d_col, float
             v[s][4 * c] = x[0]; v[s][4 * c + 1] = x[1]; v[s][4 * c + 2] = x[2]; v[s][4 * c + 3] = x[3];
         }
     }
+}
+
+// Step 3b: columns 32 g .. 32 g + 31 of the owned part: acc = ((p_0 + p_1) + ..) + p_{KS-1} (add.rn.f32), p_own = mine
+// (this CTA's accumulator columns, from TMEM), the others from v.
+template <u32 BN, u32 KS>
+__device__ __forceinline__ void sum_group(const u32 (&v)[KS][BN / KS], const u32 (&mine)[32], u32 own, u32 g,
+                                          u32 (&acc)[32]) {
+#pragma unroll
+    for (u32 s = 0; s < KS; ++s) {
+#pragma unroll
+        for (u32 c = 0; c < 8; ++c) {
+            u32 x[4], a4[4];
+#pragma unroll
+            for (u32 i = 0; i < 4; ++i) {
+                x[i] = s == own ? mine[4 * c + i] : v[s][32 * g + 4 * c + i];
+                a4[i] = s == 0 ? x[i] : acc[4 * c + i];
+            }
+            if (s != 0) splitk::add_v4(a4, x);
+#pragma unroll
+            for (u32 i = 0; i < 4; ++i) acc[4 * c + i] = a4[i];
+        }
+    }
+}
+
+// Step 3 (all 32 lanes of each epilogue warp, after the cluster barrier): the owned part, summed in split order, ->
+// fp16 sub-tiles at SMEM smem (PC/32 x 2 KiB, private to the warp) -> TMA stores at (n0 + own * PC, m0 + 32 q, l).
+template <u32 BN, u32 KS>
+__device__ __forceinline__ void reduce_store_tma(u32 tmem_base, u32 d_col, float* ws, u32 tile, u32 own, u32 smem,
+                                                 const TmaDesc* tmap, u32 n0, u32 m0, u32 l) {
+    constexpr u32 PC = BN / KS;
+    const u32 q = (threadIdx.x >> 5) & 3u;
+    u32 v[KS][PC];
+    load_peer_parts<BN, KS>(ws, tile, own, v);
 #pragma unroll
     for (u32 g = 0; g < PC / 32u; ++g) {
-        u32 mine[32];
+        u32 mine[32], acc[32];
         load_cols32(tmem_base, d_col + own * PC + 32u * g, mine);
-        u32 acc[32];
-#pragma unroll
-        for (u32 s = 0; s < KS; ++s) {
-#pragma unroll
-            for (u32 c = 0; c < 8; ++c) {
-                u32 x[4], a4[4];
-#pragma unroll
-                for (u32 i = 0; i < 4; ++i) {
-                    x[i] = s == own ? mine[4 * c + i] : v[s][32 * g + 4 * c + i];
-                    a4[i] = s == 0 ? x[i] : acc[4 * c + i];
-                }
-                if (s != 0) splitk::add_v4(a4, x);
-#pragma unroll
-                for (u32 i = 0; i < 4; ++i) acc[4 * c + i] = a4[i];
-            }
-        }
+        sum_group<BN, KS>(v, mine, own, g, acc);
         tstore::regs_to_smem_sub(acc, smem + g * tstore::SUB_BYTES);
     }
     tstore::store_subtiles_tma(smem, PC / 32u, tmap, n0 + own * PC, m0 + 32u * q, l);
