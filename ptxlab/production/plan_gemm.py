@@ -258,6 +258,7 @@ CLUSTER_BNS = (256, 128, 64, 32)          # tile N choices, widest first
 CLUSTER_SIZES = (16, 8, 4, 2, 1)          # CTAs per cluster along N (16: non-portable size)
 CLUSTER_MAX_STAGES = 8
 CLUSTER_SPLITS = (1, 2, 4, 8)             # split-K factors over the cluster (KS CTAs of a tile in one cluster)
+SPLIT_MIN_KB = 4                          # K blocks each split keeps at least (the automatic split-K)
 CLUSTER_WARM_KB = 3                       # K blocks loaded without multicast while the cluster barrier completes
 SMEM_OPTIN = 232448                       # sm_100: largest dynamic shared memory a block may opt in to (227 KiB)
 STATIC_SMEM = 1024                        # the kernel's static __shared__ (ptxas reports 1024: barriers, TMEM slot)
@@ -298,26 +299,36 @@ def sfb_share(bn: int, cluster: int) -> int:
 
 
 def choose_cluster_config(m: int, n: int, k: int, l: int = 1, sms: int = B200_SMS,
-                          bn: int | None = None) -> dict[str, int]:
-    """Tile N, cluster size, stages and warm-up K blocks for a shape: the widest bn whose tile count reaches half of
-    the SMs (so the B stream is spread over most SMs; else the narrowest that divides N), then the largest cluster
-    (<= 16 for K >= 8192, where A's share of the traffic matters most, else <= 8) that divides the N tiles; `bn`
-    fixes the tile N (the rest is chosen for it).
-    The gpu-mode benchmark shapes get 64/16, 32/8, 64/8 (predictions: ptx_docs/production_gemm.md)."""
+                          bn: int | None = None, splits: int | None = None) -> dict[str, int]:
+    """Tile N, split-K factor, cluster size, stages and warm-up K blocks for a shape.
+
+    Split-K over the cluster (``splits`` None = chosen here, with ``bn`` None only): BN 128 and 2 splits when twice
+    the 128-column tiles still fit the SMs at once and each split keeps >= SPLIT_MIN_KB K blocks (the gpu-mode
+    benchmark shapes: M = 128, 56 / 32 / 56 tiles): the tensor pipe's per-K-block cost of a CTA is paid on half of K
+    at a wider, cheaper-per-column tile. Otherwise (splits 1): the widest bn whose tile count reaches half of the SMs
+    (so the B stream is spread over most SMs; else the narrowest that divides N). Then the largest cluster along N
+    whose size x splits is <= 16 for K >= 8192 (where A's share of the traffic matters most), else <= 8, and that
+    divides the N tiles; `bn` / `splits` fix those (the rest is chosen for them).
+    The gpu-mode benchmark shapes get bn/cluster/splits 128/8/2, 128/4/2, 128/4/2 (predictions:
+    ptx_docs/production_gemm.md); with splits=1 the earlier 64/16, 32/8, 64/8."""
     bns = [b for b in CLUSTER_BNS if n % b == 0]
     if not bns:
         raise ValueError(f"nvfp4 GEMM (cluster): N={n} must be a multiple of 32")
     tiles = lambda b: (m // BM) * (n // b) * l  # noqa: E731
+    if splits is None:
+        splits = 2 if bn is None and 128 in bns and 2 * tiles(128) <= sms and k // 256 >= 2 * SPLIT_MIN_KB else 1
+        if splits > 1:
+            bn = 128
     if bn is None:
         bn = next((b for b in bns if 2 * tiles(b) >= sms), bns[-1])
     elif bn not in bns:
         raise ValueError(f"nvfp4 GEMM (cluster): BN={bn} must be one of {CLUSTER_BNS} and divide N={n}")
-    cmax = 16 if k >= 8192 else 8
+    cmax = (16 if k >= 8192 else 8) // splits
     nt = n // bn
     cluster = next(c for c in CLUSTER_SIZES if c <= cmax and nt % c == 0)
     stages = cluster_stages(bn)
     return {"bn": bn, "cluster": cluster, "stages": stages, "warm": min(CLUSTER_WARM_KB, stages) if cluster > 1 else 0,
-            "splits": 1}
+            "splits": splits}
 
 
 def check_cluster_splits(k: int, bn: int, cluster: int, splits: int) -> None:
@@ -372,7 +383,8 @@ def cluster_tensor_map_params(m: int, n: int, k: int, l: int, bn: int, cluster: 
 def cluster_launch_plan(m: int, n: int, k: int, l: int, config: dict | None = None) -> dict[str, Any]:
     """Launch of the cluster kernel: kernel, variant, bn, cluster (C), stages, warm, splits (1), grid (M/128, N/bn,
     L), cluster_dims ((1, C, 1) or None), non_portable (C > 8), block, shared_bytes, workspace_bytes (0)."""
-    cfg = {**choose_cluster_config(m, n, k, l, bn=(config or {}).get("bn")), **(config or {})}
+    cfg = {**choose_cluster_config(m, n, k, l, bn=(config or {}).get("bn"), splits=(config or {}).get("splits")),
+           **(config or {})}
     bn, c, s, ks = cfg["bn"], cfg["cluster"], cfg["stages"], int(cfg.get("splits", 1))
     check_cluster_config(m, n, k, l, bn, c, s)
     check_cluster_splits(k, bn, c, ks)
