@@ -52,6 +52,7 @@
 #include "blocks/mma.cuh"
 #include "blocks/cluster.cuh"
 #include "blocks/tma_store.cuh"
+#include "blocks/splitk.cuh"
 #include "blocks/cluster_splitk.cuh"
 
 #ifndef GEMM_BN
