@@ -258,7 +258,8 @@ CLUSTER_BNS = (256, 128, 64, 32)          # tile N choices, widest first
 CLUSTER_SIZES = (16, 8, 4, 2, 1)          # CTAs per cluster along N (16: non-portable size)
 CLUSTER_MAX_STAGES = 8
 CLUSTER_SPLITS = (1, 2, 4, 8)             # split-K factors over the cluster (KS CTAs of a tile in one cluster)
-SPLIT_MIN_KB = 4                          # K blocks each split keeps at least (the automatic split-K)
+SPLIT_K = 4                               # the automatic split-K factor over the cluster
+SPLIT_MIN_KB = 7                          # K blocks each split keeps at least (the automatic split-K)
 CLUSTER_WARM_KB = 3                       # K blocks loaded without multicast while the cluster barrier completes
 SMEM_OPTIN = 232448                       # sm_100: largest dynamic shared memory a block may opt in to (227 KiB)
 STATIC_SMEM = 1024                        # the kernel's static __shared__ (ptxas reports 1024: barriers, TMEM slot)
@@ -302,28 +303,33 @@ def choose_cluster_config(m: int, n: int, k: int, l: int = 1, sms: int = B200_SM
                           bn: int | None = None, splits: int | None = None) -> dict[str, int]:
     """Tile N, split-K factor, cluster size, stages and warm-up K blocks for a shape.
 
-    Split-K over the cluster (``splits`` None = chosen here, with ``bn`` None only): BN 128 and 2 splits when twice
-    the 128-column tiles still fit the SMs at once and each split keeps >= SPLIT_MIN_KB K blocks (the gpu-mode
-    benchmark shapes: M = 128, 56 / 32 / 56 tiles): the tensor pipe's per-K-block cost of a CTA is paid on half of K
-    at a wider, cheaper-per-column tile. Otherwise (splits 1): the widest bn whose tile count reaches half of the SMs
-    (so the B stream is spread over most SMs; else the narrowest that divides N). Then the largest cluster along N
-    whose size x splits is <= 16 for K >= 8192 (where A's share of the traffic matters most), else <= 8, and that
-    divides the N tiles; `bn` / `splits` fix those (the rest is chosen for them).
-    The gpu-mode benchmark shapes get bn/cluster/splits 128/8/2, 128/4/2, 128/4/2 (predictions:
-    ptx_docs/production_gemm.md); with splits=1 the earlier 64/16, 32/8, 64/8."""
+    Split-K over the cluster (``splits`` None = chosen here, with ``bn`` None only): BN 128 and SPLIT_K splits when
+    SPLIT_K x the 128-column tiles fit the SMs in one wave and each split keeps >= SPLIT_MIN_KB K blocks (of the
+    gpu-mode benchmark shapes only 128x4096x7168: 32 tiles x 4 splits of 7 K blocks): a CTA's tensor-pipe cost per K
+    block is paid on a quarter of K at a cheaper-per-column tile, and the exchange (one cluster barrier + one global
+    round trip, ~1.2 us predicted) is amortised; 2 splits were predicted slower on the other two shapes
+    (ptx_docs/production_gemm.md). A split-K cluster has 16 CTAs (16 / splits along N: A is multicast only within
+    a split). Otherwise (splits 1): the widest bn whose tile count reaches half of the SMs (so the B stream is spread
+    over most SMs; else the narrowest that divides N), then the largest cluster along N (<= 16 for K >= 8192, where
+    A's share of the traffic matters most, else <= 8) that divides the N tiles. `bn` / `splits` fix those (the rest
+    is chosen for them).
+    The gpu-mode benchmark shapes get bn/cluster/splits 64/16/1, 128/4/4, 64/8/1 (predictions:
+    ptx_docs/production_gemm.md)."""
     bns = [b for b in CLUSTER_BNS if n % b == 0]
     if not bns:
         raise ValueError(f"nvfp4 GEMM (cluster): N={n} must be a multiple of 32")
     tiles = lambda b: (m // BM) * (n // b) * l  # noqa: E731
     if splits is None:
-        splits = 2 if bn is None and 128 in bns and 2 * tiles(128) <= sms and k // 256 >= 2 * SPLIT_MIN_KB else 1
-        if splits > 1:
-            bn = 128
+        splits = SPLIT_K if (bn is None and 128 in bns and SPLIT_K * tiles(128) <= sms
+                             and k // 256 >= SPLIT_K * SPLIT_MIN_KB) else 1
+
+    if bn is None and splits > 1:
+        bn = 128 if 128 in bns else bns[0]
     if bn is None:
         bn = next((b for b in bns if 2 * tiles(b) >= sms), bns[-1])
     elif bn not in bns:
         raise ValueError(f"nvfp4 GEMM (cluster): BN={bn} must be one of {CLUSTER_BNS} and divide N={n}")
-    cmax = (16 if k >= 8192 else 8) // splits
+    cmax = (16 if k >= 8192 or splits > 1 else 8) // splits
     nt = n // bn
     cluster = next(c for c in CLUSTER_SIZES if c <= cmax and nt % c == 0)
     stages = cluster_stages(bn)

@@ -259,7 +259,7 @@ class CudaGemm:
                 func = self.cluster_function(plan["bn"], plan["cluster_size"], plan["stages"], ks)
                 need = plan["grid"][0] * plan["grid"][1] * plan["grid"][2] // 16
                 if self._max_active_clusters(func, plan) < need:
-                    plan = cluster_launch_plan(m, n, k, l, {"cluster": 8 // ks, "splits": ks})
+                    plan = cluster_launch_plan(m, n, k, l, {"bn": plan["bn"], "cluster": 8 // ks, "splits": ks})
             self._params[key] = plan
         return self._params[key]
 

@@ -634,7 +634,7 @@ def test_gemm_cluster_config_of_benchmark_shapes(tmp_path: Path) -> None:
     mod = load(write_submission(tmp_path, "nvfp4_gemm"))
     got = [(mod.choose_cluster_config(b["m"], b["n"], b["k"], b["l"])) for b in gm.GEMM_BENCHMARKS]
     assert [(c["bn"], c["cluster"], c["splits"], c["stages"], c["warm"]) for c in got] == [
-        (128, 8, 2, 6, 3), (128, 4, 2, 6, 3), (128, 4, 2, 6, 3)]
+        (64, 16, 1, 8, 3), (128, 4, 4, 6, 3), (64, 8, 1, 8, 3)]
     nosplit = [mod.choose_cluster_config(b["m"], b["n"], b["k"], b["l"], splits=1) for b in gm.GEMM_BENCHMARKS]
     assert [(c["bn"], c["cluster"], c["stages"], c["warm"]) for c in nosplit] == [(64, 16, 8, 3), (32, 8, 8, 3),
                                                                                 (64, 8, 8, 3)]
@@ -674,7 +674,7 @@ def test_gemm_cluster_cuda_path_with_fake_driver(tmp_path: Path, monkeypatch) ->
     mod = load(write_submission(tmp_path, "nvfp4_gemm"))
     fake = _fake_cuda(monkeypatch)
     fake.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = "non_portable"
-    fake.max_clusters = 7
+    fake.max_clusters = 8
     opts_seen = []
     real = mod.nvrtc_compile
 
@@ -698,15 +698,15 @@ def test_gemm_cluster_cuda_path_with_fake_driver(tmp_path: Path, monkeypatch) ->
         return allocs[-1]
 
     runner = mod.CudaGemm(0, alloc_zeroed=alloc)
-    m, n, k, l = 128, 7168, 16384, 1
+    m, n, k, l = 128, 4096, 7168, 1   # the plan's split-K shape: BN 128, 4 splits, (1, 4, 4) clusters
     runner.launch(*ptrs, m, n, k, l, stream=99)
     plan = mod.launch_plan(m, n, k, l)
-    assert plan["cluster"] == (1, 8, 2) and plan["non_portable"]
-    assert opts_seen == [(True, "nvfp4_gemm_cluster.cu", ("-DGEMM_BN=128", "-DGEMM_CLUSTER=8", "-DGEMM_STAGES=6",
-                                                          "-DGEMM_SPLITS=2"))]
+    assert plan["cluster"] == (1, 4, 4) and plan["non_portable"]
+    assert opts_seen == [(True, "nvfp4_gemm_cluster.cu", ("-DGEMM_BN=128", "-DGEMM_CLUSTER=4", "-DGEMM_STAGES=6",
+                                                          "-DGEMM_SPLITS=4"))]
     func = ("module1", mod.CLUSTER_KERNEL_NAME)
     assert (func, "max_dyn_smem", plan["shared_bytes"]) in fake.attrs and (func, "non_portable", 1) in fake.attrs
-    prm = mod.cluster_tensor_map_params(m, n, k, l, 128, 8)
+    prm = mod.cluster_tensor_map_params(m, n, k, l, 128, 4)
     assert [e["address"] for e in fake.encodes] == list(ptrs)
     for e, name in zip(fake.encodes, ("a", "b", "sfa", "sfb", "c")):
         p = prm[name]
@@ -715,19 +715,22 @@ def test_gemm_cluster_cuda_path_with_fake_driver(tmp_path: Path, monkeypatch) ->
         assert e["dtype"] == tensormap.DTYPE_CODES[p["dtype"]] and e["swizzle"] == tensormap.SWIZZLE_CODES[p["swizzle"]]
         assert e["l2"] == tensormap.L2_PROMOTION_CODES[p["l2_promotion"]]
     (launch,) = fake.ex_launches
-    assert launch["func"] == func and launch["grid"] == (1, 56, 2) and launch["cluster"] == (1, 8, 2)
+    assert launch["func"] == func and launch["grid"] == (1, 32, 4) and launch["cluster"] == (1, 4, 4)
     assert launch["smem"] == plan["shared_bytes"] and launch["stream"] == ("CUstream", 99)
     assert launch["maps"] == [bytes([i + 1]) * 128 for i in range(5)] and launch["map_align"] == [0] * 5
     assert launch["scalars"] == [m, n, k, plan["warm"]]
-    assert [a.nbytes for a in allocs] == [plan["workspace_bytes"]] == [56 * 4 * 128 * 64 * 4]
+    assert [a.nbytes for a in allocs] == [plan["workspace_bytes"]] == [32 * 16 * 128 * 32 * 4]
     assert launch["ws"] == allocs[0].addr
     runner.launch(*ptrs, m, n, k, l, stream=99)  # cached: no recompile, no re-encode
     assert len(fake.modules) == 1 and len(fake.encodes) == 5 and len(fake.ex_launches) == 2
-    fake.max_clusters = 6  # 7 clusters of 16 are needed: fall back to 8-CTA clusters
+    fake.max_clusters = 7  # 8 clusters of 16 are needed: fall back to 8-CTA clusters
     runner2 = mod.CudaGemm(0, alloc_zeroed=alloc)
     runner2.launch(*ptrs, m, n, k, l)
-    assert fake.ex_launches[-1]["cluster"] == (1, 4, 2) and opts_seen[-1][2][1] == "-DGEMM_CLUSTER=4"
-    assert fake.encodes[-5]["box"] == [128, 32, 1]  # the A slice of a 4-CTA split group
+    assert fake.ex_launches[-1]["cluster"] == (1, 2, 4) and opts_seen[-1][2][1] == "-DGEMM_CLUSTER=2"
+    assert fake.encodes[-5]["box"] == [128, 64, 1]  # the A slice of a 2-CTA split group
+    runner2.launch(*ptrs, 128, 7168, 16384, 1)   # no split-K: (1, 16, 1), no workspace, ws argument 0
+    assert fake.ex_launches[-1]["cluster"] == (1, 16, 1) and fake.ex_launches[-1]["ws"] == 0
+    assert opts_seen[-1][2] == ("-DGEMM_BN=64", "-DGEMM_CLUSTER=16", "-DGEMM_STAGES=8")
 
 
 def test_gemm_cluster_gpumode_harness_emulator_off_list(tmp_path: Path, rng) -> None:
