@@ -140,8 +140,9 @@ SETTINGS: Tuple[Setting, ...] = (
       group="timing", choices=("auto", "all")),
     S("PTXLAB_TIMING_ISSUE", "enum", "sass", "instruction stream a timed warp issues: sass (what ptxas produced, "
       "from nvdisasm) or ptx (the PTX instructions)", group="timing", choices=("sass", "ptx")),
-    S("PTXLAB_TIMING_EMU_S", "float", "20", "seconds of emulation beyond the first CTA after which the busiest SM's "
-      "other CTAs are simulated as copies of the first (0: emulate each)", group="timing", lo=0, hi=1e7),
+    S("PTXLAB_TIMING_EMU_INSTRS", "float", "4e8", "thread-instructions of emulation beyond the first CTA after which "
+      "the busiest SM's other CTAs are simulated as copies of the first (0: emulate each; a work count, never "
+      "seconds, so machine load cannot change a prediction)", group="timing", lo=0, hi=1e15),
     S("PTXLAB_TIMING_ROUNDS", "custom", "2", "CTA rounds of the busiest SM simulated before the rest is extrapolated "
       "(0: every CTA of the SM)", group="timing", parser="ptxlab.settings:_parse_digits",
       accepts="integer >= 0 (digits only)"),
@@ -163,6 +164,8 @@ SETTINGS: Tuple[Setting, ...] = (
       "the in-repo pack if `fetch.py --pack` made one, else ~/.cache/ptxlab/timing_corpus", group="benchmarks"),
     S("PTXLAB_CORPUS_MIRROR", "path", "", "folder of local git mirrors (`<owner>+<name>/repo`) the timing corpus's "
       "`fetch.py` copies from (`--mirror`)", group="benchmarks"),
+    S("PTXLAB_NCU_PART", "enum", "calibration", "the corpus part `ncu_counters.py` profiles (`--part`; set for its "
+      "driver child process)", group="benchmarks", choices=("calibration", "validation", "all")),
     # --- stages (their drivers check the values before any stage runs: Stage.preflight) ------------------------------
     S("PTXLAB_STAGE_A_FAULT", "text", "none", "stage A's injected fault (stages/A_tma/driver.py FAULTS)",
       group="stage"),

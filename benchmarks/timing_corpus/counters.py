@@ -56,6 +56,21 @@ def counters(k: manifest.Kernel, gpu: str, root=None, replay=()) -> dict:
     return out
 
 
+def as_predicted(rows: list, gpu: str, spec: str = "", model_commit: str = "?") -> dict:
+    """The rows as predict.py's JSON (report.py reads it): each kernel's ``us`` and bound, or those of replay
+    ``spec`` (PARAM*FACTOR): a table whose only change is that parameter predicts exactly the replay, because the
+    recorded trace does not depend on the parameters (predict.resimulate)."""
+    from timing_corpus.predict import describe
+    out = {"what": "timing-model predictions of the corpus from counters.py" + (f" (replay {spec})" if spec else ""),
+           "model_commit": model_commit, "kernels": []}
+    for r in rows:
+        row = describe(manifest.BY_NAME[r["kernel"]])
+        pick = r["replay"][spec] if spec else r
+        row["predicted"] = {gpu: {"us": pick["us"], "bound": pick["bound"]}}
+        out["kernels"].append(row)
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--part", default="calibration", help="calibration | validation | all")
@@ -64,14 +79,35 @@ def main(argv=None) -> int:
     ap.add_argument("--sources", help="cached sources (default: sources.sources_dir())")
     ap.add_argument("--json", help="write the rows here")
     ap.add_argument("--replay", nargs="*", default=(), help="PARAM*FACTOR: replay with one parameter scaled")
+    ap.add_argument("--from-rows", nargs="*", help="read rows (JSON lines or a --json file) instead of predicting")
+    ap.add_argument("--as-predicted", nargs="+", metavar=("OUT", "SPEC"),
+                    help="also write the rows as predict.py JSON (OUT), the predictions of replay SPEC if given")
+    ap.add_argument("--model-commit", default="?", help="the commit whose model the rows (or SPEC) are")
     args = ap.parse_args(argv)
+    if args.from_rows:
+        rows = []
+        for f in args.from_rows:
+            text = Path(f).read_text()
+            try:
+                rows += json.loads(text)
+            except json.JSONDecodeError:      # the JSON lines counters.py prints (a log)
+                rows += [json.loads(x) for x in text.splitlines() if x.startswith("{")]
+        _write_predicted(args, rows)
+        return 0
     rows = []
     for k in manifest.select(args.part, args.only):
         rows.append(counters(k, args.gpu, args.sources, args.replay))
         print(json.dumps(rows[-1], default=str), flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1, default=str) + "\n")
+    _write_predicted(args, rows)
     return 0
+
+
+def _write_predicted(args, rows: list) -> None:
+    if args.as_predicted:
+        out, spec = args.as_predicted[0], (args.as_predicted[1] if len(args.as_predicted) > 1 else "")
+        Path(out).write_text(json.dumps(as_predicted(rows, args.gpu, spec, args.model_commit), indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -124,9 +124,15 @@ def keep_item(item: str) -> bool:
     return bool(_KEEP_DECL.match(s) or _CONST_DECL.match(s))
 
 
-def device_code(text: str) -> str:
-    """The device part of a CUDA source file (module docstring)."""
-    return "".join(it for it in split_top_level(text) if keep_item(it))
+def device_code(text: str, types: tuple = ()) -> str:
+    """The device part of a CUDA source file (module docstring); ``types``: names of plain (host-and-device)
+    structs the device code uses, kept too (e.g. LeetCUDA softmax's ``struct __align__(8) MD``)."""
+    return "".join(it for it in split_top_level(text) if keep_item(it) or _defines_type(it, types))
+
+
+def _defines_type(item: str, types: tuple) -> bool:
+    m = re.match(r"\s*(struct|class)\s+(__align__\(\d+\)\s+)?(\w+)", _strip_comments(item))
+    return bool(types) and m is not None and m.group(3) in types
 
 
 def kernel_names(text: str) -> list[str]:

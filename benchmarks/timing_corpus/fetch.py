@@ -60,10 +60,12 @@ def _from_github(src: Source, paths: list[str], tmp: Path) -> dict:
     return {p: _git("show", f"{src.commit}:{p}", cwd=repo) for p in paths}
 
 
-def fetch(cache: Path, mirror: Path | None, verbose: bool = True) -> int:
-    """Fill ``cache``; returns the number of files newly stored."""
+def fetch(cache: Path, mirror: Path | None, verbose: bool = True, keys=None) -> int:
+    """Fill ``cache`` (with the sources named in ``keys`` only, if given); returns the number of files newly stored."""
     stored = 0
     for src in SOURCES.values():
+        if keys is not None and src.key not in keys:
+            continue
         missing = []
         for path, want in src.files.items():
             dest = cached_path(cache, src, path)

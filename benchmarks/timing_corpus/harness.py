@@ -28,7 +28,7 @@ def source(k: Kernel, root=None) -> str:
             if old not in text and path == k.files[-1]:
                 raise ValueError(f"{k.name}: replacement target {old!r} not found in {path}")
             text = text.replace(old, new)
-        parts.append(extract.device_code(text))
+        parts.append(extract.device_code(text, k.types))
     unit = "\n".join(parts)
     if k.targs:
         unit += "\n" + extract.instantiation(unit, k.entry, k.targs, dict(k.subst)) + "\n"

@@ -31,11 +31,12 @@ class Kernel:
     grid: tuple
     block: tuple
     args: tuple
-    split: str                 # "cal" | "val"
+    split: str                 # "cal" | "val" (round 1) | "val2" (round 2)
     targs: str = ""            # explicit instantiation's template arguments
     subst: tuple = ()          # ((template type parameter, type), ...) in the instantiated parameter list
     replace: tuple = ()        # ((old, new), ...): data-only edits (a __constant__ array's initializer)
     note: str = ""
+    types: tuple = ()          # plain structs of the source the device code uses (extract.device_code)
     prelude: str = field(default="", repr=False)
 
     @property
@@ -276,15 +277,22 @@ def _cudasamples() -> list:
     return out
 
 
-KERNELS = _yzhai() + _wangzyon() + _leimao() + _liu() + _leetcuda() + _cudasamples()
+ROUND1 = _yzhai() + _wangzyon() + _leimao() + _liu() + _leetcuda() + _cudasamples()
+
+from .manifest_round2 import kernels as _round2  # noqa: E402  (it imports Kernel from here)
+
+ROUND2 = _round2()                 # part "val2": round 2's fresh validation set (manifest_round2.py)
+KERNELS = ROUND1 + ROUND2
 BY_NAME = {k.name: k for k in KERNELS}
+PARTS = ("cal", "val", "val2")
 
 
 def select(part: str = "all", only=None) -> list:
-    """Kernels of a part ("cal" / "calibration", "val" / "validation", "all"), optionally filtered by substrings."""
-    p = {"calibration": "cal", "validation": "val"}.get(part, part)
-    if p not in ("cal", "val", "all"):
-        raise ValueError(f"part must be calibration, validation or all, not {part!r}")
+    """Kernels of a part ("cal" / "calibration", "val" / "validation": round 1; "val2" / "round2": round 2's
+    validation set; "all"), optionally filtered by substrings."""
+    p = {"calibration": "cal", "validation": "val", "round2": "val2"}.get(part, part)
+    if p not in PARTS + ("all",):
+        raise ValueError(f"part must be calibration, validation, val2 or all, not {part!r}")
     ks = [k for k in KERNELS if p == "all" or k.split == p]
     if only:
         ks = [k for k in ks if any(s in k.name for s in only)]

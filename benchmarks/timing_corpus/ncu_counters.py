@@ -114,7 +114,9 @@ def wrapper(args) -> int:
     rows = parse_csv(log.read_text() if log.is_file() else "", [x["launch"] for x in launches])
     smi = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True)
     gpu = "h200" if "H200" in smi.stdout else "h100" if "H100" in smi.stdout else "gpu"
-    rep = {"device": smi.stdout.strip(), "command": " ".join(cmd[:4] + ["<metrics>"] + cmd[5:]),
+    shown = [{str(out / "ncu.csv"): "$OUT/ncu.csv", sys.executable: "python3",
+              str(Path(__file__).resolve()): "benchmarks/timing_corpus/ncu_counters.py"}.get(c, c) for c in cmd]
+    rep = {"device": smi.stdout.strip(), "command": " ".join(shown[:4] + ["<metrics>"] + shown[5:]),
            "metrics_missing": sorted(set(METRICS) - set(metrics)),
            "ncu_rc": p.returncode, "ncu_stderr_tail": p.stderr[-1500:], "checks": launches, "kernels": rows}
     part = os.environ.get("PTXLAB_NCU_PART", "calibration")

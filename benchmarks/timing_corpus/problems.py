@@ -101,7 +101,8 @@ class Gemm(Problem):
         self.outputs = ("C",)
         self.rtol, self.atol = 1e-4, 1e-4 * math.sqrt(self.K)
         a, b = (1.25, 0.5) if self.alpha_beta else (1.0, 0.0)
-        self.scalars = dict(M=self.M, N=self.N, K=self.K, alpha=a, beta=b, lda=self.K, ldb=self.N, ldc=self.N)
+        self.scalars = dict(M=self.M, N=self.N, K=self.K, alpha=a, beta=b, lda=self.K, ldb=self.N, ldc=self.N,
+                            A_ldg_step=4 * self.K, B_ldg_step=32 * self.N)   # byte strides (YHs' SGEMM)
 
     def _store(self, x: np.ndarray) -> np.ndarray:
         return np.ascontiguousarray(x.T if self.layout == "col" else x)
@@ -200,9 +201,24 @@ class Transpose(Problem):
         return 8 * self.rows * self.cols
 
 
+UNARY = {   # y = f(x) of the activation kernels (LeetCUDA kernels/<op>/<op>.cu), in float64
+    "relu": lambda x: np.maximum(x, 0),
+    "sigmoid": lambda x: 1 / (1 + np.exp(-np.clip(x, -88.3762626647949, 88.3762626647949))),
+    "swish": lambda x: x / (1 + np.exp(-x)),
+    "elu": lambda x: np.where(x > 0, x, np.expm1(x)),
+    "gelu": lambda x: (lambda v: 0.5 * v * (1 + np.tanh(math.sqrt(2 / math.pi) * (v + 0.044715 * v ** 3))))(
+        np.clip(x, -88.3762626647949, 88.3762626647949)),
+    "hardswish": lambda x: np.where(x >= 3, x, np.where(x <= -3, 0, x * (x + 3) / 6)),
+    "hardshrink": lambda x: np.where(np.abs(x) > 0.5, x, 0),
+}
+EXACT_UNARY = ("relu", "hardshrink")
+
+
 @dataclass
 class Elementwise(Problem):
-    """c = a + b (``op='add'``) or y = max(x, 0) (``op='relu'``), float32 or float16: exact."""
+    """c = a + b (``op='add'``) or y = f(x) (``op`` one of ``UNARY``), float32 or float16.  add, relu and hardshrink
+    are exact; the others are compared with the float64 formula within a few float32 ulps (CUDA's expf / tanhf) or
+    float16 roundings (the f16 kernels compute in half: __hmul, __hdiv, hexp)."""
     n: int = 1 << 25
     op: str = "add"
     dtype: str = "float32"
@@ -212,8 +228,12 @@ class Elementwise(Problem):
         return ("a", "b", "c") if self.op == "add" else ("x", "y")
 
     def __post_init__(self):
+        if self.op != "add" and self.op not in UNARY:
+            raise KeyError(f"elementwise op {self.op!r}: add or one of {sorted(UNARY)}")
         self.outputs = ("c",) if self.op == "add" else ("y",)
         self.scalars = dict(n=self.n)
+        if self.op != "add" and self.op not in EXACT_UNARY:
+            self.rtol, self.atol = (1e-5, 1e-6) if self.dtype == "float32" else (1e-2, 2e-3)
 
     def arrays(self, rng) -> dict:
         dt = np.dtype(self.dtype)
@@ -225,7 +245,9 @@ class Elementwise(Problem):
         dt = np.dtype(self.dtype)
         if self.op == "add":       # a float32 sum of two halves is exact, then one rounding: __hadd's result
             return {"c": (arrays["a"].astype(np.float32) + arrays["b"].astype(np.float32)).astype(dt)}
-        return {"y": np.maximum(arrays["x"], dt.type(0))}
+        if self.op in EXACT_UNARY:
+            return {"y": UNARY[self.op](arrays["x"]).astype(dt)}
+        return {"y": UNARY[self.op](arrays["x"].astype(np.float64))}
 
     @property
     def bytes(self) -> int:
@@ -271,7 +293,141 @@ class SeparableConv(Problem):
         return 8 * self.width * self.height
 
 
-FAMILIES = {"gemm": Gemm, "block_sums": BlockSums, "gemv": Gemv, "transpose": Transpose,
+@dataclass
+class RowNorm(Problem):
+    """A row-wise normalisation of x (rows x cols, row-major; one row per CTA in LeetCUDA's kernels): ``softmax``
+    exp(x) / sum exp(x) (the per-token kernels; the safe and online ones subtract the row max first: the same
+    values), ``layernorm`` (x - mean) / sqrt(var + 1e-5) * g + b, ``rmsnorm`` x / sqrt(mean(x^2) + 1e-5) * g.
+    Scalars: ``total`` (rows * cols: the softmax kernels' N), ``rows`` / ``cols`` (the norms' N / K), ``g``, ``b``."""
+    ARRAYS = ("x", "y")
+    rows: int = 8192
+    cols: int = 1024
+    op: str = "softmax"
+    axis: str = "rows"          # "cols": softmax of each column (Tongkaio's softmax_col_kernel)
+    dtype: str = "float32"      # float16: half in and out (LeetCUDA's f16 kernels; their sums in f32 or half)
+
+    def __post_init__(self):
+        if self.op not in ("softmax", "layernorm", "rmsnorm") or self.axis not in ("rows", "cols") or \
+                (self.axis == "cols" and self.op != "softmax"):
+            raise KeyError(f"row op {self.op!r} along {self.axis!r}: softmax, layernorm or rmsnorm along rows, "
+                           "or softmax along cols")
+        self.outputs = ("y",)
+        self.rtol, self.atol = 1e-4, 1e-5 if self.op != "softmax" else 1e-9
+        if self.dtype == "float16":       # one half rounding of the output, plus half arithmetic in some kernels
+            self.rtol, self.atol = 1e-2, 4e-3 if self.op != "softmax" else 1e-6
+        self.scalars = dict(total=self.rows * self.cols, rows=self.rows, cols=self.cols, g=1.5, b=0.25)
+
+    def arrays(self, rng) -> dict:
+        shape, dt = (self.rows, self.cols), np.dtype(self.dtype)
+        return {"x": _normal(rng, shape, dt), "y": _poison(shape, dt)}
+
+    def reference(self, arrays: dict) -> dict:
+        x = arrays["x"].astype(np.float64)
+        g, b = self.scalars["g"], self.scalars["b"]
+        if self.op == "softmax":
+            ax = 1 if self.axis == "rows" else 0
+            e = np.exp(x - x.max(axis=ax, keepdims=True))
+            return {"y": e / e.sum(axis=ax, keepdims=True)}
+        if self.op == "layernorm":
+            xc = x - x.mean(axis=1, keepdims=True)
+            return {"y": xc / np.sqrt((xc * xc).mean(axis=1, keepdims=True) + 1e-5) * g + b}
+        return {"y": x / np.sqrt((x * x).mean(axis=1, keepdims=True) + 1e-5) * g}
+
+    @property
+    def bytes(self) -> int:
+        return 2 * np.dtype(self.dtype).itemsize * self.rows * self.cols
+
+
+@dataclass
+class BatchDot(Problem):
+    """C[v] = dot(A[v, :], B[v, :]) for ``vectors`` rows of ``elements`` (cuda-samples scalarProd)."""
+    ARRAYS = ("A", "B", "C")
+    vectors: int = 256
+    elements: int = 4096
+
+    def __post_init__(self):
+        self.outputs = ("C",)
+        self.rtol, self.atol = 1e-4, 1e-5 * math.sqrt(self.elements)
+        self.scalars = dict(vectors=self.vectors, elements=self.elements)
+
+    def arrays(self, rng) -> dict:
+        shape = (self.vectors, self.elements)
+        return {"A": _normal(rng, shape), "B": _normal(rng, shape), "C": _poison(self.vectors, np.float32)}
+
+    def reference(self, arrays: dict) -> dict:
+        return {"C": np.einsum("ij,ij->i", arrays["A"].astype(np.float64), arrays["B"].astype(np.float64))}
+
+    @property
+    def bytes(self) -> int:
+        return 4 * (2 * self.vectors * self.elements + self.vectors)
+
+
+@dataclass
+class BlackScholes(Problem):
+    """European call and put prices (cuda-samples BlackScholes: its polynomial CND, riskfree 0.02, volatility 0.30;
+    stock price in [5, 30], strike in [1, 100], years in [0.25, 10] as its main() draws them); float64 reference."""
+    ARRAYS = ("call", "put", "S", "X", "T")
+    n: int = 4_000_000
+
+    def __post_init__(self):
+        self.outputs = ("call", "put")
+        self.rtol, self.atol = 1e-4, 2e-4          # __expf / __logf / __fdividef: a few ulps of prices up to 100
+        self.scalars = dict(n=self.n, riskfree=0.02, volatility=0.30)
+
+    def arrays(self, rng) -> dict:
+        u = lambda lo, hi: rng.uniform(lo, hi, self.n).astype(np.float32)   # noqa: E731
+        return {"call": _poison(self.n, np.float32), "put": _poison(self.n, np.float32), "S": u(5, 30),
+                "X": u(1, 100), "T": u(0.25, 10)}
+
+    @staticmethod
+    def _cnd(d):
+        k = 1 / (1 + 0.2316419 * np.abs(d))
+        poly = k * (0.31938153 + k * (-0.356563782 + k * (1.781477937 + k * (-1.821255978 + k * 1.330274429))))
+        c = 0.39894228040143267794 * np.exp(-0.5 * d * d) * poly
+        return np.where(d > 0, 1 - c, c)
+
+    def reference(self, arrays: dict) -> dict:
+        S, X, T = (arrays[k].astype(np.float64) for k in "SXT")
+        R, V = self.scalars["riskfree"], self.scalars["volatility"]
+        sq = np.sqrt(T)
+        d1 = (np.log(S / X) + (R + 0.5 * V * V) * T) / (V * sq)
+        d2 = d1 - V * sq
+        c1, c2, e = self._cnd(d1), self._cnd(d2), np.exp(-R * T)
+        return {"call": S * c1 - X * e * c2, "put": X * e * (1 - c2) - S * (1 - c1)}
+
+    @property
+    def bytes(self) -> int:
+        return 4 * 5 * self.n
+
+
+@dataclass
+class Embedding(Problem):
+    """y[t, :] = weight[idx[t], :] for ``tokens`` indices into a ``vocab`` x ``emb`` table (LeetCUDA embedding):
+    exact.  Indices are drawn from 1..vocab-1 (non-zero, as every input here)."""
+    ARRAYS = ("idx", "weight", "y")
+    tokens: int = 16384
+    vocab: int = 32000
+    emb: int = 1024
+    dtype: str = "float32"
+
+    def __post_init__(self):
+        self.outputs = ("y",)
+        self.scalars = dict(tokens=self.tokens, emb=self.emb)
+
+    def arrays(self, rng) -> dict:
+        dt = np.dtype(self.dtype)
+        return {"idx": rng.integers(1, self.vocab, self.tokens, dtype=np.int32),
+                "weight": _normal(rng, (self.vocab, self.emb), dt), "y": _poison((self.tokens, self.emb), dt)}
+
+    def reference(self, arrays: dict) -> dict:
+        return {"y": arrays["weight"][arrays["idx"]]}
+
+    @property
+    def bytes(self) -> int:
+        return 4 * self.tokens + 2 * np.dtype(self.dtype).itemsize * self.tokens * self.emb
+
+
+FAMILIES = {"gemm": Gemm, "rownorm": RowNorm, "embedding": Embedding, "batchdot": BatchDot, "blackscholes": BlackScholes, "block_sums": BlockSums, "gemv": Gemv, "transpose": Transpose,
             "elementwise": Elementwise, "sepconv": SeparableConv}
 
 

@@ -61,11 +61,16 @@ def median(xs: list) -> float:
     return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
 
 
+PARTS = ("cal", "val", "val2")       # manifest.PARTS: round 1's calibration and validation, round 2's validation
+
+
 def summarize(rows: list) -> dict:
-    """rows: dicts with name, series, split, predicted_us, measured_us.  Returns per part (cal, val, all): n, median
-    |error|, share within 30 %, max |error|, Spearman per series (None for < 3 kernels) and the goal flags."""
+    """rows: dicts with name, series, split, predicted_us, measured_us.  Returns per part (cal, val, val2 where
+    present, and all): n, median |error|, share within 30 %, max |error|, Spearman per series (None for < 3 kernels)
+    and the goal flags."""
     out = {}
-    for part in ("cal", "val", "all"):
+    present = {r["split"] for r in rows}
+    for part in [p for p in PARTS if p in present or p in ("cal", "val")] + ["all"]:
         rs = [r for r in rows if part == "all" or r["split"] == part]
         errs = [abs(r["predicted_us"] - r["measured_us"]) / r["measured_us"] for r in rs]
         series = {}

@@ -75,13 +75,31 @@ SOURCES = {s.key: s for s in [
         "kernels/mat-transpose/mat_transpose.cu": "4f729de181e4be57",
         "kernels/elementwise/elementwise.cu": "5653e841da65f6b0",
         "kernels/relu/relu.cu": "94bcbccc1b526019",
-        "kernels/sgemm/sgemm.cu": "4bc696c6016f2d79"}),
+        "kernels/sgemm/sgemm.cu": "4bc696c6016f2d79",
+        # round 2 (val2)
+        "kernels/sigmoid/sigmoid.cu": "91a0610012ff905b", "kernels/swish/swish.cu": "88334e43806ccb59",
+        "kernels/elu/elu.cu": "888350fe60666479", "kernels/gelu/gelu.cu": "20712b256e00d72f",
+        "kernels/hardswish/hardswish.cu": "12a3c10a584cccde", "kernels/hardshrink/hardshrink.cu": "ebc8f0678d0d1401",
+        "kernels/softmax/softmax.cu": "4bde8dd15ece10de", "kernels/layer-norm/layer_norm.cu": "57dd78f9285e4c56",
+        "kernels/rms-norm/rms_norm.cu": "00a9afa32632dcbc", "kernels/embedding/embedding.cu": "4a14c703c5bdfca7"}),
     Source("cudasamples", "NVIDIA/cuda-samples", "c94ff366aed18c797b8a85dfaac7817b0228b420", "BSD-3-Clause", {
         "Samples/6_Performance/transpose/transpose.cu": "14b15f234a54fbe3",
         "Samples/0_Introduction/matrixMul/matrixMul.cu": "71872f21264d67fa",
         "Samples/0_Introduction/vectorAdd/vectorAdd.cu": "38c186374058ad21",
         "Samples/2_Concepts_and_Techniques/convolutionSeparable/convolutionSeparable.cu": "8664b64131d53fee",
-        "Samples/2_Concepts_and_Techniques/convolutionSeparable/convolutionSeparable_common.h": "c898be7a6f140a67"}),
+        "Samples/2_Concepts_and_Techniques/convolutionSeparable/convolutionSeparable_common.h": "c898be7a6f140a67",
+        # round 2 (val2)
+        "Samples/5_Domain_Specific/BlackScholes/BlackScholes_kernel.cuh": "1576566f2f98439a",
+        "Samples/2_Concepts_and_Techniques/scalarProd/scalarProd_kernel.cuh": "21d0d6936b7a50a5"}),
+    # round 2 (val2): projects new to the corpus
+    Source("tongkaio", "Tongkaio/CUDA_Kernel_Samples", "fc0275378a00058ab03e749031767133f5c6c386", "MIT", {
+        "transpose/transpose.cu": "cd3f5e76958169d9", "reduce/softmax_matrix/include/utils.cuh": "1b147b2ef01a9a1b",
+        "reduce/softmax_matrix/softmax_matrix.cu": "3835be5ccf24a304"}),
+    Source("bbuf", "BBuf/how-to-optim-algorithm-in-cuda", "10a3a8d243037e2544686eb673fda86fba23143f", "Apache-2.0", {
+        "cuda-mode/code/YHs_Sample/cuda/gemm/sgemm.cu": "d1c58dcb8982308f",
+        "cuda-mode/code/YHs_Sample/cuda/gemm/ampere_sgemm.cu": "835217746a4a4bc7"}),
+    Source("paddle", "PaddleJitLab/CUDATutorial", "7499a3792f44ef6c78fcad5091fb7335ba6d2d68", "none stated", {
+        "docs/04_first_refine_kernel/vector_add_grid.cu": "798c0d20217fd679"}),
 ]}
 
 

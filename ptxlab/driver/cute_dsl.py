@@ -2,9 +2,9 @@
 
 * ``CUTE_DSL_LIBS`` -> the stand-in library (it also exports the DSL runtime's ``_cuda*`` entry points,
   ``api_runtime.py``), so the JIT host code's launches reach the emulator;
-* ``CUTE_DSL_KEEP`` += ``ptx,cubin`` and a dump directory (``CUTE_DSL_DUMP_DIR``; unless set, a temporary one that
-  is removed at exit):
-  the DSL writes each kernel's PTX next to its cubin there, and ``images.py`` finds the PTX of the cubin it loads;
+* ``CUTE_DSL_KEEP`` += ``ptx,cubin`` (``CUTE_DSL_KEEP_PTX=1``, ``CUTE_DSL_KEEP_CUBIN=1`` for DSL releases before 4.5)
+  and a dump directory (``CUTE_DSL_DUMP_DIR``; unless set, a temporary one that is removed at exit): the DSL
+  writes each kernel's PTX next to its cubin there, and ``images.py`` finds the PTX of the cubin it loads;
 * ``CUTE_DSL_LINEINFO=1`` unless set: the PTX carries ``.loc`` lines of the kernel's Python source, so emulator
   reports name the DSL kernel's Python line;
 * the few CUDA-runtime functions the DSL's Python code calls through ``cuda.bindings.runtime`` (whose statically
@@ -22,15 +22,40 @@ from pathlib import Path
 from ptxlab.driver import images
 from ptxlab.driver.calls import CUresult, dispatch, report
 
-__all__ = ["setup_env", "patch_cuda_runtime", "watch_dump_dirs", "RUNTIME_PATCHES"]
+__all__ = ["setup_env", "patch_cuda_runtime", "watch_dump_dirs", "dsl_version", "RUNTIME_PATCHES", "KEEP_TOKENS_SINCE"]
 
 
-def setup_env(lib_path: Path) -> Path:
-    """Set the DSL's environment (see the module docstring); returns the dump directory."""
+_ENV = ("CUTE_DSL_LIBS", "CUTE_DSL_KEEP", "CUTE_DSL_KEEP_PTX", "CUTE_DSL_KEEP_CUBIN", "CUTE_DSL_DUMP_DIR",
+        "CUTE_DSL_LINEINFO")
+# How a DSL release is told to keep PTX and cubin: from 4.5.0 one token list (CUTE_DSL_KEEP=ptx,cubin; the old switches
+# are deprecated there and warn), before it one switch per artifact (base_dsl/env_manager.py of each release).
+KEEP_TOKENS_SINCE = (4, 5)
+
+
+def dsl_version() -> tuple:
+    """The installed nvidia-cutlass-dsl release as a tuple of ints (read from its metadata, without importing it;
+    () when it is not installed)."""
+    from importlib import metadata
+    try:
+        text = metadata.version("nvidia-cutlass-dsl")
+    except metadata.PackageNotFoundError:
+        return ()
+    return tuple(int(x) for x in text.split(".")[:3] if x.isdigit())
+
+
+def setup_env(lib_path: Path, undo: list) -> Path:
+    """Set the DSL's environment (see the module docstring); returns the dump directory. Appends to ``undo`` what
+    restores the previous environment."""
+    saved = {k: os.environ.get(k) for k in _ENV}
+    undo.append(lambda: [os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
+                         for k, v in saved.items()])
     runtime = lib_path.parent / "libcute_dsl_runtime.so"
     os.environ["CUTE_DSL_LIBS"] = str(runtime)
-    keep = {t.strip().lower() for t in os.environ.get("CUTE_DSL_KEEP", "").split(",") if t.strip()}
-    os.environ["CUTE_DSL_KEEP"] = ",".join(sorted(keep | {"ptx", "cubin"}))
+    if dsl_version() and dsl_version() < KEEP_TOKENS_SINCE:
+        os.environ["CUTE_DSL_KEEP_PTX"] = os.environ["CUTE_DSL_KEEP_CUBIN"] = "1"
+    else:
+        keep = {t.strip().lower() for t in os.environ.get("CUTE_DSL_KEEP", "").split(",") if t.strip()}
+        os.environ["CUTE_DSL_KEEP"] = ",".join(sorted(keep | {"ptx", "cubin"}))
     dump = os.environ.get("CUTE_DSL_DUMP_DIR")
     if not dump:
         import atexit
@@ -90,13 +115,22 @@ RUNTIME_PATCHES = {
 }
 
 
-def patch_cuda_runtime(state) -> None:
-    """Replace the functions of ``cuda.bindings.runtime`` listed in RUNTIME_PATCHES, served by ``state`` (idempotent)."""
+def patch_cuda_runtime(state):
+    """Replace the functions of ``cuda.bindings.runtime`` listed in RUNTIME_PATCHES, served by ``state`` (idempotent);
+    returns what puts the originals back."""
     _STATE[:] = [state]
     rt = _rt()
+    saved = {}
     for name, fn in RUNTIME_PATCHES.items():
         if getattr(rt, name, None) is not fn:
+            saved[name] = getattr(rt, name, None)
             setattr(rt, name, fn)
+
+    def restore():
+        for name, orig in saved.items():
+            setattr(rt, name, orig)
+        _STATE.clear()
+    return restore
 
 
 def watch_dump_dirs() -> None:
@@ -112,7 +146,8 @@ def watch_dump_dirs() -> None:
 
     def apply_envar_settings(self, envar, function_name):
         orig(self, envar, function_name)
-        d = self.options[C.DumpDir].value or envar.dump_dir
+        own = getattr(C, "DumpDir", None)       # the --dump-dir compile option (DSL 4.3.1 and later)
+        d = (self.options[own].value if own is not None and own in self.options else None) or envar.dump_dir
         if d and Path(d) not in images.CUBIN_PTX_DIRS:
             images.CUBIN_PTX_DIRS.append(Path(d))
     apply_envar_settings._ptxlab = True

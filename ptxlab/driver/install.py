@@ -5,6 +5,12 @@ trampolines to the call tables, and answer ``cuGetProcAddress`` (CUDA Driver API
 expects: ``VERSIONED`` lists names whose ABI changed (``cuCtxCreate`` became ``cuCtxCreate_v4`` in CUDA 12.5); a
 name with a registered ``_v2`` handler gets it (the CUDA 3.2 64-bit ABI every current caller uses). Per-thread
 default-stream variants (``flags`` bit 1) resolve to the same handlers: streams are ordered no-ops here.
+
+``uninstall()`` undoes ``install()`` for the rest of the process (``lab.py time`` runs a script between the two): the
+library stays loaded (a loaded ``libcuda.so.1`` cannot be taken back from callers holding its entry points) but its
+entry points answer ``CUDA_ERROR_NOT_INITIALIZED`` with no callback, as with no driver: cuda-python, ``open_device``
+("auto" / "cuda") and NVRTC / nvJitLink (which call ``cuInit`` of an already loaded driver) see no GPU; the
+environment, ``cuda.bindings.runtime`` and torch are restored (``undo``, in reverse order).
 """
 from __future__ import annotations
 
@@ -16,13 +22,18 @@ from ptxlab.driver import native
 from ptxlab.driver.calls import HANDLERS, dispatch
 from ptxlab.driver.state import DriverState
 
-__all__ = ["install", "installed", "state", "VERSIONED"]
+__all__ = ["install", "uninstall", "installed", "state", "VERSIONED"]
 
 # name -> [(minimum cudaVersion, entry point)], newest first
 VERSIONED = {
     "cuCtxCreate": [(12050, "cuCtxCreate_v4"), (3020, "cuCtxCreate_v2")],
 }
 _DIRECT = ("cuGetProcAddress", "cuGetProcAddress_v2", "cuDriverGetVersion", "cuInit")
+# Looked up with dlsym() by NVIDIA libraries that find the driver already loaded: NVRTC and nvJitLink (CUDA 13)
+# dlopen("libcuda.so.1"), call cuInit(0), and when it succeeds call dlsym(.., "cuGetExportTable") *without a NULL
+# check*: a stand-in without this export crashed the next nvrtcCompileProgram in the process (SIGSEGV). It fails
+# quietly (calls.QUIET: the driver's private export tables are not served) and they compile as with no driver.
+_PROBED = ("cuGetExportTable",)
 
 _lock = threading.Lock()
 _current: Optional["_Installed"] = None
@@ -33,7 +44,7 @@ class _Installed:
         from ptxlab.driver import (api_device, api_launch, api_memory, api_module, api_occupancy,  # noqa: F401
                                    api_runtime, api_tensormap)
         from ptxlab.driver.api_runtime import RUNTIME_EXPORTS
-        self.names: List[str] = sorted(set(HANDLERS) | set(RUNTIME_EXPORTS) | set(_DIRECT))
+        self.names: List[str] = sorted(set(HANDLERS) | set(RUNTIME_EXPORTS) | set(_DIRECT) | set(_PROBED))
         self.path = native.build(self.names)
         self.lib = native.load(self.path)
         self.state = DriverState(device_factory)
@@ -45,9 +56,10 @@ class _Installed:
         proto = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_uint64))
         self._cb = proto(self._dispatch)             # kept alive as long as the library may call it
         self.lib.ptxlab_driver_set_dispatch(self._cb)
+        self.undo: List = [lambda: self.lib.ptxlab_driver_set_dispatch(None)]   # uninstall() runs these, last first
         from ptxlab.driver import cute_dsl
-        self.dump_dir = cute_dsl.setup_env(self.path)
-        cute_dsl.patch_cuda_runtime(self.state)
+        self.dump_dir = cute_dsl.setup_env(self.path, self.undo)
+        self.undo.append(cute_dsl.patch_cuda_runtime(self.state))
         cute_dsl.watch_dump_dirs()
 
     def _dispatch(self, slot: int, args) -> int:
@@ -91,6 +103,20 @@ def install(device_factory=None) -> "_Installed":
                        "would not be kept for the emulator); install first, as `lab.py exec` does")
             _current = _Installed(device_factory)
         return _current
+
+
+def uninstall() -> None:
+    """Undo install() (module docstring); a no-op when the layer is not installed. A later install() starts afresh."""
+    global _current
+    with _lock:
+        cur, _current = _current, None
+    if cur is not None:
+        for fn in reversed(cur.undo):
+            fn()
+        _RETIRED.append(cur)        # its ctypes callback stays alive: C may still hold the trampoline's target
+
+
+_RETIRED: List["_Installed"] = []
 
 
 def installed() -> bool:

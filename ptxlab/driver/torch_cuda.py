@@ -296,9 +296,20 @@ def enable() -> None:
     global _mode
     if _mode is not None:
         return
-    s = install().state
-    s.launch_hooks.append((sync_to_device, sync_to_host))
+    layer = install()
+    hooks = (sync_to_device, sync_to_host)
+    layer.state.launch_hooks.append(hooks)
+    saved = {name: getattr(torch.cuda, name, None) for name in _CUDA_FUNCS}
     for name, fn in _CUDA_FUNCS.items():
         setattr(torch.cuda, name, _initializing(fn))
     _mode = _CudaOnEmulator()
     _mode.__enter__()
+
+    def disable() -> None:          # ptxlab.driver.uninstall(): torch as it was (mirrors already made stay CPU tensors)
+        global _mode
+        _mode.__exit__(None, None, None)
+        _mode = None
+        for name, orig in saved.items():
+            setattr(torch.cuda, name, orig)
+        layer.state.launch_hooks.remove(hooks)
+    layer.undo.append(disable)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 from typing import List
 
@@ -253,19 +252,6 @@ def sensitivity(t, gpu=None) -> list:
     return sorted(out, key=lambda x: -abs(x[2] - x[1]))
 
 
-_FRONTEND = re.compile(r"^\s*(from|import)\s+(cuda|cutlass|torch|cupy|pycuda)\b", re.M)
-
-
-def uses_cuda_frontend(script: str) -> bool:
-    """Whether a script imports a CUDA front end (cuda-python, the CuTe DSL, torch, CuPy, PyCUDA) whose driver calls
-    the driver layer must serve; a script that only uses ptxlab's API does not need it."""
-    try:
-        with open(script, encoding="utf-8", errors="replace") as f:
-            return bool(_FRONTEND.search(f.read()))
-    except OSError:
-        return True
-
-
 def _time_script(script, script_args, gpu, sample, stage=None) -> tuple:
     """(timings of every launch, lab exit code) of a script (or a lab stage) run with PTXLAB_TIMING=gpu."""
     from . import predict
@@ -281,14 +267,17 @@ def _time_script(script, script_args, gpu, sample, stage=None) -> tuple:
             from ptxlab.lab.cli import main as lab_main
             rc = lab_main(["run", "--stage", stage, "--backend", "emu"])
         else:
-            # cuda-python / CuTe DSL / torch scripts: driver calls on the emulator, torch CUDA tensors included, as
-            # under `lab.py exec` (the same preparation). A script that only uses ptxlab's own API does not get the
-            # driver layer: it stays installed for the rest of the process, and NVRTC compiles after it crashed in
-            # an in-process run (tests/timing/test_timing.py then tests/lab/test_nothing_lost.py, 2026-11-27)
+            # driver calls (cuda-python, CuTe DSL, torch CUDA tensors) on the emulator, as under `lab.py exec`, for
+            # this script only: uninstalled after it (ptxlab.driver.uninstall), so the process sees no GPU again
+            from ptxlab.driver import installed, uninstall
             from ptxlab.lab.exec_cli import prepare, run_script
-            if uses_cuda_frontend(script):
-                prepare()
-            rc = run_script(script, list(script_args))
+            ours = not installed()
+            prepare()
+            try:
+                rc = run_script(script, list(script_args))
+            finally:
+                if ours:
+                    uninstall()
     finally:
         sys.argv = saved_argv
         for k, v in saved.items():

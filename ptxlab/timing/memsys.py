@@ -20,7 +20,11 @@ gridDim.x * gridDim.y), so they run concurrently when the stride is below the CT
 otherwise the sector survives if the unique bytes the CTAs in between bring (stride x bytes per CTA) fit in the L2.
 A CTA's first read of a sector through stream a is then a DRAM read with probability p_a = 1 / (the CTAs sharing it
 through L2); its re-reads of its own sectors are L2 hits unless the resident CTAs' footprint exceeds the L2 (then a
-fraction).  A stream whose footprint is not a translation (gathers, data-dependent indices) keeps p_a = 1.
+fraction).  A stream whose footprint is not a translation (gathers, data-dependent indices) keeps p_a = 1, except
+that **no stream reads more from DRAM than its compulsory bytes** (``compulsory_cap``): the grid's first touches of
+stream a number R_a (the sampled CTAs' count scaled to the grid), the buffers it reads hold U_a sectors, so at most
+U_a of them miss L2 if the launch's footprint fits in L2, and a repeat misses with probability 1 - L2 / footprint
+otherwise.
 """
 from __future__ import annotations
 
@@ -114,9 +118,41 @@ def _shift(s0: np.ndarray, s1: np.ndarray) -> Optional[int]:
     return None
 
 
+def stream_extents(sets: Dict[int, Dict[int, np.ndarray]], heap) -> Dict[int, Dict[int, int]]:
+    """{stream: {allocation start sector: its size in sectors}}: the allocations (cudaMalloc buffers) each stream's
+    sectors lie in, over every emulated CTA.  A grid can never fetch more unique sectors of a stream from DRAM than
+    those buffers hold: the compulsory bytes (``infer``'s cap)."""
+    out: Dict[int, Dict[int, int]] = {}
+    if heap is None or not hasattr(heap, "find"):
+        return out
+    for per in sets.values():
+        for a, sec in per.items():
+            if not sec.size:
+                continue
+            got = out.setdefault(a, {})
+            for s in (int(sec[0]), int(sec[-1])):
+                al = heap.find(s * 32)
+                if al is not None:
+                    got[al.start // 32] = -(-al.size // 32)
+    return out
+
+
+def compulsory_cap(u: float, reads: float, u_all: float, l2_sectors: float) -> float:
+    """DRAM probability bound of a stream whose grid reads ``reads`` sectors (first touches that reach L2) of ``u``
+    unique ones, the launch's streams together spanning ``u_all`` sectors: each unique sector is fetched once; a
+    repeat read is an L2 hit while the footprint fits, and otherwise with the probability that L2 still holds it,
+    L2 / footprint (uniform reuse over the footprint: 'L2 reach')."""
+    if reads <= 0 or u <= 0:
+        return 1.0
+    once = min(1.0, u / reads)
+    keep = min(1.0, l2_sectors / max(u_all, 1.0))
+    return min(1.0, once + (1.0 - once) * (1.0 - keep))
+
+
 def infer(sets: Dict[int, Dict[int, np.ndarray]], block_of: Dict[int, tuple], grid: tuple, busy_sms: int,
           ctas_per_sm: int, l2_bytes: int, store_bytes: float = 0.0, firsts: Optional[Dict[int, int]] = None,
-          nsampled: int = 1) -> GridFootprint:
+          nsampled: int = 1, extents: Optional[Dict[int, Dict[int, int]]] = None,
+          total_ctas: int = 0, store_unique: Optional[float] = None) -> GridFootprint:
     """GridFootprint from per-CTA sector sets {cta: {stream: sorted unique sectors}} of the emulated CTAs
     (``block_of``: cta -> blockIdx).  ``store_bytes``: bytes the grid stores (from the emulated CTAs' mean).  L2 is
     write-back: an output that fits in the part of L2 that keeps dirty lines (WRITE_BACK_L2) stays there and the
@@ -127,6 +163,11 @@ def infer(sets: Dict[int, Dict[int, np.ndarray]], block_of: Dict[int, tuple], gr
     a / the grid's such reads (CTAs of one SM sharing through L1 make fewer L2 reads than sharers)."""
     fp = GridFootprint()
     fp.p_write = 1.0 if store_bytes > WRITE_BACK_L2 * l2_bytes else 0.0
+    if store_unique is not None and store_bytes > 0:
+        # write-back L2: partial writes of one sector merge; only the unique sectors (the output) are written back,
+        # again only as far as the dirty lines exceed the share of L2 that keeps them (compulsory_cap)
+        fp.p_write = 0.0 if store_unique <= WRITE_BACK_L2 * l2_bytes else \
+            compulsory_cap(store_unique / 32, store_bytes / 32, store_unique / 32, WRITE_BACK_L2 * l2_bytes / 32)
     origin = next((c for c, b in block_of.items() if b == (0, 0, 0)), None)
     if origin is None or origin not in sets:
         fp.note = "grid footprint: CTA 0 not emulated; first touch = DRAM"
@@ -189,6 +230,22 @@ def infer(sets: Dict[int, Dict[int, np.ndarray]], block_of: Dict[int, tuple], gr
         fp.shared[a] = ",".join(along)
         groups.setdefault(f"shared along {','.join(along)}: p(DRAM) {fp.p[a]:.3g}" if along else
                           "private to each CTA: p(DRAM) 1", []).append(base.size)
+    # the compulsory cap (round 2 item 2): whatever the fit says, a stream's DRAM reads are bounded by the unique
+    # sectors of the buffers it reads, re-fetched only as far as the footprint exceeds L2 (compulsory_cap).  Decides
+    # the streams that are not a translation (1-D-indexed transposes: 608 MB modelled vs 67 MB measured)
+    capped = []
+    if extents and firsts and total_ctas:
+        bufs: Dict[int, int] = {}
+        for e in extents.values():
+            bufs.update(e)
+        u_all = float(sum(bufs.values()))
+        for a in list(fp.p):
+            u = float(sum(extents.get(a, {}).values()))
+            reads = firsts.get(a, 0) / max(1, nsampled) * total_ctas
+            cap = compulsory_cap(u, reads, u_all, l2_bytes / 32)
+            if cap < fp.p[a]:
+                fp.p[a] = cap
+                capped.append(a)
     foot = cta_bytes * resident
     fp.p_own = 0.0 if foot <= l2_bytes else 1.0 - l2_bytes / foot
     chk = f"translation checked on {good}/{checked} emulated CTA x stream pairs" if checked else \
@@ -197,6 +254,9 @@ def infer(sets: Dict[int, Dict[int, np.ndarray]], block_of: Dict[int, tuple], gr
     fp.note = (f"grid footprint: {chk}; resident CTAs' footprint {foot / 2**20:.1f} MB vs L2 "
                f"{l2_bytes / 2**20:.0f} MB; " + "; ".join(parts) +
                f"; stores {store_bytes / 2**20:.1f} MB, {100 * fp.p_write:.0f} % written back to DRAM")
+    if capped:
+        fp.note += (f"; {len(capped)} stream(s) capped at the compulsory bytes of their buffers (p(DRAM) "
+                    + ", ".join(f"{fp.p[a]:.3g}" for a in capped) + ")")
     return fp
 
 

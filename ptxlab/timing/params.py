@@ -104,6 +104,9 @@ class GpuParams:
     smem_sm: int = 233472            # shared memory per SM usable by CTAs (228 KiB)
     smem_per_cta_reserved: int = 1024
     tmem_cols: int = 512
+    # latency of a DRAM read under load / the idle pointer-chase latency (Little's law with the loaded latency:
+    # sim.py charges dram_latency_ns x this; round 2 of issue 21, ptx_docs/timing.md "Round 2")
+    dram_loaded_factor: float = 1.0
     sources: dict = field(default_factory=dict, compare=False)
 
     def cycles(self, ns: float) -> float:
@@ -178,9 +181,15 @@ H100_SERIES = ("H100 measured here (tools/probes/timing_model_h100.py run, micro
                "issue 21', 2026-11-27)")
 # Values marked H100_MEASURED come from benchmarks/validate_timing.py --gpu-side --micro on the lent H100 80GB HBM3
 # (2026-11-24; raw numbers in benchmarks/data/timing_measured_h100_20261124.json "micro" and NOTES.md).
+# loaded / idle DRAM latency: a DRAM read issued while the GPU streams waits behind the other SMs' requests, so
+# the latency that Little's law needs is above the idle pointer chase's.  Fitted (one number, all kernels) on the
+# 73 spent kernels of the issue-21 corpus (round 2 calibration): counters.py --replay dram_latency_ns*F
+LOADED = 1.5
+LOADED_SOURCE = ("fitted on the 73 spent corpus kernels (issue 21 round 2 calibration, H100 measured 2026-11-27; "
+                 "counters.py --replay dram_latency_ns*F, ptx_docs/timing.md 'Round 2')")
 H100 = _check(GpuParams(
     name="h100", sms=132, clock_ghz=1.979,
-    dram_bw=3.01e12, dram_latency_ns=347.0, burst_window_ns=2000.0,
+    dram_bw=3.01e12, dram_latency_ns=347.0, burst_window_ns=2000.0, dram_loaded_factor=LOADED,
     l2_bw=7.53e12, l2_latency_ns=143.0, l2_bytes=50 * 2**20,
     sm_l1_bytes_clk=111.6, sm_dram_bytes_clk=73.3, smem_bytes_clk=123.4, smem_latency_clk=28.0,
     issue_per_smsp=1.0, smsps=4, fp32_lanes=128, int_lanes=64, sfu_lanes=16,
@@ -211,6 +220,7 @@ H100 = _check(GpuParams(
         "sms": HOPPER_WP, "clock_ghz": H100_MEASURED + " (clock64 / globaltimer under an all-SM FMA load: 1.9794)",
         "dram_bw": H100_MEASURED + " (1 GiB device-to-device copy, read + written bytes: 3010 GB/s)",
         "dram_latency_ns": H100_MEASURED + " (pointer chase, 1 GiB random 128-B lines: 686 cycles = 347 ns)",
+        "dram_loaded_factor": LOADED_SOURCE,
         "burst_window_ns": "model parameter (SMs' demand is not synchronised); " + NO_SOURCE,
         "l2_bw": H100_MEASURED + " (8 MiB re-read by all SMs, 10 vs 2 passes: 7530 GB/s)",
         "l2_latency_ns": H100_MEASURED + " (pointer chase, 4 MiB resident: 283 cycles = 143 ns)",
@@ -310,7 +320,7 @@ SA_UMMA_LAT = {"SS1": 133.9, "SS2": 176.5, "TS1": 116.0, "TS2": 153.6}
 _B200_CLK = 1.979   # GHz: "clock speeds similar to the H100 SXM5" (CNC_B200) -> the H100's measured clock
 B200 = _check(GpuParams(
     name="b200", sms=148, clock_ghz=_B200_CLK,
-    dram_bw=7.26e12, dram_latency_ns=(927.0 - 94.0) / _B200_CLK, burst_window_ns=2000.0,
+    dram_bw=7.26e12, dram_latency_ns=(927.0 - 94.0) / _B200_CLK, burst_window_ns=2000.0, dram_loaded_factor=LOADED,
     l2_bw=H100.l2_bw * 148 / 132 * _B200_CLK / H100.clock_ghz,
     l2_latency_ns=150.0, l2_bytes=126 * 2**20,
     sm_l1_bytes_clk=H100.sm_l1_bytes_clk, sm_dram_bytes_clk=H100.sm_dram_bytes_clk, smem_bytes_clk=128.0,
@@ -354,6 +364,7 @@ B200 = _check(GpuParams(
         "dram_bw": SA_REPO + " tma2d_throughput/tma2d_tput_results.csv (highest HBM throughput of 2-D TMA loads "
                    "on all SMs: 7.26 TB/s at 64-128 KB in flight per SM; the datasheet's 8 TB/s x the H100's "
                    "achievable ratio gave 7.19)",
+        "dram_loaded_factor": "the H100's fitted loaded/idle ratio, " + NO_SOURCE,
         "dram_latency_ns": SA_REPO + " tma2d_latency/tma2d_lat_results.csv (shortest cold 2-D TMA load, 2 KB: 927 "
                            "cycles) minus the H100's TMA time over the DRAM latency (94 cycles, bulk-copy round "
                            "trips): 833 cycles = 421 ns",

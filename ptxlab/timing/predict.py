@@ -151,11 +151,10 @@ def timed_launch(dev, module, prog, grid, block, params: bytes, dyn_smem: int, g
     emulated = rec_list
     # time one CTA alone only when cloning could pay (never for clusters: a wave holds whole clusters)
     first = rec_list[:1] if len(rec_list) > 2 and csize == 1 else rec_list[:per_wave]
-    t_first = time.perf_counter()
     _run_wave(iprog, rec, trace, dev, first, grid, block, params, dyn_smem, cluster, kw)
-    t_first = time.perf_counter() - t_first
+    n_first = trace.thread_instrs / max(1, len(first))   # emulated work of one CTA: the same on any machine load
     clones = []
-    if csize == 1 and len(rec_list) > 2 and t_first * (len(rec_list) - 1) > emu_budget_s():
+    if csize == 1 and len(rec_list) > 2 and n_first * (len(rec_list) - 1) > emu_budget_instrs():
         # cloning: the other CTAs of the busiest SM are recorded as copies of the first (too slow to emulate each)
         emulated, clones = rec_list[:1], rec_list[1:]
         if mode == "all":
@@ -167,7 +166,10 @@ def timed_launch(dev, module, prog, grid, block, params: bytes, dyn_smem: int, g
     per_cta = trace.thread_instrs / max(1, len(emulated))
     for g in probes:
         full = all(c in in_rest for c in g)
-        pkw = kw if full else {"budget": int((0.3 if clones else 4) * per_cta * len(g)) + 100000}
+        # a probe's footprint must be as complete as the sampled CTA's (memsys.infer compares the two sets): a
+        # probe cut short looks like no translation and every first touch went to DRAM (MatrixMulCUDA<16>: 44x the
+        # compulsory bytes with 0.3x of a CTA's work).  Budget: 1.5x the sampled CTA's work (cloned launches) or 4x
+        pkw = kw if full else {"budget": int((1.5 if clones else 4) * per_cta * len(g)) + 100000}
         try:
             _run_wave(pprog, prec, ptrace, dev, list(g), grid, block, params, dyn_smem, cluster, pkw)
         except Exception as e:          # noqa: BLE001 - a probe cut short: the addresses it read so far count
@@ -185,7 +187,8 @@ def timed_launch(dev, module, prog, grid, block, params: bytes, dyn_smem: int, g
         clone_cta(trace, emulated[0], c)
     if clones:
         sampled += (f"; {len(emulated)} CTA emulated and recorded, the busiest SM's other {len(clones)} simulated as "
-                    f"its copies (emulating each would take over {emu_budget_s():.0f} s; PTXLAB_TIMING_EMU_S)")
+                    f"its copies (emulating each would take over {emu_budget_instrs():.3g} thread-instructions; "
+                    f"PTXLAB_TIMING_EMU_INSTRS)")
     emu_s = time.perf_counter() - t0
     ran = len(run_ids) - (len(clones) if mode != "all" else 0)
     if ran < total:
@@ -258,6 +261,7 @@ def simulate(trace: Trace, prog, p, threads: int, regs: int, smem: int, sampled:
     n_sm = getattr(orig_trace, "sm_ctas", 0) or len(orig_trace.ctas)
     if n_sm > len(orig_trace.ctas):
         _extrapolate(r, occ, n_sm, len(orig_trace.ctas))
+    _bandwidth_floor(r)
     sim_s = time.perf_counter() - t1
     clk = p.clock_ghz * 1e3   # cycles per us
     sim_us = r.cycles / clk
@@ -267,6 +271,11 @@ def simulate(trace: Trace, prog, p, threads: int, regs: int, smem: int, sampled:
     util["launch/tail"] = p.launch_us / us
     bound = _bound(util, p, r)
     achieved = _achieved(p, r, busy_sms, span)
+    for k in ("DRAM", "L2 hits"):
+        got, peak, _ = achieved[k]
+        if got > peak * (1 + 1e-9):
+            raise AssertionError(f"timing model: {prog.kernel} moves {got:.0f} GB/s through {k}, above the {peak:.0f} "
+                                 f"GB/s of {p.name} (the bandwidth floor of predict._bandwidth_floor failed)")
     out = Timing(gpu=p.name, kernel=prog.kernel, us=us, sim_us=sim_us, launch_us=p.launch_us, bound=bound,
                  utilization=util, achieved=achieved, occupancy=occ0, grid=trace.grid, block=trace.block, ctas=total,
                  ctas_per_sm=occ, busy_sms=busy_sms, waves=total / float(p.sms * occ), sampled=sampled,
@@ -363,8 +372,24 @@ def _footprint(rec, prec, grid, p, occ, heap, busy_sms, store_bytes: float = 0.0
             sets.setdefault(c, {})[pc] = np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
     gx, gy = grid[0], grid[1]
     block_of = {c: (c % gx, c // gx % gy, c // (gx * gy)) for c in sets}
+    total = grid[0] * grid[1] * grid[2]
     return memsys.infer(sets, block_of, tuple(grid), busy_sms, occ, p.l2_bytes, store_bytes, rec.first_by_stream,
-                        nsampled)
+                        nsampled, memsys.stream_extents(sets, heap), total,
+                        _unique_store_bytes(rec, heap, total, nsampled))
+
+
+def _unique_store_bytes(rec, heap, total: int, nsampled: int) -> float:
+    """The grid's unique stored bytes (an L2 that writes back merges the partial writes of one sector): the sampled
+    CTAs' unique sectors scaled to the grid, at most the buffers they lie in (memsys.stream_extents)."""
+    import numpy as np
+    if not rec.stored_sec:
+        return rec.stored_bulk[0] * 32.0 * total / max(1, nsampled)
+    u = np.unique(np.concatenate(rec.stored_sec))
+    ext = memsys.stream_extents({0: {0: u}}, heap).get(0, {})
+    grid_u = (u.size + rec.stored_bulk[0]) * 32.0 * total / max(1, nsampled)
+    if ext:
+        grid_u = min(grid_u, 32.0 * (sum(ext.values()) + rec.stored_bulk[0] * total / max(1, nsampled)))
+    return grid_u
 
 
 def cluster_sample(grid, dims, sms: int) -> tuple:
@@ -390,15 +415,17 @@ def _note_tmem(trace: Trace, st) -> None:
         trace.tmem_cols[g] = max(trace.tmem_cols.get(g, 0), cols)
 
 
-def emu_budget_s() -> float:
-    """``PTXLAB_TIMING_EMU_S``: seconds of emulation beyond the first CTA above which the busiest SM's other CTAs
-    are simulated as copies of the first (default 20; 0: always emulate each)."""
+def emu_budget_instrs() -> float:
+    """``PTXLAB_TIMING_EMU_INSTRS``: thread-instructions of emulation beyond the first CTA above which the busiest
+    SM's other CTAs are simulated as copies of the first (default 4e8, about 20 s of a recorded launch on the 2-core
+    reference machine; 0: always emulate each).  A count of emulated work, never seconds: the same launch gives the
+    same prediction bits on an idle or a loaded machine (tests/timing/test_timing_determinism.py)."""
     import os
-    v = os.environ.get("PTXLAB_TIMING_EMU_S", "20").strip()
+    v = os.environ.get("PTXLAB_TIMING_EMU_INSTRS", "4e8").strip()
     try:
         x = float(v)
     except ValueError:
-        raise ValueError(f"PTXLAB_TIMING_EMU_S={v!r}: seconds (0: never clone)") from None
+        raise ValueError(f"PTXLAB_TIMING_EMU_INSTRS={v!r}: thread-instructions (0: never clone)") from None
     return x if x > 0 else float("inf")
 
 
@@ -425,6 +452,19 @@ def _extrapolate(r, occ: int, n_all: int, n_sim: int) -> None:
     r.resources = {k: v * f for k, v in r.resources.items()}
     r.amounts = {k: v * f for k, v in r.amounts.items()}
     r.cycles = cycles
+
+
+FLOORED = ("dram", "l2")   # GPU-wide servers whose burst credit (sim.SharedServer.window) may run ahead of the share
+
+
+def _bandwidth_floor(r) -> None:
+    """No prediction moves bytes faster than DRAM (or L2) allows: the SM's span is at least the busy time of its
+    share of each GPU-wide server (bytes / (bandwidth / busy SMs)).  The burst window lets one SM's requests run
+    ahead of its share, which is right while the other SMs are idle but not over the whole kernel (a 528-CTA float4
+    stream came out at 128 % of the H100's DRAM bandwidth; GEMV configs above 100 % on the B200)."""
+    floor = max((r.resources.get(k, 0.0) for k in FLOORED), default=0.0)
+    if floor > r.cycles:
+        r.cycles = floor
 
 
 def _hot(hot: dict, info, n: int = 12) -> list:
@@ -468,7 +508,7 @@ def _achieved(p, r, busy_sms: int, span: float) -> dict:
         # Little's law: the bytes one SM must keep in flight to stream at its DRAM share (or its TMA fill rate, if
         # lower) over the DRAM + TMA latency
         share = p.dram_bw / (p.clock_ghz * 1e9) / max(1, busy_sms)
-        need = min(share, p.tma_bytes_clk) * (p.cycles(p.dram_latency_ns) + p.cycles(p.tma_latency_ns))
+        need = min(share, p.tma_bytes_clk) * (p.cycles(p.dram_latency_ns * p.dram_loaded_factor) + p.cycles(p.tma_latency_ns))
         what = "DRAM share" if share <= p.tma_bytes_clk else "TMA fill rate"
         out["TMA bytes in flight"] = (mean / 1024, peak / 1024, f"KB/SM (mean; peak = the timeline's max; {what} x "
                                       f"latency = {need / 1024:.1f} KB)")

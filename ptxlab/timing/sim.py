@@ -195,7 +195,7 @@ class SmSim:
         self.cbar_lat_shared: dict = {}  # CTAs per SM -> the shared-SM law's value (params.cluster_bar_clk)
         self.live_groups = 0            # clusters (slots) live on the simulated SMs now: > 1 = a shared SM
         self.release_path: dict = {}    # CTA -> its .release.cluster path (cluster_release_cta_clk per arrive)
-        self.dram_lat = p.cycles(p.dram_latency_ns)
+        self.dram_lat = p.cycles(p.dram_latency_ns * p.dram_loaded_factor)   # loaded, not idle (params.py)
         self.l1_lat = p.l1_latency_clk
         self.footprint = getattr(trace, "footprint", None)      # memsys.GridFootprint (predict.py)
         self.l2_lat = p.cycles(p.l2_latency_ns)

@@ -260,6 +260,17 @@ extern "C" __global__ void rem_index(const float* __restrict__ a, float* __restr
 }
 '''
 
+# a naive transpose with a 1-D index (row = i % n, col = i / n): a warp reads one column, 32 sectors of 4 useful
+# bytes; the CTA n / blockDim later reads the next column from the same sectors (an L2 hit on the GPU).  The
+# footprint is no translation in blockIdx (memsys.infer), so only the compulsory cap bounds its DRAM reads
+TRANSPOSE_1D = r'''
+extern "C" __global__ void transpose_1d(const float* __restrict__ in, float* __restrict__ out, unsigned n) {
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  unsigned row = i % n, col = i / n;
+  out[(size_t)col * n + row] = in[(size_t)row * n + col];
+}
+'''
+
 
 def series() -> list:
     """The calibration series as kernel rows of benchmarks/validate_timing.py (name, group, kind "raw", src, entry,

@@ -265,6 +265,8 @@ class Recorder:
         self._slots: dict = {}         # global CTA -> slot
         self.fp: dict = {}             # (global CTA, PTX pc) -> [sector arrays] it read (the grid footprint, memsys.py)
         self.stored = [0]              # sectors stored by the recorded CTAs (memsys.infer: write-back share)
+        self.stored_sec: list = []     # the sector indices of their global stores (unique: what L2 writes back)
+        self.stored_bulk = [0]         # sectors of their bulk / TMA stores (addresses not kept: counted as unique)
         self.first_by_stream: dict = {}   # PTX pc -> first touches by their CTA that reached L2 (memsys.infer)
         self.cbar_gen: dict = {}       # (cta, warp) -> barrier.cluster arrivals so far (cluster_trace.py)
         self.partial: dict = {}        # (warp, barrier) -> lanes of a diverged warp that arrived so far
@@ -318,7 +320,9 @@ class Recorder:
         nw = st.T // 32
         tot = np.bincount(uw, minlength=nw)
         if write:
-            self.stored[0] += int(np.unique(us).size)
+            u = np.unique(us)
+            self.stored[0] += int(u.size)
+            self.stored_sec.append(u)
             lines = np.bincount(np.unique(uw.astype(np.int64) << 40 | (us >> 2)) >> 40, minlength=nw)
             for w in np.flatnonzero(tot):
                 prev = self.cur_mem.get(w)
@@ -494,6 +498,7 @@ class RecordingEngine(machine.AsyncEngine):
         elif kind == "bulk_dsmem":
             a.nbytes = a_bytes
         rec.stored[0] += a.dram_bytes // 32
+        rec.stored_bulk[0] += a.dram_bytes // 32
         cluster_trace.note_targets(st, op, a)
         rec.trace.asyncs.append(a)
         self.meta[id(op)] = (len(rec.trace.asyncs) - 1, a)

@@ -53,19 +53,21 @@ def nvrtc_compile(source: str, name: str, options: Sequence[str]) -> RawResult:
         with build_progress(name, arch):
             (res,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
         (n,) = _check(nvrtc.nvrtcGetProgramLogSize(prog), "nvrtcGetProgramLogSize")
-        buf = b" " * n
+        # bytearray buffers: NVRTC writes into them, and ``b" " * 1`` is CPython's shared one-byte ``b" "`` (an empty
+        # log has size 1: writing its NUL there changed every b" " / " " of the process)
+        buf = bytearray(n)
         _check(nvrtc.nvrtcGetProgramLog(prog, buf), "nvrtcGetProgramLog")
-        log = buf.rstrip(b"\x00 ").decode(errors="replace")
+        log = bytes(buf).rstrip(b"\x00 ").decode(errors="replace")
         if res != nvrtc.nvrtcResult.NVRTC_SUCCESS:
             return RawResult(False, None, None, log)
         (n,) = _check(nvrtc.nvrtcGetPTXSize(prog), "nvrtcGetPTXSize")
-        pbuf = b" " * n
+        pbuf = bytearray(n)
         _check(nvrtc.nvrtcGetPTX(prog, pbuf), "nvrtcGetPTX")
-        ptx = pbuf.rstrip(b"\x00").decode()
+        ptx = bytes(pbuf).rstrip(b"\x00").decode()
         cubin = None
         err, n = nvrtc.nvrtcGetCUBINSize(prog)
         if err == nvrtc.nvrtcResult.NVRTC_SUCCESS and n > 0:
-            cbuf = b" " * n
+            cbuf = bytearray(n)
             _check(nvrtc.nvrtcGetCUBIN(prog, cbuf), "nvrtcGetCUBIN")
             cubin = bytes(cbuf)
         return RawResult(True, ptx, cubin, log)

@@ -5,18 +5,12 @@ whose result is first used after the thread's own arrive is printed, not compare
 arrive completed (its try_wait result comes through a scoreboard), the emulator reports False."""
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 
 import ptxlab
+from emu_sources import emu_ops_source
 
-_spec = importlib.util.spec_from_file_location(
-    "emu_mbarrier_expiry", Path(__file__).resolve().parents[1] / "emu" / "ops" / "test_emu_mbarrier_expiry.py")
-_mod = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_mod)
-SRC = _mod.SRC
+SRC = emu_ops_source("test_emu_mbarrier_expiry")
 
 
 def test_try_wait_time_limit_matches_the_gpu(cuda_dev) -> None:

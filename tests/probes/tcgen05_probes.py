@@ -125,8 +125,9 @@ def mma_f16(M: int, N: int, nk: int, *, wait_commit: bool = True, accumulate_fir
             + DEALLOC.replace("NCOLS", "256") + "}\n")
 
 
-def mma_nvfp4(N: int) -> str:
-    """NVFP4 128 x N x 64 (kind::mxf4nvf4.block_scale.block16, UE4M3): A/B packed e2m1 K-major SWIZZLE_NONE
+def mma_nvfp4(N: int, block: str = ".block16") -> str:
+    """NVFP4 128 x N x 64 (kind::mxf4nvf4.block_scale.block16, or ``block`` = ".scale_vec::4X", the older spelling
+    of the same; UE4M3): A/B packed e2m1 K-major SWIZZLE_NONE
     (SBO 256, LBO 128), SFA/SFB given in the gpu-mode permuted ("blocked") layout, 512 B per 128 rows:
     byte(r, j) = 16*(r%32) + 4*(r/32) + j; each copied to TMEM with tcgen05.cp.32x128b.warpx4 (descriptor NONE,
     SBO 128), then one MMA, commit -> mbarrier, and warp w loads D rows 32w.. with 32x32b.x{N}."""
@@ -164,7 +165,7 @@ def mma_nvfp4(N: int) -> str:
             "      :: \"r\"(sfa_t), \"r\"(sfb_t), \"r\"(dlo(fa, 0)), \"r\"(dhi(128)), \"r\"(dlo(fb, 0)) : \"memory\");\n"
             "    asm volatile(\"{.reg .pred p; .reg .b64 da, db; setp.ne.b32 p, %8, 0;\\n"
             "mov.b64 da, {%1, %2}; mov.b64 db, {%3, %4};\\n"
-            "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16 [%0], da, db, %5, [%6], [%7], p;}\"\n"
+            f"tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale{block} [%0], da, db, %5, [%6], [%7], p;}}\"\n"
             "      :: \"r\"(base), \"r\"(dlo(aa, 128)), \"r\"(dhi(256)), \"r\"(dlo(ba, 128)), \"r\"(dhi(256)),\n"
             "         \"r\"(idesc), \"r\"(sfa_t), \"r\"(sfb_t), \"r\"(0u) : \"memory\");\n"
             "    asm volatile(\"tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];\"\n"

@@ -2,6 +2,9 @@
 shared-memory wavefronts and bank conflicts (CPU only)."""
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -9,6 +12,9 @@ import ptxlab
 from ptxlab.timing import params as P
 from ptxlab.timing import synthetic_series as SS
 from ptxlab.timing.trace import smem_wavefronts
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_timing_sass import _sgemm  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::ptxlab.timing.predict.TimingSampleWarning")
 
@@ -130,3 +136,40 @@ def test_uncoalesced_stores_hold_the_warp_at_the_l1():
     assert t.utilization["l1"] >= 0.6, t.utilization
     waits = {k for s in t.warps.values() for k in s["waits"]}
     assert any(k.startswith("store throttle") for k in waits), waits
+    # write-back L2: the 4-B stores to one sector merge; the output (8.7 MB) fits the dirty share of L2, so no DRAM
+    # writes (before round 2: every stored sector access was counted, 8x the output, and written back)
+    assert t.amounts["dram_bytes"] <= 0.05 * ctas * threads * n * 4, t.amounts
+
+
+def test_cloned_launch_probes_see_the_whole_footprint(monkeypatch):
+    """Round 2 item 1: when the busiest SM's other CTAs are cloned, the probe CTAs still run a whole CTA's work, so
+    the translation of the operand tiles is found and DRAM reads stay near the compulsory bytes (the old 0.3x probe
+    budget cut the probes short: 'not a translation', every CTA's first touch = DRAM, ~20x here)."""
+    n = 640
+    monkeypatch.setenv("PTXLAB_TIMING_EMU_INSTRS", "1000")     # clone the busiest SM's 3 other CTAs
+    _, t = _sgemm("smem", n)
+    assert "simulated as its copies" in t.sampled, t.sampled
+    assert "not a translation" not in t.footprint and "stopped early" not in t.footprint, t.footprint
+    compulsory = 2 * n * n * 4
+    assert t.amounts["dram_bytes"] < 2 * compulsory, (t.amounts["dram_bytes"] / compulsory, t.footprint)
+
+
+def test_non_translation_reads_are_capped_at_the_compulsory_bytes():
+    """Round 2 item 2: a 1-D-indexed naive transpose reads each 32-B sector 8 times (4 useful bytes each, from 8
+    CTAs n / 256 apart); its footprint is no translation in blockIdx, and the old rule charged every first touch to
+    DRAM (8x the input).  The input (4 MB) fits in L2: DRAM reads are the input once."""
+    n = 1024
+    mod = ptxlab.compile(SS.TRANSPOSE_1D, arch="sm_90a", name="transpose_1d.cu")
+    dev = ptxlab.open_device("emu", timing="h100")
+    rng = np.random.default_rng()
+    x = rng.standard_normal(n * n).astype(np.float32)
+    xin = dev.to_device(x)
+    out = dev.empty(n * n * 4)
+    dev.memset(out, 0xFF)
+    dev.launch(mod, "transpose_1d", grid=(n * n // 256, 1, 1), block=(256, 1, 1), args=[xin, out, np.uint32(n)])
+    t = dev.last_timing
+    assert "not a translation" in t.footprint and "capped at the compulsory bytes" in t.footprint, t.footprint
+    got = dev.to_host(out, np.float32).reshape(n, n)
+    assert np.array_equal(got[0, :256], x.reshape(n, n).T[0, :256])     # CTA 0 (sampled) wrote its 256 elements
+    assert 0.9 * n * n * 4 <= t.amounts["dram_bytes"] <= 1.2 * n * n * 4, (t.amounts["dram_bytes"] / (n * n * 4),
+                                                                             t.footprint)

@@ -142,12 +142,19 @@ def test_release_cluster_arrives_hold_the_consumer():
     assert slow.us > rel2.us * 1.2
 
 
-def _per_iter_clk(src: str, entry: str, cl: int, grid: int, block: int, args, p=P.H100) -> float:
-    """Predicted cycles per loop iteration: the difference of two random iteration counts (the launch cancels)."""
-    mod = ptxlab.compile(src, arch="sm_90a", name=entry + ".cu")
+def _counts() -> tuple:
+    """Two random loop iteration counts (n1, n1 + 24..39)."""
     rng = np.random.default_rng()
     n1 = int(rng.integers(8, 16))
-    n2 = n1 + int(rng.integers(24, 40))
+    return n1, n1 + int(rng.integers(24, 40))
+
+
+def _per_iter_clk(src: str, entry: str, cl: int, grid: int, block: int, args, p=P.H100, ns=None) -> float:
+    """Predicted cycles per loop iteration: the difference of two random iteration counts (the launch cancels).
+    ``ns``: the counts (default: fresh ones); two launches whose difference is asserted must share them (the period
+    of a short loop wobbles by a few clk with the count: independent counts failed a 2 % check 8 % of the time)."""
+    mod = ptxlab.compile(src, arch="sm_90a", name=entry + ".cu")
+    n1, n2 = ns or _counts()
     us = {}
     for n in (n1, n2):
         dev = ptxlab.open_device("emu", timing=p)
@@ -163,10 +170,11 @@ def test_cluster_barrier_latency_follows_the_probe_law(cl, warps):
     probes of 2/4/8 CTAs x 1/4/8 warps): the loop's period minus its period with the law zeroed is the law's value."""
     src = S.defines(CL=cl, WORK=0) + SC.CBAR
     args = lambda n: [np.int32(n), np.float32(1.0)]  # noqa: E731
-    full = _per_iter_clk(src, "cbar", cl, cl, 32 * warps, args)
+    ns = _counts()
+    full = _per_iter_clk(src, "cbar", cl, cl, 32 * warps, args, ns=ns)
     zero = _per_iter_clk(src, "cbar", cl, cl, 32 * warps, args,
                          replace(P.H100, cluster_bar_latency_clk=0.0, cluster_bar_per_cta_clk=0.0,
-                                 cluster_bar_per_warp_clk=0.0))
+                                 cluster_bar_per_warp_clk=0.0), ns=ns)
     law = P.H100.cluster_bar_clk(cl, warps)
     assert law > P.H100.cluster_bar_clk(2, 1) or (cl, warps) == (2, 1)
     assert full - zero == pytest.approx(law, rel=0.02), (full, zero, law)

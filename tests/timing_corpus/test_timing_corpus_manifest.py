@@ -20,13 +20,14 @@ RESERVED = ("siboehm/SGEMM_CUDA", "pranjalssh/fast.cu")
 
 
 def test_split_is_frozen() -> None:
-    text = "\n".join(sorted(f"{k.name}={k.split}" for k in manifest.KERNELS))
+    text = "\n".join(sorted(f"{k.name}={k.split}" for k in manifest.ROUND1))
     assert hashlib.sha256(text.encode()).hexdigest()[:16] == SPLIT_SHA
-    assert set(manifest.SPLIT) == {k.name for k in manifest.KERNELS}
+    assert set(manifest.SPLIT) == {k.name for k in manifest.ROUND1}
+    assert manifest.KERNELS == manifest.ROUND1 + manifest.ROUND2
 
 
 def test_size_projects_and_parts() -> None:
-    ks = manifest.KERNELS
+    ks = manifest.ROUND1
     assert len(ks) >= 40
     assert len({k.name for k in ks}) == len(ks)
     assert len({sources.SOURCES[k.source].repo for k in ks}) >= 5
@@ -36,6 +37,7 @@ def test_size_projects_and_parts() -> None:
     for s in {k.series for k in ks}:
         assert {k.split for k in ks if k.series == s} == {"cal", "val"}, s
     assert len(manifest.select("calibration")) == parts["cal"] and len(manifest.select("val")) == parts["val"]
+    assert len(manifest.select("all")) == len(ks) + len(manifest.ROUND2)
     with pytest.raises(ValueError):
         manifest.select("train")
 
@@ -56,7 +58,7 @@ def test_kernel_entry_is_consistent(k) -> None:
     prob = problems.make(k.problem[0], **k.params)        # dataclass only: no arrays allocated
     for spec in k.args:
         kind, name = spec.split(":")
-        assert kind in ("ptr", "i32", "u32", "u64", "f32")
+        assert kind in ("ptr", "i32", "u32", "u64", "f32")   # harness._SCALAR
         assert name in (prob.array_names if kind == "ptr" else prob.scalars), spec
     assert set(prob.outputs) <= {a.split(":")[1] for a in k.args if a.startswith("ptr:")}
     assert len(k.grid) == 3 and len(k.block) == 3 and k.block[0] * k.block[1] * k.block[2] <= 1024

@@ -12,7 +12,9 @@ from timing_corpus import problems  # noqa: E402
 
 SMALL = {"gemm": dict(M=48, N=40, K=24), "block_sums": dict(n=1024, per_block=64), "gemv": dict(M=96, K=16),
          "transpose": dict(rows=24, cols=40), "elementwise": dict(n=4096),
-         "sepconv": dict(width=64, height=32, radius=2, taps=(0.5, 0.25, 1.0, 0.125, 2.0))}
+         "sepconv": dict(width=64, height=32, radius=2, taps=(0.5, 0.25, 1.0, 0.125, 2.0)),
+         "rownorm": dict(rows=6, cols=64, op="layernorm"), "batchdot": dict(vectors=5, elements=96),
+         "blackscholes": dict(n=512), "embedding": dict(tokens=7, vocab=11, emb=16)}
 
 
 @pytest.mark.parametrize("family", sorted(problems.FAMILIES))
@@ -25,8 +27,9 @@ def test_arrays_fresh_nonzero_and_poisoned(family, rng) -> None:
             continue                                               # poison
         assert np.all(arr != 0), name
         assert not np.array_equal(arr, a2[name]), f"{name}: not fresh"
+    good = _emulate(p, a1)
     for name in p.outputs:                                         # an untouched output fails a full check
-        assert not p.check(a1, {name: a1[name].copy()}, full=True)["ok"]
+        assert not p.check(a1, {**good, name: a1[name].copy()}, full=True)["ok"]
 
 
 def _emulate(p, arrays) -> dict:
@@ -45,9 +48,10 @@ def test_check_full_partial_and_wrong(family, rng) -> None:
     flat, init = part[name].reshape(-1), arrays[name].reshape(-1)
     flat[: flat.size // 2] = init[: flat.size // 2]                # half not written (a timing-only sample)
     r = p.check(arrays, part, full=False, min_written=1)
-    assert r["ok"] and r["written"] == flat.size - flat.size // 2
+    others = sum(good[n].size for n in p.outputs if n != name)    # the other outputs (BlackScholes: put) all written
+    assert r["ok"] and r["written"] == flat.size - flat.size // 2 + others
     assert not p.check(arrays, part, full=True)["ok"]
-    assert not p.check(arrays, part, full=False, min_written=flat.size)["ok"]
+    assert not p.check(arrays, part, full=False, min_written=flat.size + others)["ok"]
     bad = {n: v.copy() for n, v in good.items()}
     bad[name].reshape(-1)[-1] += bad[name].dtype.type(1.5) * (abs(bad[name].reshape(-1)[-1]) + 1)
     r = p.check(arrays, bad, full=True)

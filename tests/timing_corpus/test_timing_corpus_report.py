@@ -75,6 +75,25 @@ def test_summarize_parts_and_goals() -> None:
     assert s["val"]["goals"] == {"median<=15%": True, "90%within30%": False, "spearman>=0.9": False}
 
 
+def test_summarize_round2_part() -> None:
+    """Round 2's part (val2) gets its own summary and its own Spearman per series; round 1's parts stay listed."""
+    errs = [0.10, -0.20, 0.05, 0.60]
+    s = report.summarize(_rows(errs, ["c", "c", "c", "d"], ["val2"] * 4, [10.0, 20.0, 30.0, 5.0]))
+    assert s["val2"]["n"] == 4 and s["all"]["n"] == 4 and s["cal"]["n"] == 0
+    assert s["val2"]["median_abs_err"] == pytest.approx((0.10 + 0.20) / 2)
+    assert s["val2"]["within_30"] == pytest.approx(3 / 4)
+    # series c: predicted 11, 16, 31.5 vs measured 10, 20, 30: same order; d: one kernel
+    assert s["val2"]["spearman"] == {"c": pytest.approx(1.0), "d": None}
+    md = report.markdown(report.join(
+        {"kernels": [{"name": r["name"], "series": r["series"], "split": "val2",
+                      "predicted": {"h100": {"us": r["predicted_us"], "bound": "DRAM"}}}
+                     for r in _rows(errs, ["c", "c", "c", "d"], ["val2"] * 4, [10.0, 20.0, 30.0, 5.0])]},
+        {"kernels": [{"name": f"k{i}", "median_us": m, "check": {"ok": True}}
+                     for i, m in enumerate([10.0, 20.0, 30.0, 5.0])]}, "h100")[0], s, "t")
+    assert "* **val2** (4 kernels): median |error| 15.0 %, 75 % within 30 %, max 60.0 %" in md
+    assert "| k3 | val2 | 5.00 | 8.00 | +60.0 % | DRAM |" in md
+
+
 def test_join_and_markdown() -> None:
     pred = {"kernels": [{"name": n, "series": "s", "split": "cal", "predicted": {"h100": {"us": u, "bound": "DRAM"}}}
                         for n, u in (("x", 11.0), ("y", 9.0), ("z", 5.0))]}
@@ -113,3 +132,21 @@ def test_markdown_with_before_columns_and_merged_inputs(tmp_path) -> None:
     assert "* **val** (2 kernels): median |error| 30.0 %, 50 % within 30 %, max 50.0 %" in md
     assert "* **BEFORE, cal** (1 kernels): median |error| 50.0 %, 0 % within 30 %, max 50.0 %" in md
     assert "* **BEFORE, val** (2 kernels): median |error| 0.0 %, 100 % within 30 %" in md
+
+
+def test_counters_rows_become_predictions_of_a_replay(tmp_path):
+    """counters.py --as-predicted: a replay's values become the predictions report.py reads (round 2 of issue 21)."""
+    import random
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    sys.path[:0] = [str(root / "benchmarks")]
+    from timing_corpus import counters, manifest
+    names = [k.name for k in manifest.select("all", None)][:3]
+    rows = [{"kernel": n, "us": random.uniform(1, 100), "bound": "DRAM",
+             "replay": {"p*2": {"us": random.uniform(1, 100), "bound": "L2"}}} for n in names]
+    base = counters.as_predicted(rows, "h100")
+    rep = counters.as_predicted(rows, "h100", "p*2", "abc")
+    assert [k["predicted"]["h100"]["us"] for k in base["kernels"]] == [r["us"] for r in rows]
+    assert [k["predicted"]["h100"] for k in rep["kernels"]] == [r["replay"]["p*2"] for r in rows]
+    assert rep["model_commit"] == "abc" and [k["name"] for k in rep["kernels"]] == names

@@ -289,3 +289,21 @@ def test_cubin_loads_and_runs_on_gpu(rng: np.random.Generator, fresh_cache: Path
         _cu(driver.cuModuleUnload(cumod))
     finally:
         _cu(driver.cuDevicePrimaryCtxRelease(dev))
+
+
+def test_nvrtc_leaves_cpythons_shared_bytes_alone(rng: np.random.Generator, tmp_path: Path) -> None:
+    """An empty NVRTC log has size 1, and ``b" " * 1`` is the constant itself -- CPython's one shared ``b" "`` when the
+    module was compiled from source: NVRTC wrote the log's NUL there, and every one-byte ``b" "`` of the process
+    (print's separator included) became NUL. A fresh process compiles ptxlab from source (empty pycache prefix)."""
+    import subprocess
+    import sys
+    from repo_root import REPO
+
+    code = ("from ptxlab.toolchain import backends\n"
+            f"raw = backends.nvrtc_compile({_src(rng)!r}, 'k.cu', ['-arch=sm_100a'])\n"
+            "assert raw.ok and raw.log == '', raw.log\n"
+            "print('a', 'b', list(b'x y'[1:2]))\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONPYCACHEPREFIX": str(tmp_path)}
+    p = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, timeout=600)
+    assert p.returncode == 0, p.stderr.decode(errors="replace")
+    assert p.stdout == b"a b [32]\n"

@@ -29,6 +29,10 @@ Rules (name: default, evidence):
   clc_failed_ctaid warn   clusterlaunchcontrol.query_cancel.get_first_ctaid of a failed response (PTX ISA 9.7.13: the
                           value is undefined). The CuTe DSL 4.8.1 CLC tile scheduler (NVIDIA's fp16_gemm_3_1) queries
                           it unconditionally and uses it only when is_canceled; the emulator returns 0xFFFFFFFF.
+  mbarrier_init_lanes warn several lanes of one warp execute one mbarrier.init on the same barrier with the same
+                          count (PTX ISA 9.7.13.15.9: init of a location holding a valid mbarrier is undefined). The
+                          CuTe DSL's pipelines before 4.6.0 (``MbarrierArray.mbarrier_init``: warp 0, no elect_one)
+                          do it for every barrier of every kernel; the emulator initialises the barrier once.
 
 Switches: ``EmuDevice(strict="all" | True | "rule,rule" | ())`` or ``PTXLAB_EMU_STRICT`` (same syntax; the device argument
 wins), and ``dev.strict_rules(...)`` (a context manager, used by ptxlab.lab, whose stages teach the PTX text).
@@ -55,6 +59,7 @@ RULES = {
     "barrier_count": "a barrier with a thread count completed with more arrivals than its count",
     "mapa_rank": "mapa with a target CTA rank outside the cluster",
     "clc_failed_ctaid": "clusterlaunchcontrol.query_cancel.get_first_ctaid of a failed try_cancel response",
+    "mbarrier_init_lanes": "lanes of one warp initialise the same mbarrier alike in one mbarrier.init",
 }
 HARDWARE = {
     "wgmma_wait": "sm_90a SASS: ptxas puts WARPGROUP.DEPBAR.LE before the first use of every wgmma accumulator "
@@ -78,6 +83,9 @@ HARDWARE = {
                  "(not measured on hardware; ptx_docs/clusters.md)",
     "clc_failed_ctaid": "the PTX text makes the value undefined, not the instruction; NVIDIA's CuTe DSL CLC tile "
                         "scheduler reads it unconditionally and uses it only for canceled responses",
+    "mbarrier_init_lanes": "the CuTe DSL's pipelines before 4.6.0 initialise every mbarrier from all 32 lanes of warp 0 "
+                           "(MbarrierArray.mbarrier_init, no elect_one), and the kernels built with them ran on GPUs; "
+                           "every lane writes the same initial state (not measured here; ptx_docs/fidelity.md)",
 }
 # what the emulator does by default (not strict) after the warning
 DEFAULT_ACTION = {
@@ -89,6 +97,7 @@ DEFAULT_ACTION = {
     "barrier_count": "releases every arrival",
     "mapa_rank": "returns the address with that rank (an access through it faults)",
     "clc_failed_ctaid": "returns 0xFFFFFFFF",
+    "mbarrier_init_lanes": "initialises the barrier once",
 }
 
 # asynchronous register writers and the rule that guards reading their registers early (engine/machine.py)

@@ -24,6 +24,7 @@ from typing import Optional
 import numpy as np
 
 from ...errors import EmuError
+from ..checks import fidelity
 from ..core import hooks, ir
 from ..engine import machine
 from ..core.isa import BLOCK_END, Ctx, Unsupported, register
@@ -204,11 +205,22 @@ def build_mbarrier(ins: ir.Instr, ctx: Ctx):
             sel = _sel(st, m)
             addrs = shared_addresses(st, ins, rd_addr(st), sel, space, what)
             cnts = np.broadcast_to(np.asarray(rd_cnt(st)), (st.T,))[sel] if rd_cnt else None
+            done: dict = {}          # (warp, address) -> count this execution initialised it with
             for i, t in enumerate(sel):
                 cta = int(st.cta_of[t])
                 tab = table_of(st, cta)
                 a = int(addrs[i])
                 if op == "init":
+                    key = (int(t) // 32, a)          # tpc is padded to whole warps: t // 32 names one warp
+                    if done.get(key) == int(cnts[i]):
+                        fidelity.violation(st, ins, sel[i:i + 1], "mbarrier_init_lanes",
+                                           f"mbarrier.init: lanes of one warp initialise the mbarrier at shared "
+                                           f"0x{a:x} alike (count {int(cnts[i])})",
+                                           "rule: mbarrier.init of a location holding a valid mbarrier object is "
+                                           "undefined (PTX ISA 9.7.13.15.9); initialise it from one lane "
+                                           "(elect.sync / a lane predicate)")
+                        continue
+                    done[key] = int(cnts[i])
                     _run_model(st, ins, t, lambda: tab.init(a, int(cnts[i])))
                 else:
                     bar = _run_model(st, ins, t, lambda: tab.get(a, what))
@@ -411,6 +423,9 @@ FORMS = register(SETS, [
     ("mbarrier.ad(.shared|.shared::cta).b64",                        "9.7.13.15.13", build_mbarrier),
     ("mbarrier.arrive{.asem}{.cluster}.shared::cluster.b64",                "9.7.13.15.13", build_mbarrier),
     ("mbarrier.arrive.expect_tx(.shared|.shared::cta).b64",              "9.7.13.15.13", build_mbarrier),
+    # the default semantics spelled out (.release.cta): the CuTe DSL 4.3 pipelines
+    ("mbarrier.arrive.release.cta.shared::cta.b64",                       "9.7.13.15.13", build_mbarrier),
+    ("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64",             "9.7.13.15.13", build_mbarrier),
     ("mbarrier.arrive.expect_tx.shared::cluster.b64",      "9.7.13.15.13", build_mbarrier),
     ("mbarrier.arrive.noComplete.shared::cta.b64",            "9.7.13.15.13", build_mbarrier),
     ("mbarrier.wait{.parity}{.acquire}{.scope}(.shared|.shared::cta).b64",         "9.7.13.15.16",  build_mbarrier),

@@ -855,6 +855,8 @@ FORMS = register(SETS, [
     ("tcgen05.mma.cta_group.kind::f16{.collector::a::discard}",                    "9.7.16.10.9.1", build),
     ("tcgen05.mma.cta_group(.kind::mxf8f6f4|.kind::mxf4nvf4).block_scale{.block16}{.collector::a::discard}",
      "9.7.16.10.9.1", build),
+    # .scale_vec::4X: the older spelling of .block16 for kind::mxf4nvf4 (the CuTe DSL 4.3)
+    ("tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X",         "9.7.16.10.9.1", build),
     ("tcgen05.fence",                                                             "9.7.16.11.1",  build),
     ("tcgen05.commit.cta_group.mbarrier::arrive::one{.shared::cluster}{.multicast::cluster}.b64",
      "9.7.16.12.1", build),

@@ -70,21 +70,30 @@ extern "C" __global__ void drop(unsigned* out, unsigned keep, int nrounds) {
     out[W(threadIdx.x)] = 1000 + nrounds;
 }
 
-// complete_tx without a copy: thread 0 expects bytes, thread 1 completes them in two parts.
-extern "C" __global__ void tx(unsigned* out, unsigned bytes) {
+// complete_tx without a copy: thread 0 arrives expecting bytes, thread 1 completes them in two parts. release=1: the
+// default semantics spelled out (.release.cta, the CuTe DSL 4.3 pipelines) and a second arrival (thread 2; count 2)
+extern "C" __global__ void tx(unsigned* out, unsigned bytes, unsigned release) {
     __shared__ __align__(8) unsigned long long bar;
     const unsigned b = sa(&bar);
-    if (threadIdx.x == 0) init(b, 1);
+    if (threadIdx.x == 0) init(b, 1 + release);
     __syncthreads();
-    if (threadIdx.x == 0)
+    if (threadIdx.x == 0 && !release)
         asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(b), "r"(bytes) : "memory");
+    if (threadIdx.x == 0 && release)
+        asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;" :: "r"(b), "r"(bytes) : "memory");
+    __syncthreads();
+    unsigned before;                                // phase 0 still pending (the bytes are missing): 0
+    asm volatile("{\n\t.reg .pred p;\n\tmbarrier.test_wait.parity.shared::cta.b64 p, [%1], 0;\n\tselp.u32 %0, 1, 0, p;\n\t}"
+                 : "=r"(before) : "r"(b) : "memory");
     __syncthreads();
     if (threadIdx.x == 1) {
         asm volatile("mbarrier.complete_tx.shared::cta.b64 [%0], %1;" :: "r"(b), "r"(bytes / 2) : "memory");
         asm volatile("mbarrier.complete_tx.shared::cta.b64 [%0], %1;" :: "r"(b), "r"(bytes - bytes / 2) : "memory");
     }
+    if (threadIdx.x == 2 && release)
+        asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];" :: "r"(b) : "memory");
     wait_parity(b, 0);
-    out[W(threadIdx.x)] = 7;
+    out[W(threadIdx.x)] = 7 + before;
 }
 
 extern "C" __global__ void uninit(unsigned* out) {
@@ -98,6 +107,19 @@ extern "C" __global__ void wrong_parity(unsigned* out) {
     __syncthreads();
     if (threadIdx.x == 0) arrive(sa(&bar));     // only one of the two expected arrivals
     wait_parity(sa(&bar), 0);
+}
+
+// mode 0: all lanes of warp 0 initialise the barrier alike (the CuTe DSL's pipelines before 4.6.0); 1: with counts
+// that differ between lanes; 2: alike, then lane 0 initialises it again (a second instruction)
+extern "C" __global__ void lanes_init(unsigned* out, unsigned mode) {
+    __shared__ __align__(8) unsigned long long bar;
+    const unsigned b = sa(&bar);
+    if (threadIdx.x < 32) init(b, blockDim.x + (mode == 1 ? (threadIdx.x & 1) : 0));
+    if (mode == 2 && threadIdx.x == 0) init(b, blockDim.x);
+    __syncthreads();
+    arrive(b);
+    wait_parity(b, 0);
+    out[W(threadIdx.x)] = 100 + threadIdx.x;
 }
 
 extern "C" __global__ void stale(unsigned* out) {
@@ -140,10 +162,12 @@ def test_arrive_drop(env, rng) -> None:
     assert np.all(got[:keep] == 1000 + rounds) and np.all(got[keep:] == 0)
 
 
-def test_complete_tx_instruction(env, rng) -> None:
+@pytest.mark.parametrize("release", [0, 1])
+def test_complete_tx_instruction(env, rng, release) -> None:
     dev, mod = env
     y = dev.empty(4 * 32)
-    dev.launch(mod, "tx", grid=1, block=32, args=[y, np.uint32(int(rng.integers(16, 1 << 19)))])
+    dev.memset(y, 0xFF)
+    dev.launch(mod, "tx", grid=1, block=32, args=[y, np.uint32(int(rng.integers(16, 1 << 19))), np.uint32(release)])
     assert np.all(dev.to_host(y, np.uint32, (32,)) == 7)
 
 
@@ -165,3 +189,23 @@ def test_stale_token(env) -> None:
     dev, mod = env
     with pytest.raises(EmuError, match="only the current or the immediately preceding"):
         dev.launch(mod, "stale", grid=1, block=32, args=[dev.empty(4)])
+
+
+def test_lanes_of_one_warp_initialising_one_barrier_alike(env, rng) -> None:
+    """Fidelity rule mbarrier_init_lanes: 32 lanes of warp 0 run one mbarrier.init on the same barrier with the same
+    count (the CuTe DSL's pipelines before 4.6.0). Default: a warning, one init, the barrier works; strict: a fault.
+    Lanes with different counts, or a second init instruction, stay faults (undefined, PTX ISA 9.7.13.15.9)."""
+    from ptxlab.emu.checks.fidelity import EmuFidelityWarning
+
+    dev, mod = env
+    n = int(rng.integers(2, 5)) * 32
+    y = dev.empty(4 * n)
+    dev.memset(y, 0xFF)
+    with pytest.warns(EmuFidelityWarning, match=r"\[mbarrier_init_lanes\] mbarrier.init: lanes of one warp initialise"):
+        dev.launch(mod, "lanes_init", grid=1, block=n, args=[y, np.uint32(0)])
+    np.testing.assert_array_equal(dev.to_host(y, np.uint32, (n,)), 100 + np.arange(n))
+    with dev.strict_rules("mbarrier_init_lanes"), pytest.raises(EmuError, match="strict rule 'mbarrier_init_lanes'"):
+        dev.launch(mod, "lanes_init", grid=1, block=n, args=[y, np.uint32(0)])
+    for mode in (1, 2):
+        with pytest.raises(EmuError, match="already holds a valid mbarrier"):
+            dev.launch(mod, "lanes_init", grid=1, block=n, args=[y, np.uint32(mode)])

@@ -148,13 +148,14 @@ def _blocked_sf(sf: np.ndarray) -> np.ndarray:
     return out
 
 
-@pytest.mark.parametrize("N", [8, 64])
-def test_nvfp4_cp_scales_and_mma_exact(dev, rng: np.random.Generator, N: int) -> None:
+@pytest.mark.parametrize("N,block", [(8, ".block16"), (64, ".block16"), (8, ".scale_vec::4X")])
+def test_nvfp4_cp_scales_and_mma_exact(dev, rng: np.random.Generator, N: int, block: str) -> None:
+    """.scale_vec::4X (the CuTe DSL 4.3's spelling) is .block16 for kind::mxf4nvf4: the same D."""
     from ptxlab.numerics import E2M1_VALUES
 
     from probes.tcgen05_probes import mma_nvfp4
 
-    mod = ptxlab.compile(mma_nvfp4(N), arch="sm_100a")
+    mod = ptxlab.compile(mma_nvfp4(N, block), arch="sm_100a")
     require(mod, ["UTCCP", "UTCATOMSWS", "UTCBAR", "LDTM"])
     a = rng.integers(0, 16, (128, 64), dtype=np.uint8)
     b = rng.integers(0, 16, (N, 64), dtype=np.uint8)
