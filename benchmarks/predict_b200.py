@@ -48,7 +48,9 @@ def _gemm(**kw: Any) -> Callable[[Any, Any], None]:
     def run(dev: Any, p: Any) -> None:
         from ptxlab.production.gemm import nvfp4_gemm
 
-        _LAST["c"] = nvfp4_gemm(dev, p, **kw)
+        report: Dict[str, Any] = {}
+        _LAST["c"] = nvfp4_gemm(dev, p, report=report, **kw)
+        _LAST["splits"] = report.get("splits", 1) if report.get("variant") == "cluster" else 1
     return run
 
 
@@ -83,15 +85,24 @@ def _splitk_model(p: Any) -> Any:
 
 #: name -> (what it is, runner(dev, problem)). "nvfp4_gemm" is whatever nvfp4_gemm() runs by default.
 CANDIDATES: Dict[str, tuple] = {
-    "nvfp4_gemm": ("production default (variant cluster, plan's config)", _gemm()),
+    "nvfp4_gemm": ("production default (variant cluster, plan's config: split-K over the cluster where it fits)",
+                   _gemm()),
+    "cluster_nosplit": ("plan's config without split-K (the default until issue 22 round 3: 64/16, 32/8, 64/8)",
+                        _gemm(config={"splits": 1})),
+    "cluster_k2_c4": ("BN 128, split-K 2 over (1, 4, 2) clusters (portable 8-CTA clusters on every shape)",
+                      _gemm(config={"bn": 128, "splits": 2, "cluster": 4})),
+    "cluster_k2_c8": ("BN 128, split-K 2 over (1, 8, 2) clusters (16 CTAs, non-portable)",
+                      _gemm(config={"bn": 128, "splits": 2, "cluster": 8})),
+    "cluster_k4": ("BN 128, split-K 4 over the cluster (C = 16 or 8 / 4)", _gemm(config={"bn": 128, "splits": 4})),
     "cluster_bn32": ("cluster kernel, BN 32 (cluster size by the plan)", _gemm(config={"bn": 32})),
     "cluster_bn64": ("cluster kernel, BN 64", _gemm(config={"bn": 64})),
     "cluster_bn128": ("cluster kernel, BN 128 (= the swap-A/B tile: M_mma 128 x N_mma 128)", _gemm(config={"bn": 128})),
     "cluster_bn256": ("cluster kernel, BN 256", _gemm(config={"bn": 256})),
-    "cluster_c1": ("plan's BN, no cluster (A loaded by every CTA, no multicast)", _gemm(config={"cluster": 1})),
-    "cluster_c4": ("plan's BN, 4-CTA clusters", _gemm(config={"cluster": 4})),
-    "cluster_c8": ("plan's BN, 8-CTA clusters", _gemm(config={"cluster": 8})),
-    "cluster_c16": ("plan's BN, 16-CTA clusters (non-portable)", _gemm(config={"cluster": 16})),
+    "cluster_c1": ("no-split plan's BN, no cluster (A loaded by every CTA, no multicast)",
+                   _gemm(config={"cluster": 1, "splits": 1})),
+    "cluster_c4": ("no-split plan's BN, 4-CTA clusters", _gemm(config={"cluster": 4, "splits": 1})),
+    "cluster_c8": ("no-split plan's BN, 8-CTA clusters", _gemm(config={"cluster": 8, "splits": 1})),
+    "cluster_c16": ("no-split plan's BN, 16-CTA clusters (non-portable)", _gemm(config={"cluster": 16, "splits": 1})),
     "cluster_warm0": ("plan's config, no warm-up K blocks (multicast waits for the cluster barrier)",
                       _gemm(config={"warm": 0})),
     "nvfp4_gemm_1sm": ("1sm kernel, BN 256, one tile per CTA (the earlier default)", _gemm(variant="1sm")),
@@ -103,6 +114,7 @@ CANDIDATES: Dict[str, tuple] = {
 }
 #: the bit-exact model of a candidate's arithmetic, where it is not ptxlab.production.gemm.model_c
 MODELS: Dict[str, Callable[[Any], Any]] = {"splitk_ordered": _splitk_model}
+#: the cluster kernel's split-K: the model of the split the launch used (report["splits"]; 1 = model_c)
 
 
 def check_tests(only=None, max_work: int = 10**9, indices=None) -> int:
@@ -131,14 +143,20 @@ def check_tests(only=None, max_work: int = 10**9, indices=None) -> int:
                 print(f"{name:>16} [{i}] {t['m']}x{t['n']}x{t['k']}x{t['l']}: cannot run ({exc})")
                 continue
             c = _LAST.get("c")
-            want = MODELS.get(name, model_c)(p)
+            if name in MODELS:
+                want = MODELS[name](p)
+            else:
+                from ptxlab.production.gemm import model_c_splitk
+
+                want = model_c_splitk(p, _LAST["splits"]) if _LAST.get("splits", 1) > 1 else model_c(p)
             if name == "splitk_atomic":
                 ok = not gpumode.check_close(c, want, rtol=1e-3, atol=1e-3)
             else:
                 ok = bool((c.view(np.uint16) == want.view(np.uint16)).all())
             fails += not ok
             print(f"{name:>16} [{i}] {t['m']}x{t['n']}x{t['k']}x{t['l']}: {'PASS' if ok else 'FAIL'} "
-                  f"({'1e-3' if name == 'splitk_atomic' else 'bit-exact'}, seed {seed}, "
+                  f"({'1e-3' if name == 'splitk_atomic' else 'bit-exact'}, splits {_LAST.get('splits', 1)}, "
+                  f"seed {seed}, "
                   f"{time.perf_counter() - t0:.1f} s)", flush=True)
     return 1 if fails else 0
 

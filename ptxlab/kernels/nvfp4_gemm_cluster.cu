@@ -35,7 +35,15 @@
 // stores of {32, 32, 1} boxes of the fp16 (L, M, N) output map). The C tile overlays the stage memory, which is dead
 // once acc_full completed: every MMA (the last reader of the stages) has finished and no copy into them is left.
 //
-// Requirements (host checks): M % 128 == 0, N % BN == 0, (N / BN) % C == 0, K % 256 == 0.
+// Split-K over the cluster (-DGEMM_SPLITS=KS >= 2, blocks/cluster_splitk.cuh): grid (M/128, N/BN, L * KS), cluster
+// dims (1, C, KS): the KS CTAs of one output tile (blockIdx.z = l * KS + split) are in one cluster, each runs K blocks
+// [floor(s KB / KS), floor((s+1) KB / KS)); the A multicast goes to the C CTAs of the same split (ranks
+// [split * C, split * C + C): %cluster_ctarank = x + y * 1 + z * C for cluster dims (1, C, KS), PTX ISA 10.12); after
+// the main loop each split sends the parts of the tile it does not own through an fp32 workspace (argument ws), one
+// cluster barrier, then each owner sums its BN / KS columns in split order and stores them (deterministic).
+//
+// Requirements (host checks): M % 128 == 0, N % BN == 0, (N / BN) % C == 0, K % 256 == 0, K / 256 >= KS,
+// (BN / KS) % 32 == 0.
 #include "blocks/common.cuh"
 #include "blocks/mbarrier.cuh"
 #include "blocks/tma.cuh"
@@ -44,6 +52,8 @@
 #include "blocks/mma.cuh"
 #include "blocks/cluster.cuh"
 #include "blocks/tma_store.cuh"
+#include "blocks/splitk.cuh"
+#include "blocks/cluster_splitk.cuh"
 
 #ifndef GEMM_BN
 #define GEMM_BN 64
@@ -53,6 +63,9 @@
 #endif
 #ifndef GEMM_STAGES
 #define GEMM_STAGES 6
+#endif
+#ifndef GEMM_SPLITS
+#define GEMM_SPLITS 1
 #endif
 
 using namespace ptxlab;
@@ -97,9 +110,11 @@ template <u32 BN, u32 S> struct Tmem {
 // Barrier wait: blocks/mbarrier.cuh mbar_wait_or_trap (unbounded, or trapping with -DPTXLAB_WAIT_PROBES=n).
 __device__ __forceinline__ void wait(u32 bar, u32 parity) { mbar_wait_or_trap(bar, parity); }
 
-template <u32 BN, u32 C, u32 S>
+template <u32 BN, u32 C, u32 S, u32 KS>
 __device__ __forceinline__ void run(const TmaDesc* tm_a, const TmaDesc* tm_b, const TmaDesc* tm_sfa,
-                                    const TmaDesc* tm_sfb, const TmaDesc* tm_c, u32 M, u32 N, u32 K, u32 warm) {
+                                    const TmaDesc* tm_sfb, const TmaDesc* tm_c, u32 M, u32 N, u32 K, u32 warm,
+                                    float* ws) {
+  static_assert(KS == 1 || (KS <= 8 && (BN / KS) % 32 == 0), "split-K: BN / KS must be a multiple of 32");
   typedef Cfg<BN, C> G;
   typedef Tmem<BN, S> T;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
@@ -108,9 +123,13 @@ __device__ __forceinline__ void run(const TmaDesc* tm_a, const TmaDesc* tm_b, co
 
   const u32 base = (smem_u32(smem_raw) + 1023u) & ~1023u;   // host adds 1024 B of slack
   const u32 warp = warp_idx_sync();
-  const u32 m_tile = blockIdx.x, n_tile = blockIdx.y, l = blockIdx.z;
-  const u32 rank = C > 1 ? cluster::ctarank() : 0u;
-  const u32 num_kb = K / 256u, rest_k = K / 64u;
+  const u32 m_tile = blockIdx.x, n_tile = blockIdx.y, l = blockIdx.z / KS, split = blockIdx.z % KS;
+  const u32 crank = C * KS > 1 ? cluster::ctarank() : 0u;
+  const u32 rank = crank % C;                        // rank among the C CTAs of this split (they are consecutive)
+  const u32 first = crank - rank;                    // cluster rank of this split's rank 0 (split * C)
+  // this split's K blocks [kb0, kb0 + num_kb) (model_c_splitk's split); the loops count i = kb - kb0
+  const u32 kb0 = split * (K / 256u) / KS;
+  const u32 num_kb = (split + 1u) * (K / 256u) / KS - kb0, rest_k = K / 64u;
   const u32 rest_m = M / 128u, rest_n = (N + 127u) / 128u;
   // K blocks loaded without multicast (no peer needed): at most one round of the ring, whose empty barriers then get
   // all C arrivals (the MMA lane commits those stages to the cluster only after its cluster wait)
@@ -141,11 +160,12 @@ __device__ __forceinline__ void run(const TmaDesc* tm_a, const TmaDesc* tm_b, co
   if (warp == 0) {
     // ------------------------------------------------------------------ producer (TMA)
     if (elect_one_sync()) {
-      const unsigned short all = cluster::rank_mask(0u, C);
-      const unsigned short group = cluster::rank_mask(rank / G::SFB_SHARE * G::SFB_SHARE, G::SFB_SHARE);
+      const unsigned short all = cluster::rank_mask(first, C);
+      const unsigned short group = cluster::rank_mask(first + rank / G::SFB_SHARE * G::SFB_SHARE, G::SFB_SHARE);
       PipeState<S> ps;
-      for (u32 kb = 0; kb < num_kb; ++kb, ps.advance()) {
-        if (C > 1 && kb == warm_kb) cluster::wait();
+      for (u32 i = 0; i < num_kb; ++i, ps.advance()) {
+        const u32 kb = kb0 + i;
+        if (C > 1 && i == warm_kb) cluster::wait();
         const u32 full = smem_u32(&full_bar[ps.stage]);
         wait(smem_u32(&empty_bar[ps.stage]), ps.phase ^ 1u);
         mbar_arrive_expect_tx(full, G::STAGE_BYTES);
@@ -154,7 +174,7 @@ __device__ __forceinline__ void run(const TmaDesc* tm_a, const TmaDesc* tm_b, co
         // SF block (l, mn_blk, k_blk) starts at 128-B row 4 * ((l * rest_mn + mn_blk) * rest_k + k_blk)
         const u32 sfa_row = 4u * ((l * rest_m + m_tile) * rest_k + 4u * kb);
         const u32 sfb_row = 4u * ((l * rest_n + n_tile / G::P) * rest_k + 4u * kb);   // BN < 128
-        const bool mc = C > 1 && kb >= warm_kb;
+        const bool mc = C > 1 && i >= warm_kb;
         if (mc) {
           cluster::tma_load_3d_multicast(dst + rank * G::A_ROWS * BK_BYTES, tm_a, full, (int)(kb * BK_BYTES),
                                          (int)(m_tile * BM + rank * G::A_ROWS), (int)l, all);
@@ -199,14 +219,14 @@ __device__ __forceinline__ void run(const TmaDesc* tm_a, const TmaDesc* tm_b, co
     if (elect_one_sync()) {
       const u32 idesc = mma::idesc_nvfp4(BN);
       const u32 sfb_shift = BN < 128 ? (n_tile % G::P) * G::SFB_SHIFT : 0u;
-      const unsigned short all = cluster::rank_mask(0u, C);
+      const unsigned short all = cluster::rank_mask(first, C);
       // descriptors of the stage-0 operands; a stage s adds (s * STAGE_BYTES) >> 4 to the start-address field (every
       // SMEM address is < 2^18, so the 14-bit field never carries: blocks/mma.cuh smem_desc)
       const u64 sf0 = sf_block_desc(base + G::A_BYTES + G::B_BYTES);
       const u64 a0 = mma::smem_desc_sw128(base), b0 = mma::smem_desc_sw128(base + G::A_BYTES);
       if (C > 1 && warm_kb == 0) cluster::wait();
       PipeState<S> ps;
-      for (u32 kb = 0; kb < num_kb; ++kb, ps.advance()) {
+      for (u32 kb = 0; kb < num_kb; ++kb, ps.advance()) {   // kb counts this split's K blocks from 0
         const u32 s = ps.stage;
         wait(smem_u32(&full_bar[s]), ps.phase);
         tmem_fence_after_sync();
@@ -245,8 +265,21 @@ __device__ __forceinline__ void run(const TmaDesc* tm_a, const TmaDesc* tm_b, co
     if (C > 1) cluster::wait();
     wait(smem_u32(&acc_full), 0u);
     const u32 q = warp & 3u;
-    const u32 ctile = base + q * (G::C_BYTES / 4u);   // stage memory is dead: every MMA completed (acc_full)
-    tstore::store_accum_tma(tmem, T::D_COL, BN, ctile, tm_c, n_tile * BN, m_tile * BM, l);
+    const u32 ctile = base + q * (G::C_BYTES / KS / 4u);   // stage memory is dead: every MMA completed (acc_full)
+    if (KS == 1) {
+      tstore::store_accum_tma(tmem, T::D_COL, BN, ctile, tm_c, n_tile * BN, m_tile * BM, l);
+    } else {
+      const u32 tile = (l * (M / BM) + m_tile) * (N / BN) + n_tile;
+      csplit::put_partials<BN, KS>(tmem, T::D_COL, ws, tile, split);
+      __syncwarp();
+      cluster::arrive();   // the exchange: every thread of the cluster, release / acquire (blocks/cluster_splitk.cuh)
+      cluster::wait();
+      csplit::reduce_store_tma<BN, KS>(tmem, T::D_COL, ws, tile, split, ctile, tm_c, n_tile * BN, m_tile * BM, l);
+    }
+  }
+  if (KS > 1 && warp < 2) {   // producer and MMA warps take part in the exchange's cluster barrier phase
+    cluster::arrive();
+    cluster::wait();
   }
 
   tmem_dealloc_cta(tmem, T::NCOLS, 1u);
@@ -257,6 +290,7 @@ __device__ __forceinline__ void run(const TmaDesc* tm_a, const TmaDesc* tm_b, co
 extern "C" __global__ void __launch_bounds__(gemmc::NUM_THREADS, 1)
 nvfp4_gemm_cluster(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDesc tm_b,
                    const __grid_constant__ TmaDesc tm_sfa, const __grid_constant__ TmaDesc tm_sfb,
-                   const __grid_constant__ TmaDesc tm_c, u32 M, u32 N, u32 K, u32 warm) {
-  gemmc::run<GEMM_BN, GEMM_CLUSTER, GEMM_STAGES>(&tm_a, &tm_b, &tm_sfa, &tm_sfb, &tm_c, M, N, K, warm);
+                   const __grid_constant__ TmaDesc tm_c, u32 M, u32 N, u32 K, u32 warm, float* ws) {
+  gemmc::run<GEMM_BN, GEMM_CLUSTER, GEMM_STAGES, GEMM_SPLITS>(&tm_a, &tm_b, &tm_sfa, &tm_sfb, &tm_c, M, N, K, warm,
+                                                             ws);
 }

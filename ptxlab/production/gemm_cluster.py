@@ -23,28 +23,29 @@ from ptxlab.production.plan_gemm import (CLUSTER_KERNEL_FILE, CLUSTER_KERNEL_NAM
 __all__ = ["compile_cluster", "run_cluster", "BLOCKS_USED"]
 
 BLOCKS_USED = ("common.cuh", "mbarrier.cuh", "tma.cuh", "tmem.cuh", "scales.cuh", "mma.cuh", "cluster.cuh",
-               "tma_store.cuh")
+               "tma_store.cuh", "splitk.cuh", "cluster_splitk.cuh")
 
 
 @lru_cache(maxsize=None)
-def _compile(bn: int, cluster: int, stages: int, wait_probes: int) -> Any:
+def _compile(bn: int, cluster: int, stages: int, wait_probes: int, splits: int) -> Any:
     import ptxlab
     from ptxlab.kernels import KERNELS_DIR, read
 
-    opts = cluster_options(bn, cluster, stages)
+    opts = cluster_options(bn, cluster, stages, splits)
     if wait_probes:
         opts += (f"-DPTXLAB_WAIT_PROBES={wait_probes}u",)
-    tag = f"{CLUSTER_KERNEL_NAME}_bn{bn}_c{cluster}_s{stages}" + (f"_w{wait_probes}" if wait_probes else "")
+    tag = f"{CLUSTER_KERNEL_NAME}_bn{bn}_c{cluster}_s{stages}" + (f"_k{splits}" if splits > 1 else "") + \
+        (f"_w{wait_probes}" if wait_probes else "")
     return ptxlab.compile(read(CLUSTER_KERNEL_FILE), arch="sm_100a", name=f"{tag}.cu", options=opts,
                           include_dirs=[KERNELS_DIR])
 
 
-def compile_cluster(bn: int, cluster: int, stages: int, wait_probes: int = 0) -> Any:
+def compile_cluster(bn: int, cluster: int, stages: int, wait_probes: int = 0, splits: int = 1) -> Any:
     """The sm_100a module of one cluster-kernel build (cached per process). wait_probes > 0: every mbarrier wait
-    traps after that many failed probes (hardware bring-up)."""
+    traps after that many failed probes (hardware bring-up); splits > 1: split-K over the cluster."""
     if not 0 <= int(wait_probes) < 2**32:
         raise ValueError("nvfp4 GEMM: wait_probes must fit in 32 bits")
-    return _compile(int(bn), int(cluster), int(stages), int(wait_probes))
+    return _compile(int(bn), int(cluster), int(stages), int(wait_probes), int(splits))
 
 
 def run_cluster(dev: Any, problem: Any, *, config: Optional[Dict[str, int]] = None, module: Optional[Any] = None,
@@ -57,9 +58,9 @@ def run_cluster(dev: Any, problem: Any, *, config: Optional[Dict[str, int]] = No
     if p.b.shape[0] != n:
         raise ValueError(f"nvfp4 GEMM: b has {p.b.shape[0]} rows, expected N={n}")
     plan = cluster_launch_plan(m, n, k, l, config)
-    bn, c, s = plan["bn"], plan["cluster_size"], plan["stages"]
-    mod = compile_cluster(bn, c, s, wait_probes) if module is None else module
-    _check_module(mod, bn, c, s)
+    bn, c, s, ks = plan["bn"], plan["cluster_size"], plan["stages"], plan["splits"]
+    mod = compile_cluster(bn, c, s, wait_probes, ks) if module is None else module
+    _check_module(mod, bn, c, s, ks)
     prm = cluster_tensor_map_params(m, n, k, l, bn, c)
     hosts = {"a": physical(p.a), "b": physical(p.b), "sfa": sf_physical(p.sfa_permuted),
              "sfb": sf_physical(p.sfb_permuted)}
@@ -73,6 +74,10 @@ def run_cluster(dev: Any, problem: Any, *, config: Optional[Dict[str, int]] = No
             bufs.append(dev.to_device(hosts[name]))
         d_c = dev.empty(l * m * n * 2)
         bufs.append(d_c)
+        # split-K's exchange workspace: written before the cluster barrier, read after it (never zeroed)
+        ws = dev.empty(plan["workspace_bytes"]) if ks > 1 else None
+        if ws is not None:
+            bufs.append(ws)   # after c: the maps below take bufs[:5]
         dev.memset(d_c, POISON)
         maps = [dev.tensor_map(buf, **prm[name]) for name, buf in zip(("a", "b", "sfa", "sfb", "c"), bufs)]
         # the kernel's compile-time expect_tx must equal what one stage's boxes deliver to each CTA
@@ -82,7 +87,8 @@ def run_cluster(dev: Any, problem: Any, *, config: Optional[Dict[str, int]] = No
         if tx != cluster_stage_bytes(bn):
             raise AssertionError(f"nvfp4 GEMM (cluster): boxes deliver {tx} B per stage, kernel expects "
                                  f"{cluster_stage_bytes(bn)}")
-        args = maps + [np.uint32(m), np.uint32(n), np.uint32(k), np.uint32(plan["warm"])]
+        args = maps + [np.uint32(m), np.uint32(n), np.uint32(k), np.uint32(plan["warm"]),
+                       ws if ws is not None else np.uint64(0)]
         kw: Dict[str, Any] = {}
         if plan["cluster"]:
             kw["cluster"] = plan["cluster"]
@@ -98,15 +104,15 @@ def run_cluster(dev: Any, problem: Any, *, config: Optional[Dict[str, int]] = No
     return out.transpose(1, 2, 0)
 
 
-def _check_module(module: Any, bn: int, cluster: int, stages: int) -> None:
+def _check_module(module: Any, bn: int, cluster: int, stages: int, splits: int = 1) -> None:
     """A caller-supplied module must be the build of this launch's config (a BN or cluster mismatch writes wrong
     tiles or waits forever). Checked from its compile options when it has them."""
     opts = getattr(module, "options", None)
     if not isinstance(opts, (tuple, list)):
         return
-    want = set(cluster_options(bn, cluster, stages))
-    got = {o for o in opts if str(o).startswith(("-DGEMM_BN=", "-DGEMM_CLUSTER=", "-DGEMM_STAGES="))}
+    want = set(cluster_options(bn, cluster, stages, splits))
+    got = {o for o in opts if str(o).startswith(("-DGEMM_BN=", "-DGEMM_CLUSTER=", "-DGEMM_STAGES=", "-DGEMM_SPLITS="))}
     if got != want:
         raise ValueError(f"nvfp4 GEMM (cluster): module {getattr(module, 'name', '?')!r} was built with "
                          f"{sorted(got)}, this launch needs {sorted(want)}: pass module=compile_cluster({bn}, "
-                         f"{cluster}, {stages}) or drop module=")
+                         f"{cluster}, {stages}, splits={splits}) or drop module=")

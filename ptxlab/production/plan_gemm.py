@@ -257,6 +257,9 @@ CLUSTER_KERNEL_NAME = "nvfp4_gemm_cluster"
 CLUSTER_BNS = (256, 128, 64, 32)          # tile N choices, widest first
 CLUSTER_SIZES = (16, 8, 4, 2, 1)          # CTAs per cluster along N (16: non-portable size)
 CLUSTER_MAX_STAGES = 8
+CLUSTER_SPLITS = (1, 2, 4, 8)             # split-K factors over the cluster (KS CTAs of a tile in one cluster)
+SPLIT_K = 4                               # the automatic split-K factor over the cluster
+SPLIT_MIN_KB = 7                          # K blocks each split keeps at least (the automatic split-K)
 CLUSTER_WARM_KB = 3                       # K blocks loaded without multicast while the cluster barrier completes
 SMEM_OPTIN = 232448                       # sm_100: largest dynamic shared memory a block may opt in to (227 KiB)
 STATIC_SMEM = 1024                        # the kernel's static __shared__ (ptxas reports 1024: barriers, TMEM slot)
@@ -297,25 +300,61 @@ def sfb_share(bn: int, cluster: int) -> int:
 
 
 def choose_cluster_config(m: int, n: int, k: int, l: int = 1, sms: int = B200_SMS,
-                          bn: int | None = None) -> dict[str, int]:
-    """Tile N, cluster size, stages and warm-up K blocks for a shape: the widest bn whose tile count reaches half of
-    the SMs (so the B stream is spread over most SMs; else the narrowest that divides N), then the largest cluster
-    (<= 16 for K >= 8192, where A's share of the traffic matters most, else <= 8) that divides the N tiles; `bn`
-    fixes the tile N (the rest is chosen for it).
-    The gpu-mode benchmark shapes get 64/16, 32/8, 64/8 (predictions: ptx_docs/production_gemm.md)."""
+                          bn: int | None = None, splits: int | None = None) -> dict[str, int]:
+    """Tile N, split-K factor, cluster size, stages and warm-up K blocks for a shape.
+
+    Split-K over the cluster (``splits`` None = chosen here, with ``bn`` None only): BN 128 and SPLIT_K splits when
+    SPLIT_K x the 128-column tiles fit the SMs in one wave and each split keeps >= SPLIT_MIN_KB K blocks (of the
+    gpu-mode benchmark shapes only 128x4096x7168: 32 tiles x 4 splits of 7 K blocks): a CTA's tensor-pipe cost per K
+    block is paid on a quarter of K at a cheaper-per-column tile, and the exchange (one cluster barrier + one global
+    round trip, ~1.2 us predicted) is amortised; 2 splits were predicted slower on the other two shapes
+    (ptx_docs/production_gemm.md). A split-K cluster has 16 CTAs (16 / splits along N: A is multicast only within
+    a split). Otherwise (splits 1): the widest bn whose tile count reaches half of the SMs (so the B stream is spread
+    over most SMs; else the narrowest that divides N), then the largest cluster along N (<= 16 for K >= 8192, where
+    A's share of the traffic matters most, else <= 8) that divides the N tiles. `bn` / `splits` fix those (the rest
+    is chosen for them).
+    The gpu-mode benchmark shapes get bn/cluster/splits 64/16/1, 128/4/4, 64/8/1 (predictions:
+    ptx_docs/production_gemm.md)."""
     bns = [b for b in CLUSTER_BNS if n % b == 0]
     if not bns:
         raise ValueError(f"nvfp4 GEMM (cluster): N={n} must be a multiple of 32")
     tiles = lambda b: (m // BM) * (n // b) * l  # noqa: E731
+    if splits is None:
+        splits = SPLIT_K if (bn is None and 128 in bns and SPLIT_K * tiles(128) <= sms
+                             and k // 256 >= SPLIT_K * SPLIT_MIN_KB) else 1
+
+    if bn is None and splits > 1:
+        bn = 128 if 128 in bns else bns[0]
     if bn is None:
         bn = next((b for b in bns if 2 * tiles(b) >= sms), bns[-1])
     elif bn not in bns:
         raise ValueError(f"nvfp4 GEMM (cluster): BN={bn} must be one of {CLUSTER_BNS} and divide N={n}")
-    cmax = 16 if k >= 8192 else 8
+    cmax = (16 if k >= 8192 or splits > 1 else 8) // splits
     nt = n // bn
     cluster = next(c for c in CLUSTER_SIZES if c <= cmax and nt % c == 0)
     stages = cluster_stages(bn)
-    return {"bn": bn, "cluster": cluster, "stages": stages, "warm": min(CLUSTER_WARM_KB, stages) if cluster > 1 else 0}
+    return {"bn": bn, "cluster": cluster, "stages": stages, "warm": min(CLUSTER_WARM_KB, stages) if cluster > 1 else 0,
+            "splits": splits}
+
+
+def check_cluster_splits(k: int, bn: int, cluster: int, splits: int) -> None:
+    """Split-K over the cluster (blocks/cluster_splitk.cuh): splits in CLUSTER_SPLITS, bn / splits a multiple of 32
+    (each split owns that many columns of the tile), at least one K block per split, cluster x splits <= 16 CTAs."""
+    if splits not in CLUSTER_SPLITS:
+        raise ValueError(f"nvfp4 GEMM (cluster): splits={splits} must be one of {CLUSTER_SPLITS}")
+    if splits > 1 and ((bn // splits) % 32 or bn % splits):
+        raise ValueError(f"nvfp4 GEMM (cluster): BN={bn} / splits={splits} must be a multiple of 32 (the columns each "
+                         "split owns)")
+    if k // 256 < splits:
+        raise ValueError(f"nvfp4 GEMM (cluster): K={k} has {k // 256} K blocks, fewer than splits={splits}")
+    if cluster * splits > max(CLUSTER_SIZES):
+        raise ValueError(f"nvfp4 GEMM (cluster): cluster {cluster} x splits {splits} exceeds "
+                         f"{max(CLUSTER_SIZES)} CTAs per cluster")
+
+
+def cluster_workspace_bytes(m: int, n: int, l: int, bn: int, splits: int) -> int:
+    """fp32 exchange workspace of split-K over the cluster: per tile splits x splits slots of 128 x bn/splits."""
+    return 0 if splits == 1 else l * (m // BM) * (n // bn) * splits * splits * BM * (bn // splits) * 4
 
 
 def check_cluster_config(m: int, n: int, k: int, l: int, bn: int, cluster: int, stages: int) -> None:
@@ -350,18 +389,21 @@ def cluster_tensor_map_params(m: int, n: int, k: int, l: int, bn: int, cluster: 
 def cluster_launch_plan(m: int, n: int, k: int, l: int, config: dict | None = None) -> dict[str, Any]:
     """Launch of the cluster kernel: kernel, variant, bn, cluster (C), stages, warm, splits (1), grid (M/128, N/bn,
     L), cluster_dims ((1, C, 1) or None), non_portable (C > 8), block, shared_bytes, workspace_bytes (0)."""
-    cfg = {**choose_cluster_config(m, n, k, l, bn=(config or {}).get("bn")), **(config or {})}
-    bn, c, s = cfg["bn"], cfg["cluster"], cfg["stages"]
+    cfg = {**choose_cluster_config(m, n, k, l, bn=(config or {}).get("bn"), splits=(config or {}).get("splits")),
+           **(config or {})}
+    bn, c, s, ks = cfg["bn"], cfg["cluster"], cfg["stages"], int(cfg.get("splits", 1))
     check_cluster_config(m, n, k, l, bn, c, s)
+    check_cluster_splits(k, bn, c, ks)
     if not 0 <= int(cfg["warm"]) <= s:
         raise ValueError(f"nvfp4 GEMM (cluster): warm={cfg['warm']} K blocks must be in [0, stages={s}] (one round "
                          "of the ring at most)")
     return {"kernel": CLUSTER_KERNEL_NAME, "variant": "cluster", "bn": bn, "cluster_size": c, "stages": s,
-            "warm": int(cfg["warm"]) if c > 1 else 0, "splits": 1, "pair": False, "grid": (m // BM, n // bn, l),
-            "cluster": (1, c, 1) if c > 1 else None, "non_portable": c > 8, "block": (THREADS, 1, 1),
-            "shared_bytes": cluster_shared_bytes(bn, s), "workspace_bytes": 0}
+            "warm": int(cfg["warm"]) if c > 1 else 0, "splits": ks, "pair": False, "grid": (m // BM, n // bn, l * ks),
+            "cluster": (1, c, ks) if c * ks > 1 else None, "non_portable": c * ks > 8, "block": (THREADS, 1, 1),
+            "shared_bytes": cluster_shared_bytes(bn, s), "workspace_bytes": cluster_workspace_bytes(m, n, l, bn, ks)}
 
 
-def cluster_options(bn: int, cluster: int, stages: int) -> tuple[str, ...]:
-    """NVRTC -D options of one cluster-kernel build."""
-    return (f"-DGEMM_BN={bn}", f"-DGEMM_CLUSTER={cluster}", f"-DGEMM_STAGES={stages}")
+def cluster_options(bn: int, cluster: int, stages: int, splits: int = 1) -> tuple[str, ...]:
+    """NVRTC -D options of one cluster-kernel build (-DGEMM_SPLITS only for split-K over the cluster)."""
+    return (f"-DGEMM_BN={bn}", f"-DGEMM_CLUSTER={cluster}", f"-DGEMM_STAGES={stages}") + \
+        ((f"-DGEMM_SPLITS={splits}",) if splits > 1 else ())

@@ -21,11 +21,13 @@ SHAPE_CONFIGS: dict = {
     (4096, 7168, 8): ("flat", 14, 2, 1, 2),   # 448 threads = 2 rows of 224 chunks
     (7168, 2048, 4): ("flat", 14, 2, 1, 2),   # 448 threads = 7 rows of 64 chunks
 }
-# Blackwell (sm_10x): chosen by the timing model's B200 PREDICTIONS (benchmarks/predict_b200.py, ptx_docs/production.md
-# "GEMV at its DRAM floor"), never measured; shapes not listed use SHAPE_CONFIGS. 7168x16384x1: 4 rows per thread
-# per round and 4 CTAs per SM (15.32 us predicted against 16.13 for the H100 config).
+# Blackwell (sm_10x): chosen by the timing model's B200 PREDICTIONS (benchmarks/sweep_gemv_b200.py under the round-2
+# model, tree 8b377365906; ptx_docs/production.md "GEMV at its DRAM floor"), never measured; shapes not listed use
+# SHAPE_CONFIGS. Predicted 13.34 / 22.20 / 9.04 us = 1.035 / 1.009 / 1.084 x the DRAM floor (DRAM 100 % busy).
 B200_SHAPE_CONFIGS: dict = {
-    (7168, 16384, 1): ("flat", 16, 4, 1, 4),
+    (7168, 16384, 1): ("flat", 16, 2, 1, 2),   # = the H100 config
+    (4096, 7168, 8): ("flat", 14, 8, 1, 2),    # 8 rows per thread per round (H100: 2)
+    (7168, 2048, 4): ("flat", 16, 2, 1, 2),    # 16 warps = 8 rows of 64 chunks side by side (H100: 14 warps)
 }
 
 

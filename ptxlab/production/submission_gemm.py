@@ -119,7 +119,8 @@ def encode_tensor_map(address: int, params: dict[str, Any]) -> bytes:
 class _Params:
     """Packed kernel parameters for cuLaunchKernel: the tensor maps by value (64-B aligned, as a CUtensorMap is), then
     the scalars (ctypes values). 1sm / 2sm kernel: maps a, b, sfa, sfb, then u64 c, u32 M, N, K[, u64 ws, counters]
-    (:meth:`legacy`); cluster kernel: maps a, b, sfa, sfb, c, then u32 M, N, K, warm."""
+    (:meth:`legacy`); cluster kernel: maps a, b, sfa, sfb, c, then u32 M, N, K, warm, u64 ws (split-K over the
+    cluster's exchange workspace; 0 without split-K)."""
 
     def __init__(self, maps: list[bytes], scalars: list[Any]) -> None:
         self.raw = ctypes.create_string_buffer(len(maps) * 128 + 64)
@@ -225,14 +226,14 @@ class CudaGemm:
             p = self._params[key] = _Params.legacy(maps, c, m, n, k, extra)
         return p
 
-    def cluster_function(self, bn: int, cluster: int, stages: int) -> Any:
-        """The cluster kernel of one (bn, cluster, stages) config, compiled with NVRTC on first use; opted into its
-        dynamic SMEM and, for 16-CTA clusters, into non-portable cluster sizes."""
-        key = ("cluster", bn, cluster, stages)
+    def cluster_function(self, bn: int, cluster: int, stages: int, splits: int = 1) -> Any:
+        """The cluster kernel of one (bn, cluster, stages, splits) config, compiled with NVRTC on first use; opted into
+        its dynamic SMEM and, for clusters of more than 8 CTAs (cluster x splits), into non-portable cluster sizes."""
+        key = ("cluster", bn, cluster, stages, splits)
         if key not in self._funcs:
             drv = self._drv
             _, cubin = nvrtc_compile(kernel_source(CLUSTER_KERNEL_FILE), self.arch, f"{CLUSTER_KERNEL_NAME}.cu",
-                                     cluster_options(bn, cluster, stages))
+                                     cluster_options(bn, cluster, stages, splits))
             module = _drv_check(drv, drv.cuModuleLoadData(cubin), "cuModuleLoadData")
             self._modules.append(module)
             func = _drv_check(drv, drv.cuModuleGetFunction(module, CLUSTER_KERNEL_NAME.encode()),
@@ -241,7 +242,7 @@ class CudaGemm:
             fa = drv.CUfunction_attribute
             _drv_check(drv, drv.cuFuncSetAttribute(func, fa.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem),
                        f"cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES={smem})")
-            if cluster > 8:
+            if cluster * splits > 8:
                 _drv_check(drv, drv.cuFuncSetAttribute(func, fa.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED,
                                                        1), "cuFuncSetAttribute(NON_PORTABLE_CLUSTER_SIZE_ALLOWED)")
             self._funcs[key] = func
@@ -253,11 +254,12 @@ class CudaGemm:
         key = ("plan", m, n, k, l)
         if key not in self._params:
             plan = cluster_launch_plan(m, n, k, l)
-            if plan["cluster_size"] == 16:
-                func = self.cluster_function(plan["bn"], 16, plan["stages"])
+            ks = plan["splits"]
+            if plan["cluster_size"] * ks == 16:
+                func = self.cluster_function(plan["bn"], plan["cluster_size"], plan["stages"], ks)
                 need = plan["grid"][0] * plan["grid"][1] * plan["grid"][2] // 16
                 if self._max_active_clusters(func, plan) < need:
-                    plan = cluster_launch_plan(m, n, k, l, {"cluster": 8})
+                    plan = cluster_launch_plan(m, n, k, l, {"bn": plan["bn"], "cluster": 8 // ks, "splits": ks})
             self._params[key] = plan
         return self._params[key]
 
@@ -283,15 +285,23 @@ class CudaGemm:
     def cluster_params(self, a: int, b: int, sfa_p: int, sfb_p: int, c: int, m: int, n: int, k: int, l: int,
                        plan: dict[str, Any]) -> _Params:
         """Encoded tensor maps (a, b, sfa, sfb and the fp16 output c) + packed scalars of the cluster kernel."""
-        key = (a, b, sfa_p, sfb_p, c, m, n, k, l, "cluster", plan["bn"], plan["cluster_size"], plan["warm"])
+        key = (a, b, sfa_p, sfb_p, c, m, n, k, l, "cluster", plan["bn"], plan["cluster_size"], plan["warm"],
+               plan["splits"])
         p = self._params.get(key)
         if p is None:
+            ws = 0
+            if plan["splits"] > 1:   # the exchange workspace (written before it is read in every launch: no zeroing)
+                wkey = ("cluster_ws", m, n, l, plan["bn"], plan["splits"])
+                if wkey not in self._workspaces:
+                    self._workspaces[wkey] = (self._alloc_zeroed or self._torch_zeros)(plan["workspace_bytes"])
+                ws = self._workspaces[wkey].data_ptr()
             prm = cluster_tensor_map_params(m, n, k, l, plan["bn"], plan["cluster_size"])
             maps = [encode_tensor_map(addr, prm[name]) for name, addr in
                     (("a", a), ("b", b), ("sfa", sfa_p), ("sfb", sfb_p), ("c", c))]
             if len(self._params) >= self.MAX_CACHED:
                 self._params.clear()
-            p = self._params[key] = _Params(maps, [ctypes.c_uint32(v) for v in (m, n, k, plan["warm"])])
+            p = self._params[key] = _Params(maps, [ctypes.c_uint32(v) for v in (m, n, k, plan["warm"])]
+                                            + [ctypes.c_uint64(ws)])
         return p
 
     def launch(self, a: int, b: int, sfa_p: int, sfb_p: int, c: int, m: int, n: int, k: int, l: int,
@@ -303,7 +313,7 @@ class CudaGemm:
         if parse_variant(variant) == "cluster":
             variant_is_pair(variant, check_splits(splits, k, l))
             plan = self.cluster_plan(m, n, k, l)
-            func = self.cluster_function(plan["bn"], plan["cluster_size"], plan["stages"])
+            func = self.cluster_function(plan["bn"], plan["cluster_size"], plan["stages"], plan["splits"])
             p = self.cluster_params(a, b, sfa_p, sfb_p, c, m, n, k, l, plan)
             name = CLUSTER_KERNEL_NAME
         else:

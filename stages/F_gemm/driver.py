@@ -1,4 +1,4 @@
-"""Stages F1-F5: the mechanisms of the production GEMM for gpu-mode's small-M shapes (ptx_docs/production_gemm.md),
+"""Stages F1-F6: the mechanisms of the production GEMM for gpu-mode's small-M shapes (ptx_docs/production_gemm.md),
 each brought up on its own against a host (scalar) reference, with broken variants that its check must catch.
 
 F1 the shared A operand multicast over a cluster (blocks/cluster.cuh; used by the cluster GEMM, the default).
@@ -6,6 +6,8 @@ F2 the TMA-store epilogue (blocks/tma_store.cuh; used by the cluster GEMM).
 F3 the ordered (deterministic) split-K fixup (blocks/splitk.cuh; the 1sm GEMM's split-K). sm_100a or sm_90a.
 F4 the persistent tile scheduler (blocks/scheduler.cuh). sm_100a or sm_90a.
 F5 double-buffered TMEM accumulators, the epilogue of a tile overlapping the next tile's MMAs (blocks/accum_pipe.cuh).
+F6 split-K inside a cluster: partials exchanged through a workspace ordered by one cluster barrier, each split sums the
+   columns it owns in split order (blocks/cluster_splitk.cuh; the cluster GEMM's split-K).
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from .f2 import preflight as f2_preflight, run_f2
 from .f3 import preflight as f3_preflight, run_f3
 from .f4 import preflight as f4_preflight, run_f4
 from .f5 import preflight as f5_preflight, run_f5
+from .f6 import preflight as f6_preflight, run_f6
 
 STAGES = [
     Stage("F1", "multicast of the shared operand: a (1,C,1) cluster along N loads A once (rank r: 128/C rows, TMA "
@@ -41,4 +44,9 @@ STAGES = [
           "commit acc_full) while the epilogue warps read tile t-1 (acc_full wait, ld, wait::ld, fence, arrive "
           "acc_empty)", "every tile == float64 sums exactly; broken variants (PTXLAB_STAGE_F5_BROKEN) caught", run_f5,
           preflight=f5_preflight),
+    Stage("F6", "split-K inside a cluster: the KS CTAs of a tile (cluster (1,1,KS)) store the parts of their TMEM "
+          "partial they do not own into the owners' workspace slots (16-B stores), one cluster barrier (release / "
+          "acquire), each owner loads its peers' parts (ld.relaxed.gpu) and sums its BN/KS columns in split order",
+          "fp32 tile == host sum in split order bit for bit (KS 2 and 4); broken variants "
+          "(PTXLAB_STAGE_F6_BROKEN) caught", run_f6, preflight=f6_preflight),
 ]

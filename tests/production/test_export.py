@@ -345,9 +345,9 @@ class _FakeDriver:
         return (0, self.max_clusters)
 
     def cuLaunchKernelEx(self, cfg, func, params, extra):
-        """The cluster kernel's launch: 5 maps, then u32 M, N, K, warm."""
+        """The cluster kernel's launch: 5 maps, then u32 M, N, K, warm, u64 ws."""
         c = self.ctypes
-        ptrs = (c.c_void_p * 9).from_address(params)
+        ptrs = (c.c_void_p * 10).from_address(params)
         (attr,) = cfg.attrs
         assert attr.id == "cluster_dim" and cfg.numAttrs == 1
         self.ex_launches.append({"func": func, "grid": (cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ),
@@ -356,7 +356,8 @@ class _FakeDriver:
                                                                     attr.value.clusterDim.z),
                                  "maps": [c.string_at(ptrs[i], 128) for i in range(5)],
                                  "map_align": [ptrs[i] % 64 for i in range(5)],
-                                 "scalars": [c.c_uint32.from_address(ptrs[i]).value for i in range(5, 9)]})
+                                 "scalars": [c.c_uint32.from_address(ptrs[i]).value for i in range(5, 9)],
+                                 "ws": c.c_uint64.from_address(ptrs[9]).value})
         return (0,)
 
     def cuLaunchKernel(self, func, gx, gy, gz, bx, by, bz, smem, stream, params, extra):
@@ -595,8 +596,8 @@ def test_gemm_cuda_path_split_k_with_fake_driver(tmp_path: Path, monkeypatch) ->
                                      (128, 7168, 16384, 1)])
 def test_gemm_cluster_adapter_map_params_equal_wrapper(tmp_path: Path, m: int, n: int, k: int, l: int) -> None:
     """The default (cluster) variant: the exported adapter's five cuTensorMapEncodeTiled inputs (a, b, sfa, sfb and
-    the fp16 output) and its launch (grid, cluster dims, non-portable flag, SMEM, 9 arguments: 5 maps + M, N, K,
-    warm) equal what ptxlab.production.gemm_cluster builds and launches on an emulator device."""
+    the fp16 output) and its launch (grid, cluster dims, non-portable flag, SMEM, 10 arguments: 5 maps + M, N, K,
+    warm, ws) equal what ptxlab.production.gemm_cluster builds and launches on an emulator device."""
     import ptxlab
     from ptxlab.production import gemm as G
 
@@ -621,7 +622,7 @@ def test_gemm_cluster_adapter_map_params_equal_wrapper(tmp_path: Path, m: int, n
             w = tuple(w) if isinstance(w, (tuple, list)) else w
             assert getattr(spec, field) == w, (name, field, getattr(spec, field), w)
     (launch,) = spy.launches
-    assert launch["kernel"] == mod.CLUSTER_KERNEL_NAME and launch["nargs"] == 9
+    assert launch["kernel"] == mod.CLUSTER_KERNEL_NAME and launch["nargs"] == 10
     assert launch["grid"] == plan["grid"] and launch["block"] == plan["block"]
     assert launch["shared_bytes"] == plan["shared_bytes"] <= 232448 - 1024
     assert launch.get("cluster") == plan["cluster"] and launch.get("non_portable_cluster", False) == plan["non_portable"]
@@ -632,12 +633,17 @@ def test_gemm_cluster_config_of_benchmark_shapes(tmp_path: Path) -> None:
     GEMM_TESTS shape gets a config that fits SMEM and TMEM, divides N and its N tiles."""
     mod = load(write_submission(tmp_path, "nvfp4_gemm"))
     got = [(mod.choose_cluster_config(b["m"], b["n"], b["k"], b["l"])) for b in gm.GEMM_BENCHMARKS]
-    assert [(c["bn"], c["cluster"], c["stages"], c["warm"]) for c in got] == [(64, 16, 8, 3), (32, 8, 8, 3),
-                                                                            (64, 8, 8, 3)]
+    assert [(c["bn"], c["cluster"], c["splits"], c["stages"], c["warm"]) for c in got] == [
+        (64, 16, 1, 8, 3), (128, 4, 4, 6, 3), (64, 8, 1, 8, 3)]
+    nosplit = [mod.choose_cluster_config(b["m"], b["n"], b["k"], b["l"], splits=1) for b in gm.GEMM_BENCHMARKS]
+    assert [(c["bn"], c["cluster"], c["stages"], c["warm"]) for c in nosplit] == [(64, 16, 8, 3), (32, 8, 8, 3),
+                                                                                (64, 8, 8, 3)]
     for t in list(gm.GEMM_TESTS) + list(gm.GEMM_BENCHMARKS):
         plan = mod.launch_plan(t["m"], t["n"], t["k"], t["l"])
         bn, c = plan["bn"], plan["cluster_size"]
         assert t["n"] % bn == 0 and (t["n"] // bn) % c == 0 and plan["grid"][1] % c == 0
+        ks = plan["splits"]
+        assert (bn // ks) % 32 == 0 and t["k"] // 256 >= ks and c * ks <= 16 and plan["grid"][2] == t["l"] * ks
         assert plan["shared_bytes"] + mod.STATIC_SMEM <= mod.SMEM_OPTIN
         assert mod.cluster_tmem_cols(bn, plan["stages"]) <= 512
     with pytest.raises(ValueError, match="split-K"):
@@ -648,20 +654,27 @@ def test_gemm_cluster_config_of_benchmark_shapes(tmp_path: Path) -> None:
         mod.cluster_launch_plan(128, 256, 512, 1, {"bn": 64, "cluster": 8})  # 4 N tiles
     with pytest.raises(ValueError, match="do not fit"):
         mod.cluster_launch_plan(128, 256, 512, 1, {"bn": 256, "cluster": 1, "stages": 5})
+    with pytest.raises(ValueError, match="multiple of 32"):
+        mod.cluster_launch_plan(128, 256, 512, 1, {"bn": 64, "cluster": 1, "splits": 4})  # 16 columns per split
+    with pytest.raises(ValueError, match="fewer than splits"):
+        mod.cluster_launch_plan(128, 256, 256, 1, {"bn": 128, "cluster": 1, "splits": 2})
+    with pytest.raises(ValueError, match="CTAs per cluster"):
+        mod.cluster_launch_plan(128, 4096, 2048, 1, {"bn": 128, "cluster": 16, "splits": 2})
 
 
 def test_gemm_cluster_cuda_path_with_fake_driver(tmp_path: Path, monkeypatch) -> None:
     """The default variant through the driver-API plumbing without a GPU: NVRTC (real) of the embedded cluster
     kernel with its config's options, dynamic-SMEM opt-in (+ non-portable cluster sizes for 16-CTA clusters), five
     encodes (a, b, sfa, sfb, c) with cluster_tensor_map_params, parameters packed as 5 x 128-B maps (64-B aligned)
-    then u32 M, N, K, warm, cuLaunchKernelEx with the cluster dimension; a GPU that cannot keep enough 16-CTA
-    clusters resident (cuOccupancyMaxActiveClusters) gets 8-CTA clusters."""
+    then u32 M, N, K, warm and the split-K workspace (allocated once per shape), cuLaunchKernelEx with the cluster
+    dimension (1, C, splits); a GPU that cannot keep enough 16-CTA clusters resident (cuOccupancyMaxActiveClusters)
+    gets 8-CTA ones (C halved)."""
     from ptxlab import tensormap
 
     mod = load(write_submission(tmp_path, "nvfp4_gemm"))
     fake = _fake_cuda(monkeypatch)
     fake.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = "non_portable"
-    fake.max_clusters = 7
+    fake.max_clusters = 8
     opts_seen = []
     real = mod.nvrtc_compile
 
@@ -671,15 +684,29 @@ def test_gemm_cluster_cuda_path_with_fake_driver(tmp_path: Path, monkeypatch) ->
 
     monkeypatch.setattr(mod, "nvrtc_compile", spy_nvrtc)
     ptrs = (0x10000, 0x20000, 0x30000, 0x40000, 0x50000)
-    runner = mod.CudaGemm(0)
-    m, n, k, l = 128, 7168, 16384, 1
+    allocs = []
+
+    class Buf:
+        def __init__(self, addr: int, nbytes: int) -> None:
+            self.addr, self.nbytes = addr, nbytes
+
+        def data_ptr(self) -> int:
+            return self.addr
+
+    def alloc(nbytes: int) -> Buf:
+        allocs.append(Buf(0x900000 + 0x100000 * len(allocs), nbytes))
+        return allocs[-1]
+
+    runner = mod.CudaGemm(0, alloc_zeroed=alloc)
+    m, n, k, l = 128, 4096, 7168, 1   # the plan's split-K shape: BN 128, 4 splits, (1, 4, 4) clusters
     runner.launch(*ptrs, m, n, k, l, stream=99)
     plan = mod.launch_plan(m, n, k, l)
-    assert plan["cluster"] == (1, 16, 1) and plan["non_portable"]
-    assert opts_seen == [(True, "nvfp4_gemm_cluster.cu", ("-DGEMM_BN=64", "-DGEMM_CLUSTER=16", "-DGEMM_STAGES=8"))]
+    assert plan["cluster"] == (1, 4, 4) and plan["non_portable"]
+    assert opts_seen == [(True, "nvfp4_gemm_cluster.cu", ("-DGEMM_BN=128", "-DGEMM_CLUSTER=4", "-DGEMM_STAGES=6",
+                                                          "-DGEMM_SPLITS=4"))]
     func = ("module1", mod.CLUSTER_KERNEL_NAME)
     assert (func, "max_dyn_smem", plan["shared_bytes"]) in fake.attrs and (func, "non_portable", 1) in fake.attrs
-    prm = mod.cluster_tensor_map_params(m, n, k, l, 64, 16)
+    prm = mod.cluster_tensor_map_params(m, n, k, l, 128, 4)
     assert [e["address"] for e in fake.encodes] == list(ptrs)
     for e, name in zip(fake.encodes, ("a", "b", "sfa", "sfb", "c")):
         p = prm[name]
@@ -688,17 +715,22 @@ def test_gemm_cluster_cuda_path_with_fake_driver(tmp_path: Path, monkeypatch) ->
         assert e["dtype"] == tensormap.DTYPE_CODES[p["dtype"]] and e["swizzle"] == tensormap.SWIZZLE_CODES[p["swizzle"]]
         assert e["l2"] == tensormap.L2_PROMOTION_CODES[p["l2_promotion"]]
     (launch,) = fake.ex_launches
-    assert launch["func"] == func and launch["grid"] == (1, 112, 1) and launch["cluster"] == (1, 16, 1)
+    assert launch["func"] == func and launch["grid"] == (1, 32, 4) and launch["cluster"] == (1, 4, 4)
     assert launch["smem"] == plan["shared_bytes"] and launch["stream"] == ("CUstream", 99)
     assert launch["maps"] == [bytes([i + 1]) * 128 for i in range(5)] and launch["map_align"] == [0] * 5
     assert launch["scalars"] == [m, n, k, plan["warm"]]
+    assert [a.nbytes for a in allocs] == [plan["workspace_bytes"]] == [32 * 16 * 128 * 32 * 4]
+    assert launch["ws"] == allocs[0].addr
     runner.launch(*ptrs, m, n, k, l, stream=99)  # cached: no recompile, no re-encode
     assert len(fake.modules) == 1 and len(fake.encodes) == 5 and len(fake.ex_launches) == 2
-    fake.max_clusters = 6  # 7 clusters of 16 are needed: fall back to 8-CTA clusters
-    runner2 = mod.CudaGemm(0)
+    fake.max_clusters = 7  # 8 clusters of 16 are needed: fall back to 8-CTA clusters
+    runner2 = mod.CudaGemm(0, alloc_zeroed=alloc)
     runner2.launch(*ptrs, m, n, k, l)
-    assert fake.ex_launches[-1]["cluster"] == (1, 8, 1) and opts_seen[-1][2][1] == "-DGEMM_CLUSTER=8"
-    assert fake.encodes[-5]["box"] == [128, 16, 1]  # the A slice of an 8-CTA cluster
+    assert fake.ex_launches[-1]["cluster"] == (1, 2, 4) and opts_seen[-1][2][1] == "-DGEMM_CLUSTER=2"
+    assert fake.encodes[-5]["box"] == [128, 64, 1]  # the A slice of a 2-CTA split group
+    runner2.launch(*ptrs, 128, 7168, 16384, 1)   # no split-K: (1, 16, 1), no workspace, ws argument 0
+    assert fake.ex_launches[-1]["cluster"] == (1, 16, 1) and fake.ex_launches[-1]["ws"] == 0
+    assert opts_seen[-1][2] == ("-DGEMM_BN=64", "-DGEMM_CLUSTER=16", "-DGEMM_STAGES=8")
 
 
 def test_gemm_cluster_gpumode_harness_emulator_off_list(tmp_path: Path, rng) -> None:

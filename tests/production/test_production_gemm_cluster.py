@@ -10,6 +10,8 @@ launch. Checks:
   * every tile width (BN 32/64/128/256), cluster size (1..16, the non-portable 16 included), the SFB-sharing cases
     (BN < 128 with the P = 128/BN tiles of one SF block in one cluster, and split over clusters), warm-up K blocks
     (0, fewer than K blocks, all of them), rings that wrap (2 stages), L > 1, M > 128;
+  * split-K over the cluster (2, 4 and 8 splits, with and without multicast, uneven K splits): c == the split
+    model (model_c_splitk: the fp32 partials added in split order), also on wide-scale data whose partials round;
   * SASS: multicast TMA loads, multicast commit, TMA stores, cluster barrier; the kernel is built from blocks only.
 """
 from __future__ import annotations
@@ -70,6 +72,10 @@ CASES = [  # (m, n, k, l, config or None (the plan's), data)
     (256, 512, 512, 1, {"bn": 256, "cluster": 2, "stages": 2, "warm": 1}, "gpumode"),
     (128, 256, 768, 1, {"bn": 64, "cluster": 1, "stages": 2, "warm": 0}, "gpumode"),    # no cluster
     (128, 128, 512, 1, {"bn": 32, "cluster": 4, "stages": 2, "warm": 2}, "wide"),       # warm-up = every K block
+    (128, 512, 7168, 1, None, "gpumode"),                         # the plan's split-K: BN 128, (1, 4, 4) clusters
+    (128, 512, 1280, 2, {"bn": 128, "cluster": 2, "splits": 4, "stages": 2, "warm": 1}, "wide"),   # 5 K blocks over 4 splits
+    (256, 256, 1024, 1, {"bn": 64, "cluster": 1, "splits": 2, "warm": 0}, "wide"),      # split-K, no multicast
+    (128, 1024, 2048, 1, {"bn": 256, "cluster": 2, "splits": 8, "stages": 2, "warm": 2}, "gpumode"),  # 16-CTA (1, 2, 8)
 ]
 
 
@@ -83,12 +89,14 @@ def test_cluster_exact_vs_model(dev, m, n, k, l, config, data) -> None:
         p = wide_scales(p, seed)
     rep: dict = {}
     c = G.nvfp4_gemm(dev, p, config=config, report=rep)
-    want = {**P.choose_cluster_config(m, n, k, l), **(config or {})}
-    assert (rep["bn"], rep["cluster_size"], rep["stages"]) == (want["bn"], want["cluster"], want["stages"])
+    want = {**P.choose_cluster_config(m, n, k, l, bn=(config or {}).get("bn"), splits=(config or {}).get("splits")),
+            **(config or {})}
+    assert (rep["bn"], rep["cluster_size"], rep["stages"], rep["splits"]) == (want["bn"], want["cluster"],
+                                                                           want["stages"], want["splits"])
     assert rep["warm"] == (want["warm"] if want["cluster"] > 1 else 0)
     tag = f"seed={seed} shape=({m},{n},{k},{l}) config={config} data={data}"
     assert not np.isnan(c).any(), f"{tag}: outputs left poisoned"
-    model = G.model_c(p)
+    model = G.model_c_splitk(p, want["splits"]) if want["splits"] > 1 else G.model_c(p)
     bad = np.argwhere(c.view(np.uint16) != model.view(np.uint16))
     assert bad.size == 0, f"{tag}: {len(bad)} mismatches vs the tensor-core model, first at {tuple(bad[0])}"
     if data == "gpumode":
@@ -106,6 +114,9 @@ def test_cluster_sass_has_multicast_and_tma_store() -> None:
     assert counts["UTCOMMA"] >= 4, counts
     single = require(GC.compile_cluster(64, 1, 4), ["UTMALDG", "UTMASTG", "UTCOMMA"])
     assert not [o for o in single if "MULTICAST" in o or o.startswith("UCGABAR")], "cluster 1 must not multicast"
+    split = require(GC.compile_cluster(128, 4, 6, splits=2), ["UTMALDG.3D.MULTICAST", "UTMASTG", "UCGABAR_ARV",
+                                                               "STG.E.128", "LDG.E.128.STRONG.GPU"])
+    assert split["LDG.E.128.STRONG.GPU"] >= 16, split   # the peer's 64 columns of a row, loaded before any add
 
 
 def test_cluster_kernel_built_from_blocks_only() -> None:
@@ -128,6 +139,10 @@ def test_cluster_refusals(dev) -> None:
         G.nvfp4_gemm(dev, p, config={"bn": 64, "cluster": 2, "stages": 2, "warm": 3})
     with pytest.raises(ValueError, match="config= applies"):
         G.nvfp4_gemm(dev, p, variant="1sm", config={"bn": 64})
+    with pytest.raises(ValueError, match="splits=3 must be one of"):
+        G.nvfp4_gemm(dev, p, config={"bn": 128, "cluster": 1, "splits": 3})
+    with pytest.raises(ValueError, match="this launch needs"):
+        G.nvfp4_gemm(dev, p, config={"bn": 128, "cluster": 1, "splits": 2}, module=GC.compile_cluster(128, 1, 6))
 
 
 def test_cluster_bounded_wait_build(dev) -> None:

@@ -79,7 +79,9 @@ FLAT_CASES = [  # (config, M, K, L): P = 32*warps / (K/32) rows side by side, K/
     (("flat", 4, 2, 1, 2), 13, 1024, 1),   # 4 rows side by side
     (("flat", 3, 4, 0, 1), 50, 3072, 1),   # 3 warps per row, no prefetch, R = 4
     (("flat", 8, 1, 1, 1), 9, 4096, 2),    # 2 rows side by side, 4 warps per row, R = 1
-    (("flat", 16, 4, 1, 4), 41, 16384, 1),  # the B200 table's config of 7168x16384x1 (R = 4, 4 CTAs/SM), M tail
+    (("flat", 16, 4, 1, 4), 41, 16384, 1),  # R = 4, 4 CTAs/SM, M tail (the B200 table's earlier 7168x16384x1 config)
+    (("flat", 14, 8, 1, 2), 37, 7168, 2),   # the B200 table's 4096x7168x8 config: 2 rows side by side, R = 8, M tail
+    (("flat", 16, 2, 1, 2), 21, 2048, 2),   # the B200 table's 7168x2048x4 config: 8 rows side by side, M tail
 ]
 
 
@@ -123,7 +125,7 @@ def test_pick_config() -> None:
         if not gc.is_flat(cfg):
             assert gx * gc.rows_per_cta(cfg) >= m
     assert not gc.fits(("flat", 16), 64, 7168) and gc.fits(("flat", 14), 64, 7168)  # K/32 = 224 must divide threads
-    assert gc.pick_config(7168, 16384, 1, "sm_100a") == ("flat", 16, 4, 1, 4) != gc.pick_config(7168, 16384, 1)
+    assert gc.pick_config(4096, 7168, 8, "sm_100a") == ("flat", 14, 8, 1, 2) != gc.pick_config(4096, 7168, 8)
 
 
 def test_launch_geometry() -> None:

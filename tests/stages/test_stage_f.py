@@ -1,4 +1,4 @@
-"""Stages F1-F5 (stages/F_gemm: the production GEMM's mechanisms for small M) on the emulator, each broken variant
+"""Stages F1-F6 (stages/F_gemm: the production GEMM's mechanisms for small M) on the emulator, each broken variant
 caught with a detail naming the mistake; the unknown-variant usage error; F3/F4 (sm_90a-capable blocks) on a GPU."""
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ REPO = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def f():
     stages = {s.id: s for s in discover(REPO / "stages")}
-    assert {"F1", "F2", "F3", "F4", "F5"} <= set(stages)
-    return {i: sys.modules[f"ptxlab_stages.F_gemm.f{i}"] for i in range(1, 6)}
+    assert {"F1", "F2", "F3", "F4", "F5", "F6"} <= set(stages)
+    return {i: sys.modules[f"ptxlab_stages.F_gemm.f{i}"] for i in range(1, 7)}
 
 
 @pytest.fixture
@@ -30,7 +30,7 @@ def _text(res) -> str:
     return "\n".join(f"{r.name}: {r.ok}: {r.detail}" for r in res.rows)
 
 
-@pytest.mark.parametrize("i", [1, 2, 3, 4, 5])
+@pytest.mark.parametrize("i", [1, 2, 3, 4, 5, 6])
 def test_stage_passes(f, ctx, i):
     res = getattr(f[i], f"run_f{i}")(ctx)
     assert res.passed, _text(res)
@@ -60,6 +60,9 @@ BROKEN = [
     (5, "single_buffer", [4], ["hold another tile's result"]),
     (5, "wrong_full_parity", [4], ["deadlock"]),
     (5, "epilogue_other_buffer", [4], ["words differ"]),
+    (6, "wrong_slot", [(1, 4, 128)], ["words differ"]),
+    (6, "own_first", [(1, 4, 128)], ["words differ"]),
+    (6, "wrong_owner", [(1, 2, 64)], ["words differ"]),
 ]
 
 
@@ -74,7 +77,7 @@ def test_broken_variants_are_caught(f, ctx, i, broken, cases, needles):
 
 def test_every_broken_variant_is_tested(f):
     listed = {(i, b) for i, b, _, _ in BROKEN}
-    assert listed == {(i, b) for i in range(1, 6) for b in f[i].BROKEN}
+    assert listed == {(i, b) for i in range(1, 7) for b in f[i].BROKEN}
 
 
 def test_unknown_variant_is_a_usage_error(f, ctx, monkeypatch):

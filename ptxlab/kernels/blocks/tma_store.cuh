@@ -48,13 +48,9 @@ __device__ __forceinline__ u32 pack_f16x2(u32 lo, u32 hi) {
 // Byte offset of 16-B chunk c (0..3) of row r (0..31) in a SWIZZLE_64B sub-tile whose base is 512-B aligned.
 __device__ __forceinline__ u32 sw64_offset(u32 r, u32 c) { return r * 64u + (((c ^ (r >> 1)) & 3u) << 4); }
 
-// This warp's 32 accumulator rows, columns d_col .. d_col + 31 -> fp16 sub-tile at SMEM address sub (512-B aligned).
-// All 32 lanes; the caller has waited for the accumulator (mbarrier) already.
-__device__ __forceinline__ void accum_to_smem_sub(u32 tmem_base, u32 d_col, u32 sub) {
-    u32 r[32];
-    tmem_fence_after_sync();
-    tmem_ld_32x32b<32>(tmem_warp_lane_base(tmem_base) + d_col, r);
-    tmem_wait_ld();
+// 32 fp32 values of this thread's row (columns 0..31 of a sub-tile, as tcgen05.ld.32x32b.x32 returns them) -> fp16
+// row of the SWIZZLE_64B sub-tile at SMEM address sub (512-B aligned). All 32 lanes (lane = row of the sub-tile).
+__device__ __forceinline__ void regs_to_smem_sub(const u32 (&r)[32], u32 sub) {
     const u32 row = threadIdx.x & 31u;
 #pragma unroll
     for (u32 c = 0; c < 4; ++c) {
@@ -66,6 +62,29 @@ __device__ __forceinline__ void accum_to_smem_sub(u32 tmem_base, u32 d_col, u32 
     }
 }
 
+// This warp's 32 accumulator rows, columns d_col .. d_col + 31 -> fp16 sub-tile at SMEM address sub (512-B aligned).
+// All 32 lanes; the caller has waited for the accumulator (mbarrier) already.
+__device__ __forceinline__ void accum_to_smem_sub(u32 tmem_base, u32 d_col, u32 sub) {
+    u32 r[32];
+    tmem_fence_after_sync();
+    tmem_ld_32x32b<32>(tmem_warp_lane_base(tmem_base) + d_col, r);
+    tmem_wait_ld();
+    regs_to_smem_sub(r, sub);
+}
+
+// nsub fp16 sub-tiles of this warp at SMEM smem (2 KiB apart, written by its lanes) -> TMA stores of box {32, 32, 1}
+// at (n0 + 32 j, m0, l). Returns after the stores have read the SMEM.
+__device__ __forceinline__ void store_subtiles_tma(u32 smem, u32 nsub, const TmaDesc* tmap, u32 n0, u32 m0, u32 l) {
+    fence_proxy_async_smem();
+    __syncwarp();
+    if ((threadIdx.x & 31u) == 0) {
+        for (u32 j = 0; j < nsub; ++j) tma_store_3d(tmap, smem + j * SUB_BYTES, (int)(n0 + j * SUB_COLS), (int)m0, (int)l);
+        commit_group();
+        wait_group_read0();
+    }
+    __syncwarp();
+}
+
 // The whole per-warp epilogue: ncols (multiple of 32) accumulator columns from d_col of this warp's lane quarter ->
 // fp16 sub-tiles at SMEM smem (ncols/32 x 2 KiB, 1024-B aligned, private to the warp) -> TMA stores of box
 // {32, 32, 1} at coordinates (n0 + 32 j, m0 + 32 q, l) of tmap. Returns after the stores have read the SMEM.
@@ -74,15 +93,7 @@ __device__ __forceinline__ void store_accum_tma(u32 tmem_base, u32 d_col, u32 nc
     const u32 q = (threadIdx.x >> 5) & 3u;
 #pragma unroll 1
     for (u32 j = 0; j < ncols / SUB_COLS; ++j) accum_to_smem_sub(tmem_base, d_col + j * SUB_COLS, smem + j * SUB_BYTES);
-    fence_proxy_async_smem();
-    __syncwarp();
-    if ((threadIdx.x & 31u) == 0) {
-        for (u32 j = 0; j < ncols / SUB_COLS; ++j)
-            tma_store_3d(tmap, smem + j * SUB_BYTES, (int)(n0 + j * SUB_COLS), (int)(m0 + 32u * q), (int)l);
-        commit_group();
-        wait_group_read0();
-    }
-    __syncwarp();
+    store_subtiles_tma(smem, ncols / SUB_COLS, tmap, n0, m0 + 32u * q, l);
 }
 
 }  // namespace tstore
