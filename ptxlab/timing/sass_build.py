@@ -100,8 +100,11 @@ def _build(module, arch: str) -> tuple:
         opts = [o for o in module.options if not str(o).startswith("-arch")] + [f"-arch={arch}"]
         if "-lineinfo" not in opts:
             opts.append("-lineinfo")
+        # the module's own PTX stands in for its included headers (a header edit changes it; the source alone
+        # would keep serving the SASS of the old header)
+        own_ptx = getattr(module, "ptx", "") or ""
         key = cache.cache_key(kind="timing-sass", source=module.source, name=module.name, options=opts, nvrtc=nv,
-                              nvjitlink=jl)
+                              nvjitlink=jl, ptx=hashlib.sha256(own_ptx.encode()).hexdigest())
         hit = cache.load(key)
         if hit is not None:
             return hit[0], hit[2]

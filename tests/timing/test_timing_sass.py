@@ -140,3 +140,22 @@ def test_sm100_uniform_predicate_branch_keeps_the_loop():
         ptx_loads = sum(1 for pc, k, _ in trace.streams[key] if k != 0 and "ld.global" in t._replay[1].code[pc].ins.text)
         ldg = sum(1 for i, _, _ in st if i < join.nsass and join.sass[i].base == "LDG")
         assert ptx_loads >= 1 and ldg == ptx_loads, (key, ldg, ptx_loads)
+
+
+def test_sass_cache_key_follows_the_modules_own_ptx(monkeypatch):
+    """A header edit changes the module's PTX but not its top-level source: the SASS cache must not serve the SASS
+    of the old header (the key holds the module's PTX digest)."""
+    from ptxlab.timing import sass_build
+    from ptxlab.toolchain import cache
+    keys = []
+    monkeypatch.setattr(cache, "load", lambda k: keys.append(k) or ("ptx", None, "listing"))
+
+    class Mod:
+        source, name, options = '#include "blk.cuh"\n__global__ void k() { blk(); }\n', "k.cu", ["-arch=sm_90a"]
+
+    old, new = Mod(), Mod()
+    old.ptx, new.ptx = ".version 8.8\n// blk v1\n", ".version 8.8\n// blk v2\n"
+    sass_build._build(old, "sm_90a")
+    sass_build._build(new, "sm_90a")
+    sass_build._build(old, "sm_90a")
+    assert keys[0] != keys[1] and keys[0] == keys[2]
