@@ -358,7 +358,13 @@ class Join:
         def gain(bi):
             cov, can = info[bi]
             return 1000 * len(need_ev & can) + len(need_pc & cov)
-        entries = [bi for bi in bl if prev in self.allowed[bi]] or \
+        def entered(bi):    # control reaches bi from outside the home's blocks (or round its loop): a group starts
+            return not sg.pred[bi] or any(q not in self.cold and (q not in inset or sg.dominates(bi, q))
+                                          for q in sg.pred[bi])
+        # an interior block of a chain inherits its entry's Join.allowed but is no start: starting there (it may cover
+        # more) would issue the chain's head after its tail, e.g. a bar.sync of the next generation before this one
+        after = [bi for bi in bl if prev in self.allowed[bi]]
+        entries = [bi for bi in after if entered(bi)] or after or \
             [bi for bi in bl if not any(q in inset and not sg.dominates(bi, q) for q in sg.pred[bi])] or [min(bl)]
         cur = max(entries, key=lambda b: (gain(b), -b))
         path = [cur]
