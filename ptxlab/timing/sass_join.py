@@ -339,7 +339,8 @@ class Join:
 
     def _best_path(self, bl: List[int], prev, executed: frozenset, done: frozenset, evpcs: frozenset) -> tuple:
         """The path through the SASS blocks ``bl`` (one home) that a group after ``prev`` most likely ran, built
-        greedily: start at the entry (Join.allowed) that covers most of what the group did, then keep moving (by
+        greedily: start at the entry that covers most of what the group did (a block admitting ``prev``,
+        Join.allowed, that control reaches from outside the home or round a loop: never mid-chain), then keep moving (by
         the shortest forward route) to the nearest block that adds an event the group recorded (x 1000) or a PTX
         instruction it executed (only if those outnumber half the instructions of the blocks passed on the way),
         until nothing is left to cover.  So an x16 copy of a 4-iteration PTX block is
