@@ -21,6 +21,7 @@ from ..emu.engine import machine
 from ..emu.checks.sitewarn import EmuWarning, emu_warn
 from . import params as _params
 from .sim import SmSim, cta_ids_for_sm, occupancy
+from .replay_check import check_replay
 from . import cluster_trace, memsys
 from .trace import ProgramInfo, Recorder, TimedWave, Trace, clone_cta, instrument
 
@@ -258,6 +259,7 @@ def simulate(trace: Trace, prog, p, threads: int, regs: int, smem: int, sampled:
         trace.streams = sass[2]
     sim = SmSim(trace, info, p, occ, busy_sms)
     r = sim.run()
+    check_replay(r, prog.kernel, trace.streams, info, issue)
     n_sm = getattr(orig_trace, "sm_ctas", 0) or len(orig_trace.ctas)
     if n_sm > len(orig_trace.ctas):
         _extrapolate(r, occ, n_sm, len(orig_trace.ctas))

@@ -339,7 +339,8 @@ class Join:
 
     def _best_path(self, bl: List[int], prev, executed: frozenset, done: frozenset, evpcs: frozenset) -> tuple:
         """The path through the SASS blocks ``bl`` (one home) that a group after ``prev`` most likely ran, built
-        greedily: start at the entry (Join.allowed) that covers most of what the group did, then keep moving (by
+        greedily: start at the entry that covers most of what the group did (a block admitting ``prev``,
+        Join.allowed, that control reaches from outside the home or round a loop: never mid-chain), then keep moving (by
         the shortest forward route) to the nearest block that adds an event the group recorded (x 1000) or a PTX
         instruction it executed (only if those outnumber half the instructions of the blocks passed on the way),
         until nothing is left to cover.  So an x16 copy of a 4-iteration PTX block is
@@ -358,7 +359,13 @@ class Join:
         def gain(bi):
             cov, can = info[bi]
             return 1000 * len(need_ev & can) + len(need_pc & cov)
-        entries = [bi for bi in bl if prev in self.allowed[bi]] or \
+        def entered(bi):    # control reaches bi from outside the home's blocks (or round its loop): a group starts
+            return not sg.pred[bi] or any(q not in self.cold and (q not in inset or sg.dominates(bi, q))
+                                          for q in sg.pred[bi])
+        # an interior block of a chain inherits its entry's Join.allowed but is no start: starting there (it may cover
+        # more) would issue the chain's head after its tail, e.g. a bar.sync of the next generation before this one
+        after = [bi for bi in bl if prev in self.allowed[bi]]
+        entries = [bi for bi in after if entered(bi)] or after or \
             [bi for bi in bl if not any(q in inset and not sg.dominates(bi, q) for q in sg.pred[bi])] or [min(bl)]
         cur = max(entries, key=lambda b: (gain(b), -b))
         path = [cur]

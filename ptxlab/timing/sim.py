@@ -161,6 +161,8 @@ class SimResult:
     cta_spans: list                     # (cta, start, end)
     tma_in_flight: tuple = (0.0, 0.0)   # (mean, max) TMA bytes in flight on the busiest simulated SM
     hot: dict = field(default_factory=dict)   # (instruction index, what it waited for) -> warp-cycles
+    stuck: dict = field(default_factory=dict)  # phase key never completed -> [(warp key, instruction index)] waiting
+    missing: dict = field(default_factory=dict)   # the same keys -> arrivals recorded but never issued
 
 
 def _pipe_cost(p, pipe: str) -> float:
@@ -403,6 +405,8 @@ class SmSim:
                 if live[w.cta] == 0:
                     finish_cta(w.cta, w.t)
         stuck = [k for k, ws in self.waiters.items() if ws]
+        stuck_at = {k: [(w.key, w.block_pc) for w in self.waiters[k]] for k in stuck}
+        missing = {k: sum(self.c_parts[c] for c in self.trace.phase_contribs.get(k, ())) for k in stuck}
         if stuck:
             # a wait whose phase never completed in simulated time (a contribution the recorder could not see):
             # release at the end and report it
@@ -428,7 +432,7 @@ class SmSim:
         flight = max((in_flight(u.tma_flight, end) for u in us), default=(0.0, 0.0))
         return SimResult(cycles=end, ctas_on_sm=len(ctas), resources=res, amounts=amounts,
                          warps=self._warp_summary(), events=self.events, cta_spans=spans, tma_in_flight=flight,
-                         hot=dict(self.hot))
+                         hot=dict(self.hot), stuck=stuck_at, missing=missing)
 
     def _warp_summary(self) -> dict:
         """Per warp index in the CTA, the mean over the simulated warps of that index: instructions issued, cycles
