@@ -75,16 +75,16 @@ def nvrtc_compile(source: str, arch: str, name: str = "kernel.cu", options: tupl
         (res,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
         if res != nvrtc.nvrtcResult.NVRTC_SUCCESS:
             (n,) = ok(nvrtc.nvrtcGetProgramLogSize(prog), "log size")
-            buf = b" " * n
+            buf = bytearray(n)       # never b" " * n: NVRTC writes into it, and b" " * 1 is CPython's shared b" "
             ok(nvrtc.nvrtcGetProgramLog(prog, buf), "log")
-            raise RuntimeError(f"NVRTC could not compile {name} for {arch}:\n{buf.decode(errors='replace')}")
+            raise RuntimeError(f"NVRTC could not compile {name} for {arch}:\n{bytes(buf).decode(errors='replace')}")
         (n,) = ok(nvrtc.nvrtcGetPTXSize(prog), "ptx size")
-        ptx = b" " * n
+        ptx = bytearray(n)
         ok(nvrtc.nvrtcGetPTX(prog, ptx), "ptx")
         (n,) = ok(nvrtc.nvrtcGetCUBINSize(prog), "cubin size")
-        cubin = b" " * n
+        cubin = bytearray(n)
         ok(nvrtc.nvrtcGetCUBIN(prog, cubin), "cubin")
-        return ptx.rstrip(b"\0").decode(), bytes(cubin)
+        return bytes(ptx).rstrip(b"\0").decode(), bytes(cubin)
     finally:
         nvrtc.nvrtcDestroyProgram(prog)
 
