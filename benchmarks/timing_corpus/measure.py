@@ -4,7 +4,7 @@ reference, time it with CUDA events; JSON of times + device info under $OUT.
     PYTHONPATH=. python3 benchmarks/timing_corpus/measure.py --part calibration [--check all] [--iters 200] \\
         [--sources .timing_corpus_sources] [--only SUBSTR ...]
 
-``--part`` picks the kernels to TIME (calibration | validation | all); ``--check`` the kernels whose output is
+``--part`` picks the kernels to TIME (calibration | validation | val2 | val3 | all); ``--check`` the kernels whose output is
 checked (default: the timed part; ``all`` checks every kernel, timed or not).  Method (as benchmarks/validate_timing.py):
 one launch on input set 0 with poisoned outputs, every output element must be written and match the reference
 (problems.py); then S input sets (copies at other addresses, S x bytes >= 4 x L2, at most 64 and 6 GiB) are rotated
@@ -51,9 +51,12 @@ class RawLaunch:
         self.storage = ctypes.create_string_buffer(params, max(len(params), 1))
         base = ctypes.addressof(self.storage)
         self.ptrs = (ctypes.c_void_p * max(len(offsets), 1))(*[base + o for o in offsets])
+        if self.k.smem > 48 * 1024:                  # over the default limit: opt in, as the project's launcher does
+            _ok(drv.cuFuncSetAttribute(self.func, drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                       self.k.smem))
 
     def __call__(self) -> None:
-        _ok(self.drv.cuLaunchKernel(self.func, *self.k.grid, *self.k.block, 0, self.drv.CUstream(self.stream),
+        _ok(self.drv.cuLaunchKernel(self.func, *self.k.grid, *self.k.block, self.k.smem, self.drv.CUstream(self.stream),
                                     ctypes.addressof(self.ptrs), 0))
 
 
@@ -153,8 +156,8 @@ def device_info(torch, dev) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--part", default="calibration", help="kernels to time: calibration | validation | all")
-    ap.add_argument("--check", default=None, help="kernels to check: calibration | validation | all (default: --part)")
+    ap.add_argument("--part", default="calibration", help="kernels to time: calibration | validation | val2 | val3 | all")
+    ap.add_argument("--check", default=None, help="kernels to check: calibration | validation | val2 | val3 | all (default: --part)")
     ap.add_argument("--only", nargs="*")
     ap.add_argument("--iters", type=int, default=200)
     ap.add_argument("--sources", help="cached sources (default: sources.sources_dir())")
