@@ -29,7 +29,8 @@ def accepted(kernels, gpu: str, sources=None) -> list:
     for k in kernels:
         t0 = time.perf_counter()
         try:
-            s = harness.Setup.create(harness.build(k, sources), ptxlab.open_device("emu", timing=gpu), check_round2.SEED)
+            dev = ptxlab.open_device("emu", timing=gpu)
+            s = harness.Setup.create(harness.build(k, sources), dev, check_round2.SEED)
             s.launch()
             r = s.check(full=False)
             msg = f"{'accepted' if r['ok'] else 'FAIL'} {r['written']} written checked {r['detail'][:200]}"

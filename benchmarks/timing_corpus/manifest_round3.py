@@ -21,9 +21,10 @@ SIZES = {
                  hg=(2048, 2048, 1024),      # HGEMMs: 8.6 GFLOP, tens of us on an H100 with mma.sync
                  hv=(16384, 4096),           # HGEMV N, K: B is 128 MiB (its main's 256 x 128 is a few us)
                  sm=(4096, 4096)),           # llm.c softmax rows, cols: 64 MiB in (its main's 8192 x 50257: 1.6 GB)
-    "small": dict(sg=(256, 256, 64), hg=(256, 256, 256), hv=(300, 512), sm=(40, 1000)),
+    "small": dict(sg=(256, 256, 64), hg=(256, 256, 256), hv=(320, 512), sm=(40, 1000)),
 }
-PRELUDE = {"tpoisonooo": "#include <cstdint>\n", "nwsgemm": "", "brucelee": "#include <cuda_fp16.h>\n#include <cstdint>\n",
+PRELUDE = {"tpoisonooo": "#include <cstdint>\n", "nwsgemm": "",
+           "brucelee": "#include <cuda_fp16.h>\n#include <cstdint>\n",
            "hgemv": "#include <cuda_fp16.h>\n",
            "llmc": "#include <cooperative_groups.h>\n#include <cooperative_groups/reduce.h>\n"
                    "#ifndef INFINITY\n#define INFINITY __int_as_float(0x7f800000)\n#endif\n"}   # <math.h>'s
@@ -57,7 +58,10 @@ def _tpoisonooo(z: dict) -> list:
     rows = {2: ("16", 16, (16, 16, 1), SG_LD), 3: ("16", 16, (16, 16, 1), SG_ABC),
             4: ("16, 2", 32, (16, 16, 1), SG_LD), 5: ("8, 4", 32, (8, 8, 1), SG_LD),
             6: ("16, 2", 32, (16, 16, 1), SG_LD), 7: ("", 64, (256, 1, 1), SG_LD), 8: ("8, 4", 32, (8, 8, 1), SG_LD)}
-    rows.update({v: ("", 128, (256, 1, 1), SG_ABC) for v in (9, 10, 11, 12)})
+    rows.update({v: ("", 128, (256, 1, 1), SG_ABC) for v in (9, 10)})
+    # left out: MMult_cuda_11 / 12 (they switch shared-memory buffers by XOR-ing the address with 0x2000 / 0x1000,
+    # relying on `__align__(16 * 1024)`; an sm_90 CTA's shared memory starts at 0x400 whatever the .align
+    # (ptx_docs/fidelity.md, smem_align): wrong results on the H100, and on the emulator, which lays it out the same)
     out = []
     for v, (ta, t, block, args) in rows.items():
         entry = "sgemm_128x128x8" if v >= 9 else "sgemm"
@@ -67,7 +71,7 @@ def _tpoisonooo(z: dict) -> list:
 
 
 def _nwsgemm(z: dict) -> list:
-    M, N, _ = z["sg"]        # its main(): naive block (32, 32), grid (N / 32, M / 32); V1-V3 block (16, 16), 128^2 tiles
+    M, N, _ = z["sg"]   # its main(): naive block (32, 32), grid (N / 32, M / 32); V1-V3 block (16, 16), 128^2 tiles
     return [_k("nicolaswilde-sgemm", "nwsgemm", ["sgemm.cu"], e, _sgemm(z), (N // t, M // t, 1), b,
                ("ptr:A", "ptr:B", "ptr:C", "i32:M", "i32:N", "i32:K"))
             for e, t, b in (("naiveSgemm", 32, (32, 32, 1)), ("mySgemmV1Aligned", 128, (16, 16, 1)),
@@ -94,7 +98,9 @@ def _hgemv(z: dict) -> list:
     out = []
     for f, cols in [("thread/thread_naive", 128), ("thread/thread_smem", 128)] + \
             [(f"warp/warp{c}_{v}", 4 * c) for c in (1, 2, 4, 8, 16) for v in ("naive", "smem")]:
-        # each launcher: 128 threads, grid ceil(N / columns per CTA); the _smem ones K * 2 bytes of dynamic smem
+        # each launcher: 128 threads, grid ceil(N / columns per CTA); the _smem ones K * 2 bytes of dynamic smem.
+        # N must be a multiple of 64: warp8 / warp16 return lanes of a column >= N and then shfl.sync with a full
+        # mask (undefined by the PTX ISA, 9.7.9.6; the emulator stops: "deadlock")
         stem = f.split("/")[1]
         entry = "".join(w.capitalize() if i else w for i, w in enumerate(stem.split("_"))) + "Kernel"
         out.append(_k("brucelee-hgemv", "hgemv", ["src/common/util.h", f"src/{f}.cu"], entry, prob,
@@ -107,10 +113,13 @@ def _llmc(z: dict) -> list:
     N, C = z["sm"]
     prob = ("rownorm", (("rows", N), ("cols", C), ("op", "softmax")))
     warps = -(-N * 32 // 256)            # one warp per row, 256-thread CTAs
-    # softmax_forward<kernel_num>'s launch with block_size 256 (kernel 3: 32), dynamic smem as it computes it
+    # softmax_forward<kernel_num>'s launch with block_size 256 (kernel 3: 32), dynamic smem as it computes it.
+    # left out: kernel4 (every thread reads the max from shared[0], then warp 0's lane 0 writes the sum there with
+    # no barrier between: a write-after-read race; the emulator's racecheck stops)
     rows = [("softmax_forward_kernel1", -(-N // 256), 256, 0), ("softmax_forward_kernel2", N, 256, 256 * 4),
-            ("softmax_forward_kernel3", N, 32, 32 * 4), ("softmax_forward_kernel4", N, 256, 256 // 32 * 4),
-            ("softmax_forward_online_kernel1", -(-N // 256), 256, 0), ("softmax_forward_online_kernel2", warps, 256, 0),
+            ("softmax_forward_kernel3", N, 32, 32 * 4),
+            ("softmax_forward_online_kernel1", -(-N // 256), 256, 0),
+            ("softmax_forward_online_kernel2", warps, 256, 0),
             ("softmax_forward_kernel7", N, 256, 2 * 256 // 32 * 4), ("softmax_forward_online_kernel8", warps, 256, 0)]
     return [_k("llmc-softmax", "llmc", ["dev/cuda/common.h", "dev/cuda/softmax_forward.cu"], e, prob, (g, 1, 1),
                (b, 1, 1), ("ptr:y", "ptr:x", "i32:rows", "i32:cols"), smem=smem, types=("SumMax",))

@@ -464,14 +464,14 @@ class Hgemm(Problem):
 class Hgemv(Problem):
     """C = A @ B for a half vector A (1 x K) and B column-major K x N (stored N x K), C half (1 x N)
     (Bruce-Lee-LY/cuda_hgemv): float32 sums of half products, one half rounding of the result; reference in float64,
-    tolerance a few half ulps (2^-11 relative) plus float32 summation."""
+    tolerance 4 half ulps (2^-11 relative) plus 1e-4 sqrt(K) for the float32 sums (one lost product is ~1)."""
     ARRAYS = ("A", "B", "C")
     N: int = 16384
     K: int = 4096
 
     def __post_init__(self):
         self.outputs = ("C",)
-        self.rtol, self.atol = 2e-3, 1e-5 * math.sqrt(self.K)
+        self.rtol, self.atol = 2e-3, 1e-4 * math.sqrt(self.K)      # float32 sums of K terms, then one half rounding
         self.scalars = dict(N=self.N, K=self.K)
 
     def arrays(self, rng) -> dict:
