@@ -5,14 +5,14 @@ reference, time it with CUDA events; JSON of times + device info under $OUT.
         [--sources .timing_corpus_sources] [--only SUBSTR ...]
 
 ``--part`` picks the kernels to TIME (calibration | validation | val2 | val3 | all); ``--check`` the kernels whose
-output is checked (default: the timed part; ``all`` checks every kernel, timed or not).  Method (as
+output is checked (default: the timed part; ``all`` checks every kernel, timed or not). Method (as
 benchmarks/validate_timing.py): one launch on input set 0 with poisoned outputs, every output element must be
-written and match the reference (problems.py); then S input sets (copies at other addresses, S x bytes >= 4 x L2,
-at most 64 and 6 GiB) are rotated launch after launch so every timed launch reads its inputs from DRAM (a cold
-run); per-launch CUDA events, launches queued in batches of 50 behind a GPU sleep (bench_gemv_h100.time_launches),
-warm-up first, median of ``--iters`` (fewer for kernels over 2 ms); set 0 is checked again after timing.  Needs torch (events, sleep) and cuda-python.
-Modules come from the packed bundle (bundle.py: the cubins the predictions were made from) when present and
-current, else ptxlab.compile on this machine; each row says which.
+written and match the reference (problems.py); then S input sets (copies at other addresses, S x bytes >= 4 x L2, at
+most 64 and 6 GiB) are rotated launch after launch so every timed launch reads its inputs from DRAM (a cold run);
+per-launch CUDA events, launches queued in batches of 50 behind a GPU sleep (bench_gemv_h100.time_launches), warm-up
+first, median of ``--iters`` (fewer for kernels over 2 ms); set 0 is checked again after timing. Needs torch
+(events, sleep) and cuda-python. Modules come from the packed bundle (bundle.py: the cubins the predictions were
+made from) when present and current, else ptxlab.compile on this machine; each row says which.
 """
 from __future__ import annotations
 
