@@ -5,9 +5,11 @@ Every round-3 kernel is validation: there is no round-3 calibration part.  The s
 any round-3 kernel was predicted with the frozen model or measured; tests/timing_corpus/test_timing_corpus_round3.py
 holds the checksum of its names.  Round 2 was streaming-heavy; round 3 is what the model is weakest at and users
 choose between: GEMM optimisation series, CUDA-core (SGEMM) and tensor-core (``mma.sync`` / ``ldmatrix`` /
-``cp.async`` HGEMM), from three projects new to the corpus (sources.py): tpoisonooo/how-to-optimize-gemm (its
-``cuda/`` steps), nicolaswilde/cuda-sgemm and Bruce-Lee-LY/cuda_hgemm (its ``mma/`` steps).  Launch geometry and
-dynamic shared memory: each project's own host code (``MY_MMult``, ``main``, the ``mma*`` launchers).
+``cp.async`` HGEMM), an HGEMV and a softmax design series, from five repositories new to the corpus (sources.py):
+tpoisonooo/how-to-optimize-gemm (its ``cuda/`` steps), nicolaswilde/cuda-sgemm, Bruce-Lee-LY/cuda_hgemm (its
+``mma/`` steps), Bruce-Lee-LY/cuda_hgemv and karpathy/llm.c (``dev/cuda/softmax_forward.cu``).  Launch geometry and
+dynamic shared memory: each project's own host code (``MY_MMult``, ``main``, the ``mma*`` / ``warp*`` launchers,
+``softmax_forward<n>`` with block size 256).
 """
 from __future__ import annotations
 
