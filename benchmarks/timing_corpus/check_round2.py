@@ -29,13 +29,13 @@ def check_one(k, root=None) -> dict:
     return s.check(full=True)
 
 
-def check_all(kernels, sources=None) -> list:
-    """check_one each kernel, one line each; the names of those that failed."""
+def check_all(kernels, sources=None, run=check_one) -> list:
+    """``run`` (default check_one) each kernel, one line each; the names of those that failed."""
     bad = []
     for k in kernels:
         t0 = time.perf_counter()
         try:
-            r = check_one(k, sources)
+            r = run(k, sources)
             msg = f"{'ok' if r['ok'] else 'FAIL'} {r['written']}/{r['total']} written, max err {r['max_err']:.2e} " \
                   f"{r['detail'][:200]}"
         except Exception as e:  # noqa: BLE001

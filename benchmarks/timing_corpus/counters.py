@@ -73,7 +73,7 @@ def as_predicted(rows: list, gpu: str, spec: str = "", model_commit: str = "?") 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--part", default="calibration", help="calibration | validation | all")
+    ap.add_argument("--part", default="calibration", help="calibration | validation | val2 | val3 | all")
     ap.add_argument("--only", nargs="*", help="substrings of kernel names")
     ap.add_argument("--gpu", default="h100")
     ap.add_argument("--sources", help="cached sources (default: sources.sources_dir())")

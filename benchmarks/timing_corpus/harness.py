@@ -87,7 +87,8 @@ class Setup:
 
     def launch(self) -> None:
         k = self.built.kernel
-        self.dev.launch(self.built.module, self.built.name, grid=k.grid, block=k.block, args=self.args)
+        self.dev.launch(self.built.module, self.built.name, grid=k.grid, block=k.block, args=self.args,
+                        shared_bytes=k.smem)
 
     def outputs(self) -> dict:
         return {n: self.dev.to_host(self.bufs[n], dtype=self.host[n].dtype, shape=self.host[n].shape)

@@ -31,12 +31,13 @@ class Kernel:
     grid: tuple
     block: tuple
     args: tuple
-    split: str                 # "cal" | "val" (round 1) | "val2" (round 2)
+    split: str                 # "cal" | "val" (round 1) | "val2" (round 2) | "val3" (round 3)
     targs: str = ""            # explicit instantiation's template arguments
     subst: tuple = ()          # ((template type parameter, type), ...) in the instantiated parameter list
     replace: tuple = ()        # ((old, new), ...): data-only edits (a __constant__ array's initializer)
     note: str = ""
     types: tuple = ()          # plain structs of the source the device code uses (extract.device_code)
+    smem: int = 0              # dynamic shared memory bytes of the launch (the project's own launcher's value)
     prelude: str = field(default="", repr=False)
 
     @property
@@ -281,18 +282,21 @@ ROUND1 = _yzhai() + _wangzyon() + _leimao() + _liu() + _leetcuda() + _cudasample
 
 from .manifest_round2 import kernels as _round2  # noqa: E402  (it imports Kernel from here)
 
+from .manifest_round3 import kernels as _round3  # noqa: E402
+
 ROUND2 = _round2()                 # part "val2": round 2's fresh validation set (manifest_round2.py)
-KERNELS = ROUND1 + ROUND2
+ROUND3 = _round3()                 # part "val3": round 3's fresh validation set (manifest_round3.py)
+KERNELS = ROUND1 + ROUND2 + ROUND3
 BY_NAME = {k.name: k for k in KERNELS}
-PARTS = ("cal", "val", "val2")
+PARTS = ("cal", "val", "val2", "val3")
 
 
 def select(part: str = "all", only=None) -> list:
     """Kernels of a part ("cal" / "calibration", "val" / "validation": round 1; "val2" / "round2": round 2's
-    validation set; "all"), optionally filtered by substrings."""
-    p = {"calibration": "cal", "validation": "val", "round2": "val2"}.get(part, part)
+    validation set; "val3" / "round3": round 3's; "all"), optionally filtered by substrings."""
+    p = {"calibration": "cal", "validation": "val", "round2": "val2", "round3": "val3"}.get(part, part)
     if p not in PARTS + ("all",):
-        raise ValueError(f"part must be calibration, validation, val2 or all, not {part!r}")
+        raise ValueError(f"part must be calibration, validation, val2, val3 or all, not {part!r}")
     ks = [k for k in KERNELS if p == "all" or k.split == p]
     if only:
         ks = [k for k in ks if any(s in k.name for s in only)]

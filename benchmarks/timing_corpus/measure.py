@@ -4,15 +4,15 @@ reference, time it with CUDA events; JSON of times + device info under $OUT.
     PYTHONPATH=. python3 benchmarks/timing_corpus/measure.py --part calibration [--check all] [--iters 200] \\
         [--sources .timing_corpus_sources] [--only SUBSTR ...]
 
-``--part`` picks the kernels to TIME (calibration | validation | all); ``--check`` the kernels whose output is
-checked (default: the timed part; ``all`` checks every kernel, timed or not).  Method (as benchmarks/validate_timing.py):
-one launch on input set 0 with poisoned outputs, every output element must be written and match the reference
-(problems.py); then S input sets (copies at other addresses, S x bytes >= 4 x L2, at most 64 and 6 GiB) are rotated
-launch after launch so every timed launch reads its inputs from DRAM (a cold run); per-launch CUDA events, launches
-queued in batches of 50 behind a GPU sleep (bench_gemv_h100.time_launches), warm-up first, median of ``--iters``
-(fewer for kernels over 2 ms); set 0 is checked again after timing.  Needs torch (events, sleep) and cuda-python.
-Modules come from the packed bundle (bundle.py: the cubins the predictions were made from) when present and
-current, else ptxlab.compile on this machine; each row says which.
+``--part`` picks the kernels to TIME (calibration | validation | val2 | val3 | all); ``--check`` the kernels whose
+output is checked (default: the timed part; ``all`` checks every kernel, timed or not). Method (as
+benchmarks/validate_timing.py): one launch on input set 0 with poisoned outputs, every output element must be
+written and match the reference (problems.py); then S input sets (copies at other addresses, S x bytes >= 4 x L2, at
+most 64 and 6 GiB) are rotated launch after launch so every timed launch reads its inputs from DRAM (a cold run);
+per-launch CUDA events, launches queued in batches of 50 behind a GPU sleep (bench_gemv_h100.time_launches), warm-up
+first, median of ``--iters`` (fewer for kernels over 2 ms); set 0 is checked again after timing. Needs torch
+(events, sleep) and cuda-python. Modules come from the packed bundle (bundle.py: the cubins the predictions were
+made from) when present and current, else ptxlab.compile on this machine; each row says which.
 """
 from __future__ import annotations
 
@@ -51,9 +51,13 @@ class RawLaunch:
         self.storage = ctypes.create_string_buffer(params, max(len(params), 1))
         base = ctypes.addressof(self.storage)
         self.ptrs = (ctypes.c_void_p * max(len(offsets), 1))(*[base + o for o in offsets])
+        if self.k.smem > 48 * 1024:                  # over the default limit: opt in, as the project's launcher does
+            attr = drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+            _ok(drv.cuFuncSetAttribute(self.func, attr, self.k.smem))
 
     def __call__(self) -> None:
-        _ok(self.drv.cuLaunchKernel(self.func, *self.k.grid, *self.k.block, 0, self.drv.CUstream(self.stream),
+        _ok(self.drv.cuLaunchKernel(self.func, *self.k.grid, *self.k.block, self.k.smem,
+                                    self.drv.CUstream(self.stream),
                                     ctypes.addressof(self.ptrs), 0))
 
 
@@ -153,8 +157,10 @@ def device_info(torch, dev) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--part", default="calibration", help="kernels to time: calibration | validation | all")
-    ap.add_argument("--check", default=None, help="kernels to check: calibration | validation | all (default: --part)")
+    ap.add_argument("--part", default="calibration",
+                    help="kernels to time: calibration | validation | val2 | val3 | all")
+    ap.add_argument("--check", default=None,
+                    help="kernels to check: calibration | validation | val2 | val3 | all (default: --part)")
     ap.add_argument("--only", nargs="*")
     ap.add_argument("--iters", type=int, default=200)
     ap.add_argument("--sources", help="cached sources (default: sources.sources_dir())")

@@ -96,7 +96,7 @@ def _git(*a: str) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--gpu", nargs="+", default=["h100", "h200"])
-    ap.add_argument("--part", default="all", help="calibration | validation | all")
+    ap.add_argument("--part", default="all", help="calibration | validation | val2 | val3 | all")
     ap.add_argument("--only", nargs="*", help="substrings of kernel names")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--sources", help="cached sources (default: sources.sources_dir())")

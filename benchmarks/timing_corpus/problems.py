@@ -427,7 +427,66 @@ class Embedding(Problem):
         return 4 * self.tokens + 2 * np.dtype(self.dtype).itemsize * self.tokens * self.emb
 
 
-FAMILIES = {"gemm": Gemm, "rownorm": RowNorm, "embedding": Embedding, "batchdot": BatchDot, "blackscholes": BlackScholes, "block_sums": BlockSums, "gemv": Gemv, "transpose": Transpose,
+@dataclass
+class Hgemm(Problem):
+    """C = A @ B in half precision with half accumulation (``mma.sync...f16.f16.f16.f16``, PTX ISA 9.7.14.5.8):
+    A row-major M x K, B column-major (stored N x K), C row-major M x N (Bruce-Lee-LY/cuda_hgemm's layout).
+    Reference in float64; tolerance: each m16n8k16 rounds its f16 sum once, K / 16 roundings of values of
+    size ~sqrt(K) (inputs standard normal): atol 8 half ulps (2^-11 relative) of sqrt(K) times sqrt(K / 16) (1.0 at
+    K = 1024), rtol 1 %; a lost or doubled k-block of 16 products is off by ~4, far outside."""
+    ARRAYS = ("A", "B", "C")
+    M: int = 2048
+    N: int = 2048
+    K: int = 1024
+
+    def __post_init__(self):
+        self.outputs = ("C",)
+        self.rtol, self.atol = 1e-2, 8 * 2.0 ** -11 * math.sqrt(self.K) * math.sqrt(self.K / 16)
+        self.scalars = dict(M=self.M, N=self.N, K=self.K)
+
+    def arrays(self, rng) -> dict:
+        return {"A": _normal(rng, (self.M, self.K), np.float16), "B": _normal(rng, (self.N, self.K), np.float16),
+                "C": _poison((self.M, self.N), np.float16)}
+
+    def reference(self, arrays: dict) -> dict:
+        return {"C": arrays["A"].astype(np.float64) @ arrays["B"].astype(np.float64).T}
+
+    @property
+    def bytes(self) -> int:
+        return 2 * (self.M * self.K + self.K * self.N + self.M * self.N)
+
+    @property
+    def flops(self) -> int:
+        return 2 * self.M * self.N * self.K
+
+
+@dataclass
+class Hgemv(Problem):
+    """C = A @ B for a half vector A (1 x K) and B column-major K x N (stored N x K), C half (1 x N)
+    (Bruce-Lee-LY/cuda_hgemv): float32 sums of half products, one half rounding of the result; reference in float64,
+    tolerance 4 half ulps (2^-11 relative) plus 1e-4 sqrt(K) for the float32 sums (one lost product is ~1)."""
+    ARRAYS = ("A", "B", "C")
+    N: int = 16384
+    K: int = 4096
+
+    def __post_init__(self):
+        self.outputs = ("C",)
+        self.rtol, self.atol = 2e-3, 1e-4 * math.sqrt(self.K)      # float32 sums of K terms, then one half rounding
+        self.scalars = dict(N=self.N, K=self.K)
+
+    def arrays(self, rng) -> dict:
+        return {"A": _normal(rng, self.K, np.float16), "B": _normal(rng, (self.N, self.K), np.float16),
+                "C": _poison(self.N, np.float16)}
+
+    def reference(self, arrays: dict) -> dict:
+        return {"C": arrays["B"].astype(np.float64) @ arrays["A"].astype(np.float64)}
+
+    @property
+    def bytes(self) -> int:
+        return 2 * (self.K + self.N * self.K + self.N)
+
+
+FAMILIES = {"gemm": Gemm, "hgemv": Hgemv, "hgemm": Hgemm, "rownorm": RowNorm, "embedding": Embedding, "batchdot": BatchDot, "blackscholes": BlackScholes, "block_sums": BlockSums, "gemv": Gemv, "transpose": Transpose,
             "elementwise": Elementwise, "sepconv": SeparableConv}
 
 

@@ -61,11 +61,11 @@ def median(xs: list) -> float:
     return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
 
 
-PARTS = ("cal", "val", "val2")       # manifest.PARTS: round 1's calibration and validation, round 2's validation
+PARTS = ("cal", "val", "val2", "val3")   # manifest.PARTS: round 1's calibration and validation, rounds 2-3's validation
 
 
 def summarize(rows: list) -> dict:
-    """rows: dicts with name, series, split, predicted_us, measured_us.  Returns per part (cal, val, val2 where
+    """rows: dicts with name, series, split, predicted_us, measured_us.  Returns per part (cal, val, val2, val3 where
     present, and all): n, median |error|, share within 30 %, max |error|, Spearman per series (None for < 3 kernels)
     and the goal flags."""
     out = {}

@@ -100,6 +100,33 @@ SOURCES = {s.key: s for s in [
         "cuda-mode/code/YHs_Sample/cuda/gemm/ampere_sgemm.cu": "835217746a4a4bc7"}),
     Source("paddle", "PaddleJitLab/CUDATutorial", "7499a3792f44ef6c78fcad5091fb7335ba6d2d68", "none stated", {
         "docs/04_first_refine_kernel/vector_add_grid.cu": "798c0d20217fd679"}),
+    # round 3 (val3): projects new to the corpus
+    Source("tpoisonooo", "tpoisonooo/how-to-optimize-gemm", "27f9656874c82e1072d28088feb297784836e975", "GPL-3.0", {
+        "cuda/MMult_cuda_2.cu": "5e595063ee1057c0", "cuda/MMult_cuda_3.cu": "4c084c97af501591",
+        "cuda/MMult_cuda_4.cu": "88cd871c2d876c87", "cuda/MMult_cuda_5.cu": "5e16f2d5cdf1ce1b",
+        "cuda/MMult_cuda_6.cu": "4d4dbcb962f76ae6", "cuda/MMult_cuda_7.cu": "1e7f0ddeb9203fe1",
+        "cuda/MMult_cuda_8.cu": "ce51954aea5c49a9", "cuda/MMult_cuda_9.cu": "54afc455c68332ab",
+        "cuda/MMult_cuda_10.cu": "a1980dc792a747ac", "cuda/MMult_cuda_11.cu": "1bdd1010e969982d",
+        "cuda/MMult_cuda_12.cu": "d7d1828d1ce10a7d"}),
+    Source("nwsgemm", "nicolaswilde/cuda-sgemm", "03a2c7bb17f5791466014cf4fb5b8fa42167d000", "none stated", {
+        "sgemm.cu": "a8c8ac570e945351"}),
+    Source("brucelee", "Bruce-Lee-LY/cuda_hgemm", "0d26c2e4415ab0d0af5a6bfae301275c608d46b4", "MIT", {
+        "src/common/ptx.h": "649eabafbccbe098", "src/common/util.h": "97e89a2c021fe8a6",
+        "src/mma/mma_naive.cu": "b813dbd10a7950ef", "src/mma/mma_base.cu": "161aa5bd8d6f76d6",
+        "src/mma/mma_permuted.cu": "dfdf6fc80576e510", "src/mma/mma_async.cu": "eb097bf81ba74fcb",
+        "src/mma/mma_async_pg2s.cu": "5027c4d4c09e00ef", "src/mma/mma_async_pg2s_ps2r.cu": "00523660d05b15ad",
+        "src/mma/mma_async_stage2.cu": "f71b8050d8f755ff", "src/mma/mma_async_stage3.cu": "3cb7492a6be37571",
+        "src/mma/mma_async_stage4.cu": "1a8328a011fc7de2"}),
+    Source("hgemv", "Bruce-Lee-LY/cuda_hgemv", "55eaca46c25234c9dce3daa00a8a9884a63cee22", "MIT", {
+        "src/common/util.h": "97e89a2c021fe8a6",
+        "src/thread/thread_naive.cu": "39a0b45f8852f0d1", "src/thread/thread_smem.cu": "d014187c863ea83d",
+        "src/warp/warp1_naive.cu": "e71f43b5c98262f8", "src/warp/warp1_smem.cu": "2d9d677d6e78cc24",
+        "src/warp/warp2_naive.cu": "75e82a8c0f53818c", "src/warp/warp2_smem.cu": "853eba3caec932f1",
+        "src/warp/warp4_naive.cu": "b9e3dfc7dba896c4", "src/warp/warp4_smem.cu": "6590f67df71e8088",
+        "src/warp/warp8_naive.cu": "481280ecc28fe0b2", "src/warp/warp8_smem.cu": "1ae3035e7b049174",
+        "src/warp/warp16_naive.cu": "85c6ea80bbbf241f", "src/warp/warp16_smem.cu": "84af9d1ce4457b77"}),
+    Source("llmc", "karpathy/llm.c", "f1e2ace651495b74ae22d45d1723443fd00ecd3a", "MIT", {
+        "dev/cuda/common.h": "cf73117df76f26ce", "dev/cuda/softmax_forward.cu": "5bc29aae3b655fbc"}),
 ]}
 
 

@@ -23,7 +23,7 @@ def test_split_is_frozen() -> None:
     text = "\n".join(sorted(f"{k.name}={k.split}" for k in manifest.ROUND1))
     assert hashlib.sha256(text.encode()).hexdigest()[:16] == SPLIT_SHA
     assert set(manifest.SPLIT) == {k.name for k in manifest.ROUND1}
-    assert manifest.KERNELS == manifest.ROUND1 + manifest.ROUND2
+    assert manifest.KERNELS == manifest.ROUND1 + manifest.ROUND2 + manifest.ROUND3
 
 
 def test_size_projects_and_parts() -> None:
@@ -37,7 +37,7 @@ def test_size_projects_and_parts() -> None:
     for s in {k.series for k in ks}:
         assert {k.split for k in ks if k.series == s} == {"cal", "val"}, s
     assert len(manifest.select("calibration")) == parts["cal"] and len(manifest.select("val")) == parts["val"]
-    assert len(manifest.select("all")) == len(ks) + len(manifest.ROUND2)
+    assert len(manifest.select("all")) == len(ks) + len(manifest.ROUND2) + len(manifest.ROUND3)
     with pytest.raises(ValueError):
         manifest.select("train")
 

@@ -14,7 +14,8 @@ SMALL = {"gemm": dict(M=48, N=40, K=24), "block_sums": dict(n=1024, per_block=64
          "transpose": dict(rows=24, cols=40), "elementwise": dict(n=4096),
          "sepconv": dict(width=64, height=32, radius=2, taps=(0.5, 0.25, 1.0, 0.125, 2.0)),
          "rownorm": dict(rows=6, cols=64, op="layernorm"), "batchdot": dict(vectors=5, elements=96),
-         "blackscholes": dict(n=512), "embedding": dict(tokens=7, vocab=11, emb=16)}
+         "blackscholes": dict(n=512), "embedding": dict(tokens=7, vocab=11, emb=16),
+         "hgemm": dict(M=32, N=16, K=32), "hgemv": dict(N=40, K=64)}
 
 
 @pytest.mark.parametrize("family", sorted(problems.FAMILIES))
