@@ -33,8 +33,7 @@ B1 = [(f"mma_{sh}_{op}", shp, op) for sh, shp in (("m16n8k256", (16, 8, 256)), (
 F64 = [(8, 4), (16, 4), (16, 8), (16, 16)]
 M884 = [(al, bl, f) for f in (0, 1) for al in (0, 1) for bl in (0, 1)]
 M884_F16 = [x for x in M884 if not x[2]]          # f16 C/D: agree with the H100
-M884_F32 = [x for x in M884 if x[2]]              # f32 C/D: the emulator refuses them (isa_coverage_notes.md)
-REFUSED_LAST_BITS = {"emu": "the H100 disagrees in the last bits"}
+M884_F32 = [x for x in M884 if x[2]]              # f32 C/D: the H100's fma-chain lowering (hw/warp_mma_sm90.py)
 FMT = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "e4m3": ml_dtypes.float8_e4m3fn, "e5m2": ml_dtypes.float8_e5m2}
 
 
@@ -70,8 +69,15 @@ def _launch(dev, mod, kname, a, b, c, nwarps, dtype=np.uint32, extra=()):
     return dev.to_host(out, dtype).reshape(c.shape)
 
 
-def _model(a, b, c, at, bt, dt):
+def _model(a, b, c, at, bt, dt, m884=False):
+    """The emulator's rule for one full-range problem: the H100's lowerings for FP8 and m8n8k4 f32
+    (hw/warp_mma_sm90.py), the tensor-core window model otherwise."""
     from ptxlab.emu.hw.warp_mma_arith import mma_float
+    from ptxlab.emu.hw.warp_mma_sm90 import mma_fp8_sm90, mma_m8n8k4_f32_sm90
+    if at in ("e4m3", "e5m2"):
+        return mma_fp8_sm90(a, b, c, at, bt)
+    if m884 and dt == "f32":
+        return mma_m8n8k4_f32_sm90(a, b, c)
     return mma_float(a, b, c, at, bt, dt)
 
 
@@ -311,7 +317,7 @@ def _m884_ref(forms):
             d = np.empty_like(c)
             for p in range(WARPS * 4):
                 d[p] = (_exact_float(a[p], b[p], c[p], "f16", "f16", dt) if p < 4 else
-                        _model(a[p], b[p].T, c[p], "f16", "f16", dt))
+                        _model(a[p], b[p].T, c[p], "f16", "f16", dt, m884=True))
             out[k] = d
         return out
     return ref
@@ -367,9 +373,9 @@ NOTE = ("problem 0 exact regime (layouts, bit for bit vs numpy); problem 1 full 
         "tensor-core model (hw/warp_mma_arith.py), the H100 decides the arithmetic")
 ENTRIES = [
     Entry("mma_sync_f16", SRC, _float_in(F16), _run_each(F16), _float_ref(F16), note="f16/bf16 m16n8k8/k16; " + NOTE),
-    Entry("mma_sync_fp8", SRC, _float_in(FP8), _run_each(FP8), _float_ref(FP8), refused=REFUSED_LAST_BITS,
-          note="e4m3/e5m2 m16n8k32: the emulator refuses it (the H100 disagrees in the last bits, 2026-11-27); "
-          "the hardware side is recorded for a future model"),
+    Entry("mma_sync_fp8", SRC, _float_in(FP8), _run_each(FP8), _float_ref(FP8),
+          note="e4m3/e5m2 m16n8k32; full range vs the H100's lowering (f16 MMAs over k % 4 < 2, then k % 4 >= 2, "
+          "then add.rn C: hw/warp_mma_sm90.py, fitted to the 2026-11-28 run, seed 20261127)"),
     Entry("mma_sync_tf32", SRC, _tf32_in, _tf32_run, _tf32_ref, note="tf32 m16n8k4/k8 (low 13 bits set); " + NOTE),
     Entry("mma_sync_int", SRC, _int_in, _run_each(INT), _int_ref, note="u8/s8/u4/s4, every shape, .satfinite: exact"),
     Entry("mma_sync_b1", SRC, _b1_in, _run_each(B1), _b1_ref, note="b1 .xor/.and.popc, every shape: exact"),
@@ -388,8 +394,8 @@ ENTRIES = [
     Entry("mma_sync_m8n8k4", SRC, _m884_in(M884_F16), _m884_run(M884_F16), _m884_ref(M884_F16),
           note="m8n8k4 .f16 with f16 C/D, 4 problems/warp; " + NOTE),
     Entry("mma_sync_m8n8k4_f32", SRC, _m884_in(M884_F32), _m884_run(M884_F32), _m884_ref(M884_F32),
-          refused=REFUSED_LAST_BITS, note="m8n8k4 .f16 with f32 C/D: the emulator refuses it (the H100 disagrees "
-          "in the last bits, 2026-11-27); the hardware side is recorded for a future model"),
+          note="m8n8k4 .f16 with f32 C/D; full range vs the H100's lowering (an fma.rn.f32 chain in k order, "
+          "then add.rn C: hw/warp_mma_sm90.py, fitted to the 2026-11-28 run, seed 20261127)"),
     Entry("ldmatrix_stmatrix", SRC, _ld_in, _ld_run, _ld_ref,
           note="ldmatrix/stmatrix .m8n8 x1/x2/x4 {.trans} .b16, movmatrix; permuted row addresses"),
 ]

@@ -6,9 +6,9 @@ faults).  Fragments follow hw/warp_mma.py (the ISA's per-shape formulas), the ar
 Refused (not in the form table): f16 mma with different C and D types (.f32.f16.f16.f16, .f16.f16.f16.f32: the ISA
 does not say where that conversion happens), the sm_120a block-scaled and .kind::f8f6f4 mma forms, mma.sp, wmma, and the
 sm_100a ldmatrix .m16n16 / .m8n16 / .b8 and stmatrix .m16n8 / .b8 forms (their fragment layouts are given only as
-figures in the ISA).  Withdrawn (``WITHDRAWN``: the H100 corpus disagrees in the last bits, 2026-11-27): m8n8k4 with
-.f32 C/D and m16n8k32 .e4m3/.e5m2 (ptx_docs/isa_coverage_notes.md).  .f64 NaN results follow the H100
-(hw/warp_mma_arith.py).
+figures in the ISA).  m16n8k32 .e4m3/.e5m2 and m8n8k4 with .f32 C/D follow the H100's lowerings of them
+(hw/warp_mma_sm90.py; withdrawn on 2026-11-27, derived from the H100's outputs on 2026-11-28); m8n8k4 with one f16 and
+one f32 of C/D stays refused.  .f64 NaN results follow the H100 (hw/warp_mma_arith.py).
 """
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from ..core.isa import Ctx, Unsupported, register, withdraw
 from ..engine.machine import EXITED, RUN
 from ..hw import warp_mma as wm
 from ..hw.warp_mma_arith import mma_f64, mma_float, mma_int
+from ..hw.warp_mma_sm90 import mma_fp8_sm90, mma_m8n8k4_f32_sm90
 
 # element class, element bits in a register word, word bits, elements per word
 _ECLASS = {"f16": ("16b", 16), "bf16": ("16b", 16), "tf32": ("tf32", 32), "f64": ("f64", 64),
@@ -101,6 +102,10 @@ def build_mma(ins: ir.Instr, ctx: Ctx):
             return mma_f64(A, B, C)
         if dtype == "s32":
             return mma_int(A, B, C, atype, btype, sat, bitop)
+        if atype in ("e4m3", "e5m2"):
+            return mma_fp8_sm90(A, B, C, atype, btype)
+        if shape == "m8n8k4" and dtype == "f32":
+            return mma_m8n8k4_f32_sm90(A, B, C)
         return mma_float(A, B, C, atype, btype, dtype)
 
     def run(st, m):
@@ -214,6 +219,8 @@ SETS = {"alayout": ("row", "col"), "blayout": ("row", "col"), "f8": ("e4m3", "e5
 FORMS = register(SETS, [
     # form                                                                                 PTX ISA        builder
     ("mma.sync.aligned.m8n8k4.alayout.blayout.f16.f16.f16.f16",                           "9.7.14.5.14", build_mma),
+    ("mma.sync.aligned.m8n8k4.alayout.blayout.f32.f16.f16.f32",                           "9.7.14.5.14", build_mma),
+    ("mma.sync.aligned.m16n8k32.row.col.f32.f8.f8.f32",                                   "9.7.14.5.14", build_mma),
     ("mma.sync.aligned.hshape.row.col.f32.f16.f16.f32",                                   "9.7.14.5.14", build_mma),
     ("mma.sync.aligned.hshape.row.col.f16.f16.f16.f16",                                   "9.7.14.5.14", build_mma),
     ("mma.sync.aligned.bshape.row.col.f32.bf16.bf16.f32",                                 "9.7.14.5.14", build_mma),
@@ -226,11 +233,11 @@ FORMS = register(SETS, [
     ("stmatrix.sync.aligned.m8n8.num{.trans}.shared.b16",                                   "9.7.14.5.16", build_stmatrix),
     ("movmatrix.sync.aligned.m8n8.trans.b16",                                             "9.7.14.5.17", build_movmatrix),
 ])
-# The H100 corpus (tests/corpus/kernels_mma.py, 2026-11-27) disagrees with the tensor-core window model in the last
-# bits of full-range problems of these forms, and no window / k-group / rounding variant tried reproduces it
-# (ptx_docs/isa_coverage_notes.md "H100 evidence"): refused until a model reproduces every element.
-H100_LAST_BITS = "the H100 disagrees in the last bits; ptx_docs/isa_coverage_notes.md"
+# m8n8k4 with one f16 and one f32 of C/D: the H100 lowers m8n8k4 to other instructions (hw/warp_mma_sm90.py), and
+# where these two convert between f16 and f32 was never measured: refused until the probe entry mma_sync_m8n8k4_mixed
+# (tests/corpus/kernels_mma.py) has run on an H100 (ptx_docs/isa_coverage_notes.md).
+UNMEASURED = "the H100's lowering of m8n8k4 with mixed f16 / f32 C and D is not measured; ptx_docs/isa_coverage_notes.md"
 WITHDRAWN = withdraw(SETS, [
-    ("mma.sync.aligned.m8n8k4.alayout.blayout.f32.f16.f16.f32",                           "9.7.14.5.14", H100_LAST_BITS),
-    ("mma.sync.aligned.m16n8k32.row.col.f32.f8.f8.f32",                                   "9.7.14.5.14", H100_LAST_BITS),
+    ("mma.sync.aligned.m8n8k4.alayout.blayout.f32.f16.f16.f16",                           "9.7.14.5.14", UNMEASURED),
+    ("mma.sync.aligned.m8n8k4.alayout.blayout.f16.f16.f16.f32",                           "9.7.14.5.14", UNMEASURED),
 ])

@@ -185,23 +185,28 @@ DONE:
 
 
 @pytest.mark.parametrize("name", [
-    "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e5m2.f32",
-    "mma.sync.aligned.m8n8k4.col.row.f32.f16.f16.f32",
+    "mma.sync.aligned.m8n8k4.col.row.f32.f16.f16.f16",
+    "mma.sync.aligned.m8n8k4.row.row.f16.f16.f16.f32",
 ])
 def test_withdrawn_forms_are_refused_with_their_reason(name):
-    """Forms withdrawn because the H100 corpus disagrees with the model (2026-11-27, ptx_docs/isa_coverage_notes.md)
+    """Forms withdrawn for want of H100 evidence (m8n8k4 with mixed f16 / f32 C and D, ptx_docs/isa_coverage_notes.md)
     are refused, and the refusal says why; their siblings stay implemented."""
     op, *mods = name.split(".")
     assert not _accepted(name)
-    assert "the H100 disagrees in the last bits" in (isa.withdrawn_reason(op, tuple(mods)) or "")
+    why = "the H100's lowering of m8n8k4 with mixed f16 / f32 C and D is not measured"
+    assert why in (isa.withdrawn_reason(op, tuple(mods)) or "")
     ins = type("I", (), {"opcode": op, "mods": tuple(mods), "name": name})()
-    assert isa.not_implemented(ins).startswith(f"not implemented: {name} (the H100 disagrees in the last bits")
+    assert isa.not_implemented(ins).startswith(f"not implemented: {name} ({why}")
     assert _accepted("mma.sync.aligned.m8n8k4.col.row.f16.f16.f16.f16")
     assert _accepted("wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16")
     assert isa.withdrawn_reason("wgmma", ("mma_async", "sync", "aligned", "m64n16k16", "f32", "f16", "f16")) is None
-    # FP8 wgmma: withdrawn on 2026-11-27, implemented again with the rule fitted to the H100 (hw/wgmma_fp8_arith.py)
+    # withdrawn on 2026-11-27 (the H100 disagreed with the window model), implemented again with the rules derived
+    # from the H100's outputs: FP8 wgmma (hw/wgmma_fp8_arith.py), FP8 mma.sync and m8n8k4 f32 (hw/warp_mma_sm90.py)
     assert _accepted("wgmma.mma_async.sync.aligned.m64n16k32.f32.e5m2.e4m3")
     assert _accepted("wgmma.mma_async.sync.aligned.m64n32k32.f16.e4m3.e4m3")
+    for done in ("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e5m2.f32", "mma.sync.aligned.m8n8k4.col.row.f32.f16.f16.f32"):
+        assert _accepted(done)
+        assert isa.withdrawn_reason("mma", tuple(done.split(".")[1:])) is None
 
 
 def test_refusal_holds_while_evidence_is_recorded(tmp_path, monkeypatch):
