@@ -323,6 +323,30 @@ def _m884_ref(forms):
     return ref
 
 
+M884_MIXED = [("c16_d32", 0)]                  # kernel suffix, C is f32 (ptxas refuses f16 D with f32 C)
+
+
+def _m884_mixed_in(rng):
+    """Probe inputs of m8n8k4 .row.col.f32.f16.f16.f16: problems 0-3 exact regime, 4-7 full-range A / B with
+    C of moderate exponents (the f16 / f32 conversion points show in the last bits)."""
+    ins = {}
+    for k, cf in M884_MIXED:
+        a = _codes(_exact_vals(rng, (WARPS * 4, 8, 4)), "f16")
+        b = _codes(_exact_vals(rng, (WARPS * 4, 8, 4)), "f16")
+        cv = _exact_vals(rng, (WARPS * 4, 8, 8), 8)
+        c = cv.astype(np.float32).view(np.uint32) if cf else _codes(cv, "f16")
+        a[4:] = _full_codes(rng, (4, 8, 4), "f16")
+        b[4:] = _full_codes(rng, (4, 8, 4), "f16")
+        c[4:] = _f32_full(rng, (4, 8, 8)) if cf else _full_codes(rng, (4, 8, 8), "f16")
+        ins[f"{k}_a"], ins[f"{k}_b"], ins[f"{k}_c"] = a, b, c
+    return ins
+
+
+def _m884_mixed_run(dev, mod, ins):
+    return {k: _launch(dev, mod, f"mma_m8n8k4_{k}", ins[f"{k}_a"], ins[f"{k}_b"], ins[f"{k}_c"], WARPS)
+            for k, _ in M884_MIXED}
+
+
 # ------------------------------------------------------------------------------------------------ ldmatrix family
 LDST = [(n, t) for n in (1, 2, 4) for t in (0, 1)]
 
@@ -396,6 +420,10 @@ ENTRIES = [
     Entry("mma_sync_m8n8k4_f32", SRC, _m884_in(M884_F32), _m884_run(M884_F32), _m884_ref(M884_F32),
           note="m8n8k4 .f16 with f32 C/D; full range vs the H100's lowering (an fma.rn.f32 chain in k order, "
           "then add.rn C: hw/warp_mma_sm90.py, fitted to the 2026-11-28 run, seed 20261127)"),
+    Entry("mma_sync_m8n8k4_mixed", SRC, _m884_mixed_in, _m884_mixed_run,
+          refused={"emu": "m8n8k4 with f16 C and f32 D is not measured"},
+          note="PROBE: m8n8k4 .row.col.f32.f16.f16.f16: the emulator refuses it; the H100 side is recorded to find "
+               "where its lowering converts C to f32 (isa_coverage_notes.md)"),
     Entry("ldmatrix_stmatrix", SRC, _ld_in, _ld_run, _ld_ref,
           note="ldmatrix/stmatrix .m8n8 x1/x2/x4 {.trans} .b16, movmatrix; permuted row addresses"),
 ]

@@ -186,14 +186,14 @@ DONE:
 
 @pytest.mark.parametrize("name", [
     "mma.sync.aligned.m8n8k4.col.row.f32.f16.f16.f16",
-    "mma.sync.aligned.m8n8k4.row.row.f16.f16.f16.f32",
+    "mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f16",
 ])
 def test_withdrawn_forms_are_refused_with_their_reason(name):
-    """Forms withdrawn for want of H100 evidence (m8n8k4 with mixed f16 / f32 C and D, ptx_docs/isa_coverage_notes.md)
+    """Forms withdrawn for want of H100 evidence (m8n8k4 with f16 C and f32 D, ptx_docs/isa_coverage_notes.md)
     are refused, and the refusal says why; their siblings stay implemented."""
     op, *mods = name.split(".")
     assert not _accepted(name)
-    why = "the H100's lowering of m8n8k4 with mixed f16 / f32 C and D is not measured"
+    why = "the H100's lowering of m8n8k4 with f16 C and f32 D is not measured"
     assert why in (isa.withdrawn_reason(op, tuple(mods)) or "")
     ins = type("I", (), {"opcode": op, "mods": tuple(mods), "name": name})()
     assert isa.not_implemented(ins).startswith(f"not implemented: {name} ({why}")
