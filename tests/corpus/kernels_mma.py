@@ -5,8 +5,9 @@ Every kernel runs two problems per launch (one warp each; m8n8k4 .f16 four per w
 regime* (small dyadic values: every correct summation order gives the same result, so the output checks the
 fragment layouts bit for bit against a plain numpy reference), problem 1 *full range* (random codes with NaN, Inf,
 subnormals; C random): its emulator-side reference is the tensor-core model the emulator uses
-(ptxlab/emu/hw/warp_mma_arith.py, the B200 window rule applied to Hopper as a hypothesis), and the H100 comparison
-of tests/fidelity/run_corpus.py is what decides it (ptx_docs/isa_coverage_notes.md).  Integer and b1 kinds are
+(ptxlab/emu/hw/warp_mma_arith.py, the B200 window rule applied to Hopper as a hypothesis; for FP8 m16n8k32 and m8n8k4
+with f32 C/D the H100's lowerings, ptxlab/emu/hw/warp_mma_sm90.py), and the H100 comparison of
+tests/fidelity/run_corpus.py is what decides it (ptx_docs/isa_coverage_notes.md).  Integer and b1 kinds are
 exact: both problems against numpy.
 """
 from __future__ import annotations

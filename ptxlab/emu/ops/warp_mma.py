@@ -4,7 +4,7 @@
 Every lane of the warp executes these together (.sync.aligned; the ISA leaves a partial warp undefined: the emulator
 faults).  Fragments follow hw/warp_mma.py (the ISA's per-shape formulas), the arithmetic hw/warp_mma_arith.py.
 Refused (not in the form table): f16 mma with different C and D types (.f32.f16.f16.f16, .f16.f16.f16.f32: the ISA
-does not say where that conversion happens), the sm_120a block-scaled and .kind::f8f6f4 mma forms, mma.sp, wmma, and the
+does not say where that conversion happens), the sm_120a block-scaled and .kind::f8f6f4 mma forms, mma.sp, and the
 sm_100a ldmatrix .m16n16 / .m8n16 / .b8 and stmatrix .m16n8 / .b8 forms (their fragment layouts are given only as
 figures in the ISA).  m16n8k32 .e4m3/.e5m2 and m8n8k4 with .f32 C/D follow the H100's lowerings of them
 (hw/warp_mma_sm90.py; withdrawn on 2026-11-27, derived from the H100's outputs on 2026-11-28); m8n8k4 with one f16 and
