@@ -7,8 +7,8 @@ Refused (not in the form table): f16 mma with different C and D types (.f32.f16.
 does not say where that conversion happens), the sm_120a block-scaled and .kind::f8f6f4 mma forms, mma.sp, and the
 sm_100a ldmatrix .m16n16 / .m8n16 / .b8 and stmatrix .m16n8 / .b8 forms (their fragment layouts are given only as
 figures in the ISA).  m16n8k32 .e4m3/.e5m2 and m8n8k4 with .f32 C/D follow the H100's lowerings of them
-(hw/warp_mma_sm90.py; withdrawn on 2026-11-27, derived from the H100's outputs on 2026-11-28); m8n8k4 with one f16 and
-one f32 of C/D stays refused.  .f64 NaN results follow the H100 (hw/warp_mma_arith.py).
+(hw/warp_mma_sm90.py; withdrawn on 2026-11-27, derived from the H100's outputs on 2026-11-28); m8n8k4 with f16 C and
+f32 D stays refused.  .f64 NaN results follow the H100 (hw/warp_mma_arith.py).
 """
 from __future__ import annotations
 
