@@ -6,7 +6,8 @@ stores, strides and the k steps bit for bit against numpy) and *full* (random co
 random): on the emulator against its WMMA arithmetic (the mma.sync rules, hw/warp_mma_arith.py: one window per 16
 products), on the H100 that hypothesis is what the comparison tests (ptx_docs/isa_coverage_notes.md "WMMA").
 
-``wmma_layout`` (PROBE): loads matrices whose elements are their own indices and records every fragment element of
+``wmma_mixed`` (PROBE): wmma.mma with C and D of different types, which the emulator refuses; the H100 side is
+recorded.  ``wmma_layout`` (PROBE): loads matrices whose elements are their own indices and records every fragment element of
 every lane on the H100; the emulator refuses these kernels (they read fragment elements, whose layout the PTX ISA
 leaves unspecified).  The recorded words are the evidence a fragment-layout model would be fitted to.
 """
@@ -182,10 +183,40 @@ def _layout_run(dev, mod, ins):
     return out
 
 
+MIXED = [("wmma_mixed_d16_c32", "f16", "f32"), ("wmma_mixed_d32_c16", "f32", "f16")]      # kernel, D type, C type
+
+
+def _mixed_in(rng):
+    ins = {}
+    for name, dt, ct in MIXED:
+        for mode in MODES:
+            key = f"{name}_{mode}"
+            ins[f"{key}_a"], ins[f"{key}_b"] = (_vals(rng, (16, 16), "f16", mode) for _ in range(2))
+            ins[f"{key}_c"] = _vals(rng, (16, 16), ct, mode, small=4)
+    return ins
+
+
+def _mixed_run(dev, mod, ins):
+    out = {}
+    for name, dt, ct in MIXED:
+        for mode in MODES:
+            key = f"{name}_{mode}"
+            a, b = _place(ins[f"{key}_a"], "row", np.uint16), _place(ins[f"{key}_b"], "col", np.uint16)
+            c = _place(ins[f"{key}_c"], "row", NP[ct])
+            d = out_buf(dev, LD * LD * np.dtype(NP[dt]).itemsize)
+            dev.launch(mod, name, grid=(1, 1, 1), block=(32, 1, 1),
+                       args=[dev.to_device(a), dev.to_device(b), dev.to_device(c), d])
+            out[key] = dev.to_host(d, NP[dt]).reshape(LD, LD)[:16, :16].copy()
+    return out
+
+
 NOTE = ("WMMA GEMM (2x2 warps, two k steps, load -> mma -> store): exact regime vs numpy, full range vs the "
         "emulator's WMMA arithmetic (UNCONFIRMED on the H100)")
 ENTRIES = [
     Entry("wmma_gemm", SRC, _gemm_in, _gemm_run, _gemm_ref, note=NOTE),
+    Entry("wmma_mixed", SRC, _mixed_in, _mixed_run, refused={"emu": "not measured on the H100"},
+          note="PROBE: wmma.mma m16n16k16 with f16 D and f32 C, and f32 D with f16 C (exact and full-range inputs): "
+               "the emulator refuses them; the H100's words decide where the conversion happens"),
     Entry("wmma_layout", SRC, _layout_in, _layout_run, refused={"emu": "accesses WMMA fragment elements"},
           note="PROBE: every fragment element of every lane for index-coded matrices (f16 / bf16 / tf32 / s8 / f64 A "
                "and B, row and col; f32 / f16 / s32 / f64 C): the emulator refuses these kernels; the H100's words "

@@ -111,3 +111,25 @@ LAY_C(lay_c_f16_m16n16k16, half, 16, 16, 16) LAY_C(lay_c_f16_m32n8k16, half, 32,
 LAY_C(lay_c_f16_m8n32k16, half, 8, 32, 16)
 LAY_C(lay_c_s32_m16n16k16, int, 16, 16, 16) LAY_C(lay_c_s32_m32n8k16, int, 32, 8, 16)
 LAY_C(lay_c_s32_m8n32k16, int, 8, 32, 16) LAY_C(lay_c_f64_m8n8k4, double, 8, 8, 4)
+
+// ---- mixed accumulator types (probe: the emulator refuses them until an H100 run decides where the conversion
+// happens): one warp, D (16 x 16) = A (16 x 16, row-major) B (16 x 16, column-major) + C with C and D of different
+// types; matrices as in gemm (LD = 64).
+template <typename TD, typename TC>
+__device__ void mixed(const half* A, const half* B, const TC* C, TD* D) {
+  wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> a;
+  wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::col_major> b;
+  wmma::fragment<wmma::accumulator, 16, 16, 16, TC> c;
+  wmma::fragment<wmma::accumulator, 16, 16, 16, TD> d;
+  wmma::load_matrix_sync(a, A, LD);
+  wmma::load_matrix_sync(b, B, LD);
+  wmma::load_matrix_sync(c, C, LD, wmma::mem_row_major);
+  wmma::mma_sync(d, a, b, c);
+  wmma::store_matrix_sync(D, d, LD, wmma::mem_row_major);
+}
+extern "C" __global__ void wmma_mixed_d16_c32(const half* A, const half* B, const float* C, half* D) {
+  mixed<half, float>(A, B, C, D);
+}
+extern "C" __global__ void wmma_mixed_d32_c16(const half* A, const half* B, const half* C, float* D) {
+  mixed<float, half>(A, B, C, D);
+}
