@@ -116,14 +116,11 @@ def _encode(d, t):
 
 
 def _model(a, b, c, at, ct):
-    """The emulator's arithmetic for one M x N x K step (codes in, codes out)."""
-    from ptxlab.emu.hw.warp_mma_arith import mma_f64, mma_float, mma_int
+    """The emulator's arithmetic for one M x N x K step (codes in, codes out; ptxlab/emu/hw/wmma.py)."""
+    from ptxlab.emu.hw.wmma import mma
     if at == "f64":
-        return mma_f64(a, b, c)
-    if ct == "s32":
-        return mma_int(a.astype(np.uint32), b.astype(np.uint32), c, at, at, False)
-    d = mma_float(a.astype(np.uint32), b.astype(np.uint32), c.astype(np.uint32), at, at, ct)
-    return d.astype(NP[ct])
+        return mma(a, b, c, at, at, ct, ct)
+    return mma(a.astype(np.uint32), b.astype(np.uint32), c.astype(np.uint32), at, at, ct, ct).astype(NP[ct])
 
 
 def _gemm_ref(ins):

@@ -9,17 +9,19 @@ word of them (ptx_docs/isa_coverage_notes.md "mma.sync forms the H100 lowers"):
   first (the f16 window rule of hw/warp_mma_arith.py, which the H100 matched on f16 mma.sync) -- and last one f32
   add of C, rounded to nearest even (the scalar ``add.rn.f32``: NaN 0x7FFFFFFF, subnormals kept).  1,024 of 1,024
   words (673 finite); C inside the first MMA instead: 990; one 32-product window: 969.
-* ``m8n8k4 .f32.f16.f16.f32`` (the sm_70 form): d = a0*b0, then d = fma.rn.f32(a_k, b_k, d) for k = 1, 2, 3, then
+* ``m8n8k4 .f32.f16.f16.f32`` (the sm_70 form): d = +0, then d = fma.rn.f32(a_k, b_k, d) for k = 0..3, then
   D = add.rn.f32(d, C).  2,048 of 2,048 words (804 finite-input ones); the 25-bit window: 1,701; C first: fewer.
 
-Refused (``ModelSilent``; the caller raises "not implemented"): an m8n8k4 f32 result whose sign of zero the data
-does not decide (every product and C zero with a negative one among them).
+The SASS ptxas (NVRTC 13.0, sm_90a) writes for both is exactly this (tests/emu/hw/test_warp_mma_sm90.py reads it):
+FP8: F2FP.F16.E4M3.UNPACK_B of each register's low and high halves, HMMA.16816.F32 with RZ as C on the low halves,
+a second HMMA.16816.F32 on the high halves accumulating, FADD of C; m8n8k4: HADD2.F32 widenings, FFMA from RZ in k
+order, FADD of C.  So signed zeros follow IEEE through those instructions (the chain starts from +0).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ...mma.codec import ModelSilent, decode_elem, encode_f16_rne
+from ...mma.codec import decode_elem, encode_f16_rne
 from .warp_mma_arith import mma_float
 
 F32_NAN = 0x7FFFFFFF
@@ -80,13 +82,9 @@ def mma_m8n8k4_f32_sm90(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarr
     cw = np.asarray(c).astype(np.uint32)
     with np.errstate(all="ignore"):
         p = av[:, None, :] * bv.T[None, :, :]                   # (8, 8, 4) exact products
-        d = p[..., 0].astype(np.float32)
-        for k in range(1, 4):
+        d = np.zeros(p.shape[:2], np.float32)                   # FFMA d, a0, b0, RZ: the chain starts from +0
+        for k in range(4):
             d = _rn_f32(p[..., k], d.astype(np.float64))
-    zero = (p == 0).all(-1) & ((cw & 0x7FFFFFFF) == 0)
-    if (zero & (np.signbit(p).any(-1) | (cw != 0))).any():
-        raise ModelSilent("mma.sync.m8n8k4 .f32 whose products and C are all zero with a negative zero among them: "
-                          "the sign of the zero result was not measured on the H100")
     out = _rn_f32(d.astype(np.float64), cw.view(np.float32).astype(np.float64))
     w = out.view(np.uint32)
     return np.where(np.isnan(out), np.uint32(F32_NAN), w).astype(np.uint32)

@@ -102,3 +102,29 @@ def first_slots(fr: Fragment) -> tuple:
 def default_stride(fr: Fragment, layout: str) -> int:
     """The leading dimension (9.7.14.4.2): columns for .row, rows for .col."""
     return fr.cols if layout == "row" else fr.rows
+
+
+# ------------------------------------------------------------------------------------------------ arithmetic
+# What ptxas (NVRTC 13.0, sm_90a) lowers one wmma.mma to (tests/emu/ops/test_emu_wmma.py::test_ptxas_lowering reads the
+# SASS): f16 / bf16 -> HMMA.16816 per 16 x 8 block (one window over the 16 products, as mma.sync m16n8k16); tf32
+# m16n16k8 -> two chained HMMA.1684 per block, k 0-3 then k 4-7 (as two mma.sync m16n8k4, C in the first); s8 / u8 ->
+# IMMA.16816 (exact); f64 -> DMMA (as mma.sync m8n8k4).  f16 C with f32 D: C widened exactly (HADD2.F32) first.
+K_STEP = {"tf32": 4}
+
+
+def mma(a: np.ndarray, b: np.ndarray, c: np.ndarray, atype: str, btype: str, dtype: str, ctype: str,
+        satfinite: bool = False) -> np.ndarray:
+    """D codes of one wmma.mma problem: a (M, K), b (K, N) element codes, c (M, N) C codes (lowering above)."""
+    from .warp_mma_arith import mma_f64, mma_float, mma_int
+    if atype == "f64":
+        return mma_f64(a, b, c)
+    if dtype == "s32":
+        return mma_int(a, b, c, atype, btype, satfinite)
+    c = np.asarray(c).astype(np.uint32)
+    if ctype == "f16" and dtype == "f32":
+        c = np.asarray(c, np.uint16).view(np.float16).astype(np.float32).view(np.uint32)
+    step = K_STEP.get(atype, a.shape[1])
+    for k in range(0, a.shape[1], step):
+        c = mma_float(np.ascontiguousarray(a[:, k:k + step]), np.ascontiguousarray(b[k:k + step]), c, atype, btype,
+                      dtype)
+    return c

@@ -7,9 +7,10 @@ no other instruction of the kernel could observe it, and refuses to run otherwis
 (r, c) of a .row matrix at ``p + (r * stride + c) * size``, of a .col matrix at ``p + (c * stride + r) * size``;
 the stride defaults to the leading dimension; ``p`` and the stride in bytes must be multiples of the fragment size.
 
-Arithmetic (hw/warp_mma_arith.py, the rules the H100 matched for mma.sync): f16 / bf16 with C and D of one type: the
-tensor-core window over the 16 products of each element (one HMMA.16816 per 16 x 8 block on sm_80+); tf32: the
-window over 8 products; s8 / u8: exact, .satfinite clamps once; f64 .rn: one IEEE fma per k in k order.
+Arithmetic (hw/wmma.py ``mma``: what ptxas lowers wmma.mma to, with the mma.sync rules the H100 matched): f16 / bf16
+with C and D of one type: the tensor-core window over the 16 products of each element (HMMA.16816); tf32 m16n16k8:
+two chained windows of 4 products, k 0-3 then 4-7 (two HMMA.1684); s8 / u8: exact, .satfinite clamps once (IMMA);
+f64 .rn: one IEEE fma per k in k order (DMMA).
 **UNCONFIRMED on the H100** (ptx_docs/isa_coverage_notes.md "WMMA"): the probe entries of tests/corpus/kernels_wmma.py
 decide.  Refused: mixed f16 / f32 C and D (where the conversion happens is not measured), f64 .rz / .rm / .rp,
 the sub-byte and b1 forms (sm_75 .m8n8k32 / .m8n8k128), and a kernel that reads fragment elements.
@@ -23,7 +24,6 @@ from ..core import ir
 from ..core.isa import Ctx, Unsupported, register, withdraw
 from ..hw import warp_mma as wm
 from ..hw import wmma as fw
-from ..hw.warp_mma_arith import mma_f64, mma_float, mma_int
 from .warp_mma import _warps, _words, _write_words
 
 _NP = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
@@ -151,11 +151,7 @@ def build_mma(ins: ir.Instr, ctx: Ctx):
             raise Unsupported(f"{ins.name}: a {f.matrix.upper()} fragment is {f.nregs} registers ({ins.where()})")
 
     def compute(A, B, C):
-        if atype == "f64":
-            return mma_f64(A, B, C)
-        if dtype == "s32":
-            return mma_int(A, B, C, atype, btype, sat)
-        return mma_float(A, B, C, atype, btype, dtype)
+        return fw.mma(A, B, C, atype, btype, dtype, ctype, sat)
 
     def matrix(fr, words):
         el = wm.unpack(words, fr.bits, fr.per_reg)                 # (W, 32, n)

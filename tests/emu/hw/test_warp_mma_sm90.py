@@ -11,7 +11,6 @@ import pytest
 
 from ptxlab.emu.hw.warp_mma_arith import mma_float
 from ptxlab.emu.hw.warp_mma_sm90 import mma_fp8_sm90, mma_m8n8k4_f32_sm90
-from ptxlab.mma.codec import ModelSilent
 
 DATA = Path(__file__).resolve().parents[2] / "fidelity" / "isa" / "data" / "h100_20261128_fp8_mma.npz"
 FP8 = [f"{a}_{b}" for a in ("e4m3", "e5m2") for b in ("e4m3", "e5m2")]
@@ -86,8 +85,60 @@ def test_m8n8k4_f32_is_an_fma_chain_then_add(rng):
     assert np.all(d[1:] == np.float32(5.0))
 
 
-def test_m8n8k4_f32_refuses_an_unmeasured_zero_sign():
+def test_m8n8k4_f32_signed_zeros_follow_the_fma_chain_from_plus_zero():
+    """FFMA d, a0, b0, RZ: a -0 product becomes +0, so D = +0 + C; with C = -0 the result is +0 too."""
     a = np.zeros((8, 4), np.uint32)
-    a[0, 0] = 0x8000                              # -0.0 x +0.0: every product and C zero, one of them negative
-    with pytest.raises(ModelSilent, match="sign of the zero"):
-        mma_m8n8k4_f32_sm90(a, np.zeros((4, 8), np.uint32), np.zeros((8, 8), np.uint32))
+    a[:, :] = 0x8000                              # -0.0 everywhere: every product -0
+    b = np.full((4, 8), 0x3C00, np.uint32)        # 1.0
+    c = np.zeros((8, 8), np.uint32)
+    c[0] = 0x80000000                             # C = -0 in row 0
+    c[1] = 0xBF800000                             # C = -1 in row 1
+    d = mma_m8n8k4_f32_sm90(a, b, c)
+    assert np.all(d[0] == 0) and np.all(d[1] == 0xBF800000) and np.all(d[2:] == 0)
+
+
+SASS_SRC = r"""
+#include <cstdint>
+extern "C" __global__ void fp8(const uint32_t* A, uint32_t* D) {
+  uint32_t a[4], b[2]; float c[4], d[4];
+  for (int i = 0; i < 4; ++i) { a[i] = A[threadIdx.x * 8 + i]; c[i] = __uint_as_float(A[threadIdx.x * 8 + 4 + i]); }
+  b[0] = A[256 + threadIdx.x]; b[1] = A[300 + threadIdx.x];
+  asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+               "{%10,%11,%12,%13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]),
+               "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+  for (int i = 0; i < 4; ++i) D[threadIdx.x * 4 + i] = __float_as_uint(d[i]);
+}
+extern "C" __global__ void m884(const uint32_t* A, uint32_t* D) {
+  uint32_t a[2], b[2]; float c[8], d[8];
+  for (int i = 0; i < 2; ++i) { a[i] = A[threadIdx.x * 16 + i]; b[i] = A[threadIdx.x * 16 + 2 + i]; }
+  for (int i = 0; i < 8; ++i) c[i] = __uint_as_float(A[threadIdx.x * 16 + 4 + i]);
+  asm volatile("mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%0,%1,%2,%3,%4,%5,%6,%7}, {%8,%9}, {%10,%11}, "
+               "{%12,%13,%14,%15,%16,%17,%18,%19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]), "=f"(d[4]),
+               "=f"(d[5]), "=f"(d[6]), "=f"(d[7]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]),
+               "f"(c[2]), "f"(c[3]), "f"(c[4]), "f"(c[5]), "f"(c[6]), "f"(c[7]));
+  for (int i = 0; i < 8; ++i) D[threadIdx.x * 8 + i] = __float_as_uint(d[i]);
+}
+"""
+
+
+def _sass_ops(sass: str, fn: str) -> list:
+    import re
+    body = re.split(r"\n\.text\.(\w+):", sass)
+    seg = dict(zip(body[1::2], body[2::2]))[fn]
+    return re.findall(r"/\*[0-9a-f]{4}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)([^;]*);", seg)
+
+
+def test_ptxas_lowers_them_as_modelled():
+    """The SASS for sm_90a is the lowering the rules describe (module doc of hw/warp_mma_sm90.py)."""
+    import ptxlab
+    sass = ptxlab.compile(SASS_SRC, arch="sm_90a", name="lowering.cu").sass()
+    ops = [(o, args) for o, args in _sass_ops(sass, "fp8") if o.startswith(("F2FP", "HMMA", "FADD", "FFMA"))]
+    names = [o for o, _ in ops]
+    assert names[:12] == ["F2FP.F16.E4M3.UNPACK_B"] * 12, names   # A (4 regs) and B (2 regs): low and high halves
+    mmas = [args for o, args in ops if o.startswith("HMMA")]
+    assert [o for o in names if o.startswith("HMMA")] == ["HMMA.16816.F32"] * 2
+    assert mmas[0].rstrip().endswith("RZ")                      # the first MMA starts from C = 0
+    assert names[-4:] == ["FADD"] * 4                           # C added last, one FADD per accumulator
+    ops = [o for o, _ in _sass_ops(sass, "m884")]
+    assert not any(o.startswith("HMMA") for o in ops)           # no tensor instruction: an FFMA chain
+    assert ops.count("FFMA") == 8 * 4 and ops.count("FADD") == 8
