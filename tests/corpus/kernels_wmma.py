@@ -6,8 +6,7 @@ stores, strides and the k steps bit for bit against numpy) and *full* (random co
 random): on the emulator against its WMMA arithmetic (the mma.sync rules, hw/warp_mma_arith.py: one window per 16
 products), on the H100 that hypothesis is what the comparison tests (ptx_docs/isa_coverage_notes.md "WMMA").
 
-``wmma_mixed`` (PROBE): wmma.mma with C and D of different types, which the emulator refuses; the H100 side is
-recorded.  ``wmma_layout`` (PROBE): loads matrices whose elements are their own indices and records every fragment element of
+``wmma_mixed``: wmma.mma with C and D of different types (the conversions ptxas emits).  ``wmma_layout`` (PROBE): loads matrices whose elements are their own indices and records every fragment element of
 every lane on the H100; the emulator refuses these kernels (they read fragment elements, whose layout the PTX ISA
 leaves unspecified).  The recorded words are the evidence a fragment-layout model would be fitted to.
 """
@@ -183,14 +182,38 @@ def _layout_run(dev, mod, ins):
 MIXED = [("wmma_mixed_d16_c32", "f16", "f32"), ("wmma_mixed_d32_c16", "f32", "f16")]      # kernel, D type, C type
 
 
+def _finite_f16(rng, shape):
+    """Random finite f16 codes (every exponent, subnormals; no Inf / NaN: a NaN f16 D is refused, its code unknown)."""
+    x = rng.integers(0, 1 << 16, shape).astype(np.uint16)
+    return np.where((x & 0x7C00) == 0x7C00, x & 0x83FF, x).astype(np.uint16)
+
+
 def _mixed_in(rng):
     ins = {}
     for name, dt, ct in MIXED:
         for mode in MODES:
             key = f"{name}_{mode}"
-            ins[f"{key}_a"], ins[f"{key}_b"] = (_vals(rng, (16, 16), "f16", mode) for _ in range(2))
-            ins[f"{key}_c"] = _vals(rng, (16, 16), ct, mode, small=4)
+            if mode == "exact":
+                ins[f"{key}_a"], ins[f"{key}_b"] = (_vals(rng, (16, 16), "f16", mode) for _ in range(2))
+                ins[f"{key}_c"] = _vals(rng, (16, 16), ct, mode, small=4)
+            else:
+                ins[f"{key}_a"], ins[f"{key}_b"] = (_finite_f16(rng, (16, 16)) for _ in range(2))
+                ins[f"{key}_c"] = (_finite_f16(rng, (16, 16)) if ct == "f16" else
+                                   (rng.standard_normal((16, 16)) * 64).astype(np.float32).view(np.uint32))
     return ins
+
+
+def _mixed_ref(ins):
+    from ptxlab.emu.hw.wmma import mma
+    out = {}
+    for name, dt, ct in MIXED:
+        key = f"{name}_exact"
+        a, b, c = (ins[f"{key}_{x}"] for x in "abc")
+        out[key] = _encode(_value(a, "f16") @ _value(b, "f16") + _value(c, ct), dt)
+        key = f"{name}_full"
+        a, b, c = (ins[f"{key}_{x}"].astype(np.uint32) for x in "abc")
+        out[key] = mma(a, b, c, "f16", "f16", dt, ct).astype(NP[dt])
+    return out
 
 
 def _mixed_run(dev, mod, ins):
@@ -211,9 +234,10 @@ NOTE = ("WMMA GEMM (2x2 warps, two k steps, load -> mma -> store): exact regime 
         "emulator's WMMA arithmetic (UNCONFIRMED on the H100)")
 ENTRIES = [
     Entry("wmma_gemm", SRC, _gemm_in, _gemm_run, _gemm_ref, note=NOTE),
-    Entry("wmma_mixed", SRC, _mixed_in, _mixed_run, refused={"emu": "not measured on the H100"},
-          note="PROBE: wmma.mma m16n16k16 with f16 D and f32 C, and f32 D with f16 C (exact and full-range inputs): "
-               "the emulator refuses them; the H100's words decide where the conversion happens"),
+    Entry("wmma_mixed", SRC, _mixed_in, _mixed_run, _mixed_ref,
+          note="wmma.mma m16n16k16 with f16 D and f32 C, and f32 D with f16 C (exact; full range without NaN / Inf): "
+               "vs the emulator's reading of the SASS (f16 C widened exactly; f32 result rounded to f16 by F2FP), "
+               "UNCONFIRMED on the H100"),
     Entry("wmma_layout", SRC, _layout_in, _layout_run, refused={"emu": "accesses WMMA fragment elements"},
           note="PROBE: every fragment element of every lane for index-coded matrices (f16 / bf16 / tf32 / s8 / f64 A "
                "and B, row and col; f32 / f16 / s32 / f64 C): the emulator refuses these kernels; the H100's words "

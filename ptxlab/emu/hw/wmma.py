@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...mma.codec import ModelSilent
+
 SHAPES = {"m16n16k16": (16, 16, 16), "m8n32k16": (8, 32, 16), "m32n8k16": (32, 8, 16), "m16n16k8": (16, 16, 8),
           "m8n8k4": (8, 8, 4)}
 # element type -> (element bits, register type); f64 fragments use .f64 registers
@@ -108,7 +110,8 @@ def default_stride(fr: Fragment, layout: str) -> int:
 # What ptxas (NVRTC 13.0, sm_90a) lowers one wmma.mma to (tests/emu/ops/test_emu_wmma.py::test_ptxas_lowering reads the
 # SASS): f16 / bf16 -> HMMA.16816 per 16 x 8 block (one window over the 16 products, as mma.sync m16n8k16); tf32
 # m16n16k8 -> two chained HMMA.1684 per block, k 0-3 then k 4-7 (as two mma.sync m16n8k4, C in the first); s8 / u8 ->
-# IMMA.16816 (exact); f64 -> DMMA (as mma.sync m8n8k4).  f16 C with f32 D: C widened exactly (HADD2.F32) first.
+# IMMA.16816 (exact); f64 -> DMMA (as mma.sync m8n8k4).  f16 C with f32 D: C widened exactly (HADD2.F32) first;
+# f32 C with f16 D: the f32 MMA, then F2FP.F16.F32.PACK_AB (round to nearest even; a NaN result refused).
 K_STEP = {"tf32": 4}
 
 
@@ -122,9 +125,17 @@ def mma(a: np.ndarray, b: np.ndarray, c: np.ndarray, atype: str, btype: str, dty
         return mma_int(a, b, c, atype, btype, satfinite)
     c = np.asarray(c).astype(np.uint32)
     if ctype == "f16" and dtype == "f32":
-        c = np.asarray(c, np.uint16).view(np.float16).astype(np.float32).view(np.uint32)
+        c = c.astype(np.uint16).view(np.float16).astype(np.float32).view(np.uint32)
+    acc = "f32" if "f32" in (ctype, dtype) else dtype
     step = K_STEP.get(atype, a.shape[1])
     for k in range(0, a.shape[1], step):
         c = mma_float(np.ascontiguousarray(a[:, k:k + step]), np.ascontiguousarray(b[k:k + step]), c, atype, btype,
-                      dtype)
+                      acc)
+    if dtype == "f16" and acc == "f32":           # f32 C, f16 D: F2FP.F16.F32.PACK_AB (round to nearest even)
+        f = c.view(np.float32)
+        if np.isnan(f).any():
+            raise ModelSilent("wmma.mma .f16 D with .f32 C and a NaN result: the f16 NaN the H100 writes is not "
+                              "measured (probe entry wmma_mixed)")
+        with np.errstate(over="ignore"):
+            c = f.astype(np.float16).view(np.uint16).astype(np.uint32)
     return c

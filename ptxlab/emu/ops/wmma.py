@@ -12,8 +12,9 @@ with C and D of one type: the tensor-core window over the 16 products of each el
 two chained windows of 4 products, k 0-3 then 4-7 (two HMMA.1684); s8 / u8: exact, .satfinite clamps once (IMMA);
 f64 .rn: one IEEE fma per k in k order (DMMA).
 **UNCONFIRMED on the H100** (ptx_docs/isa_coverage_notes.md "WMMA"): the probe entries of tests/corpus/kernels_wmma.py
-decide.  Refused: mixed f16 / f32 C and D (where the conversion happens is not measured), f64 .rz / .rm / .rp,
-the sub-byte and b1 forms (sm_75 .m8n8k32 / .m8n8k128), and a kernel that reads fragment elements.
+decide.  f16 with C and D of different types as ptxas lowers them (f16 C widened exactly, or the f32 result rounded
+to f16 by F2FP: a NaN result refused).  Refused: f64 .rz / .rm / .rp, the sub-byte and b1 forms (sm_75 .m8n8k32 /
+.m8n8k128), and a kernel that reads fragment elements.
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ import numpy as np
 
 from ..checks import wmma_fragments
 from ..core import ir
-from ..core.isa import Ctx, Unsupported, register, withdraw
+from ..core.isa import Ctx, Unsupported, register
 from ..hw import warp_mma as wm
 from ..hw import wmma as fw
 from .warp_mma import _warps, _words, _write_words
@@ -192,13 +193,10 @@ FORMS = register(SETS, [
     ("wmma.store.d.sync.aligned.layout.m8n8k4{.ss}.f64",                                  "9.7.14.4.4", build_store),
     ("wmma.mma.sync.aligned.alayout.blayout.fshape.f16.f16",                              "9.7.14.4.5", build_mma),
     ("wmma.mma.sync.aligned.alayout.blayout.fshape.f32.f32",                              "9.7.14.4.5", build_mma),
+    ("wmma.mma.sync.aligned.alayout.blayout.fshape.f16.f32",                              "9.7.14.4.5", build_mma),
+    ("wmma.mma.sync.aligned.alayout.blayout.fshape.f32.f16",                              "9.7.14.4.5", build_mma),
     ("wmma.mma.sync.aligned.alayout.blayout.fshape.s32.i8type.i8type.s32{.satfinite}",    "9.7.14.4.5", build_mma),
     ("wmma.mma.sync.aligned.alayout.blayout.fshape.f32.bf16.bf16.f32",                    "9.7.14.4.5", build_mma),
     ("wmma.mma.sync.aligned.alayout.blayout.m16n16k8.f32.tf32.tf32.f32",                  "9.7.14.4.5", build_mma),
     ("wmma.mma.sync.aligned.alayout.blayout.m8n8k4{.rn}.f64.f64.f64.f64",                 "9.7.14.4.5", build_mma),
-])
-UNMEASURED = "not measured on the H100; ptx_docs/isa_coverage_notes.md 'WMMA'"
-WITHDRAWN = withdraw(SETS, [
-    ("wmma.mma.sync.aligned.alayout.blayout.fshape.f16.f32",                              "9.7.14.4.5", UNMEASURED),
-    ("wmma.mma.sync.aligned.alayout.blayout.fshape.f32.f16",                              "9.7.14.4.5", UNMEASURED),
 ])

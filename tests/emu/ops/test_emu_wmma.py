@@ -99,3 +99,53 @@ def test_misaligned_fragment_address_faults(mod):
     z = dev.to_device(np.zeros(512, np.uint16))
     with pytest.raises(ptxlab.errors.EmuError, match="not a multiple of the fragment size 32 bytes"):
         dev.launch(mod, "wmma_misaligned", grid=(1, 1, 1), block=(32, 1, 1), args=[z, z, dev.empty(1024)])
+
+
+# (kernel of tests/kernels/wmma.cu, the tensor instructions ptxas emits for it on sm_90a, in order): the lowering
+# ptxlab/emu/hw/wmma.py ``mma`` models (two k steps x two 16 x 8 blocks per GEMM kernel)
+LOWERING = {
+    "wmma_f16_f32_m16n16k16_rc": ["HMMA.16816.F32"] * 4,
+    "wmma_f16_f16_m16n16k16_rc": ["HMMA.16816.F16"] * 4,
+    "wmma_f16_f16_m8n32k16_rr": ["HMMA.16816.F16"] * 4,
+    "wmma_bf16_f32_m32n8k16_cc": ["HMMA.16816.F32.BF16"] * 4,
+    "wmma_tf32_f32_m16n16k8_rc": ["HMMA.1684.F32.TF32"] * 8,          # two chained k4 MMAs per k8 step
+    "wmma_s8_s32_m16n16k16_rc": ["IMMA.16816.S8.S8"] * 4,
+    "wmma_u8_s32_m8n32k16_rc": ["IMMA.16816.U8.U8"] * 4,
+    "wmma_f64_f64_m8n8k4_rc": ["DMMA.8"] * 2,                          # DMMA.8x8x4 (the pattern stops at the x)
+    "wmma_mixed_d32_c16": ["HADD2.F32"] * 8 + ["HMMA.16816.F32"] * 2,   # f16 C widened exactly first
+    "wmma_mixed_d16_c32": ["HMMA.16816.F32"] * 2 + ["F2FP.F16.F32.PACK_AB"] * 4,   # f32 result rounded to f16
+}
+
+
+def test_ptxas_lowering():
+    import re
+    from pathlib import Path
+    src = (Path(__file__).resolve().parents[2] / "kernels" / "wmma.cu").read_text()
+    sass = ptxlab.compile(src, arch="sm_90a", name="wmma.cu").sass()
+    parts = re.split(r"\n\.text\.(\w+):", sass)
+    bodies = dict(zip(parts[1::2], parts[2::2]))
+    for fn, want in LOWERING.items():
+        ops = re.findall(r"/\*[0-9a-f]{4}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)", bodies[fn])
+        got = [o for o in ops if o.startswith(("HMMA", "IMMA", "DMMA", "F2FP", "HADD2.F32"))]
+        assert got == want, (fn, got)
+
+
+def test_tf32_is_two_chained_k4_windows(rng):
+    """One wmma.mma m16n16k8 tf32 = k 0-3, then k 4-7 onto it (HMMA.1684 twice): a small product next to 2**20 in
+    the first half is lost when that half's sum is rounded to the f32 accumulator (ulp 2**-3), before the second half
+    cancels the 2**20; one window over all 8 products keeps it (units of 2**-5)."""
+    from ptxlab.emu.hw.wmma import mma
+    a = np.zeros((16, 8), np.float32)
+    b = np.zeros((8, 16), np.float32)
+    a[0, 0], b[0, 0] = 1024.0, 1024.0              # 2**20 (k = 0, first half)
+    a[0, 4], b[4, 0] = 1.0, 2.0 ** -3 + 2.0 ** -4   # 0.1875 (k = 4, second half)
+    a[0, 5], b[5, 0] = -1024.0, 1024.0              # -2**20 (k = 5, second half): cancels the first
+    c = np.zeros((16, 16), np.uint32)
+    chained = mma(a.view(np.uint32), b.view(np.uint32), c, "tf32", "tf32", "f32", "f32").view(np.float32)[0, 0]
+    one = mma_float(a.view(np.uint32), b.view(np.uint32), c, "tf32", "tf32", "f32").view(np.float32)[0, 0]
+    assert chained == np.float32(0.1875) and one == np.float32(0.1875)     # nothing lost: both agree
+    a[0, 4], b[4, 0] = 1.0, 2.0 ** -5 + 2.0 ** -6   # 0.046875: below the 2**(20-25) unit in both windows ...
+    a[0, 1], b[1, 0] = 1.0, 2.0 ** -5 + 2.0 ** -6   # ... and the same in the first half
+    chained = mma(a.view(np.uint32), b.view(np.uint32), c, "tf32", "tf32", "f32", "f32").view(np.float32)[0, 0]
+    one = mma_float(a.view(np.uint32), b.view(np.uint32), c, "tf32", "tf32", "f32").view(np.float32)[0, 0]
+    assert (chained, one) == (np.float32(0.03125), np.float32(0.0625))

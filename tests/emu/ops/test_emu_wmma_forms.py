@@ -14,11 +14,12 @@ from ptxlab.emu.hw import wmma as fw
 
 SS = ("", "global", "shared", "shared::cta")
 REGION = 1024                              # bytes per matrix region: A at 0, B at 1024, C at 2048; D out
-# (A/B type, C/D type, shapes)
-FAMILIES = [("f16", "f16", ("m16n16k16", "m8n32k16", "m32n8k16")), ("f16", "f32", ("m16n16k16", "m8n32k16", "m32n8k16")),
-            ("bf16", "f32", ("m16n16k16", "m8n32k16", "m32n8k16")), ("tf32", "f32", ("m16n16k8",)),
-            ("s8", "s32", ("m16n16k16", "m8n32k16", "m32n8k16")), ("f64", "f64", ("m8n8k4",))]
-CASES = [(at, ct, s, i) for at, ct, shapes in FAMILIES for s in shapes for i in range(4)]
+FS = ("m16n16k16", "m8n32k16", "m32n8k16")
+# (A/B type, C/D type (or "D type/C type"), shapes)
+FAMILIES = [("f16", "f16", FS), ("f16", "f32", FS), ("f16", "f16/f32", FS), ("f16", "f32/f16", FS), ("bf16", "f32", FS),
+            ("tf32", "f32", ("m16n16k8",)), ("s8", "s32", FS), ("f64", "f64", ("m8n8k4",))]
+# the mixed C / D families need only both values of each layout slot (their loads and stores are the others' forms)
+CASES = [(at, ct, s, i) for at, ct, shapes in FAMILIES for s in shapes for i in ((0, 3) if "/" in ct else range(4))]
 _REG = {"b32": ".b32", "b64": ".f64"}
 _NP = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 
@@ -46,35 +47,37 @@ def _addr(ss: str, region: int) -> str:
     return {"": f"[%rd_gen+{region}]", "global": f"[%rd_glb+{region}]"}.get(ss, f"[sm+{region}]")
 
 
-def _kernel(name, at, ct, shape, i):
+def _kernel(name, at, dct, shape, i):
     """(PTX of one kernel, its parameters): the i-th combination of state spaces, layouts and modifiers."""
+    dt, ct = (dct.split("/") + [dct])[:2]
     et = "u8" if (at == "s8" and i % 2) else at
     lay = ("row", "col")
     la, lb, lc, ld = lay[i & 1], lay[(i >> 1) & 1], lay[(i + 1) & 1], lay[((i + 1) >> 1) & 1]
     ss_ld, ss_st = SS[i], SS[(i + 1) % 4]
     fa, fb, fc = fw.fragment("a", shape, et), fw.fragment("b", shape, et), fw.fragment("c", shape, ct)
+    fd = fw.fragment("d", shape, dt)
     dot = lambda s: f".{s}" if s else ""                                        # noqa: E731
     mods = f"{la}.{lb}.{shape}"
     if at == "f64":
         mods += ".rn" if i % 2 else ""
         types = ".f64.f64.f64.f64"
     elif at == "f16":
-        types = f".{ct}.{ct}"
+        types = f".{dt}.{ct}"
     else:
         types = f".{ct}.{et}.{et}.{ct}" + (".satfinite" if at == "s8" and i >= 2 else "")
     decl = "".join(f"  .reg {_REG[f.reg_type]} %{p}<{f.nregs}>;\n" for p, f in (("a", fa), ("b", fb), ("c", fc),
-                                                                                 ("d", fc)))
+                                                                                 ("d", fd)))
     body = (f"  wmma.load.a.sync.aligned.{la}.{shape}{dot(ss_ld)}.{et} {_vec('a', fa.nregs)}, {_addr(ss_ld, 0)}"
             f"{_so(fa, la)};\n"
             f"  wmma.load.b.sync.aligned.{lb}.{shape}{dot(ss_ld)}.{et} {_vec('b', fb.nregs)}, {_addr(ss_ld, REGION)}"
             f"{_so(fb, lb)};\n"
             f"  wmma.load.c.sync.aligned.{lc}.{shape}{dot(ss_ld)}.{ct} {_vec('c', fc.nregs)}, "
             f"{_addr(ss_ld, 2 * REGION)}{_so(fc, lc)};\n"
-            f"  wmma.mma.sync.aligned.{mods}{types} {_vec('d', fc.nregs)}, {_vec('a', fa.nregs)}, "
+            f"  wmma.mma.sync.aligned.{mods}{types} {_vec('d', fd.nregs)}, {_vec('a', fa.nregs)}, "
             f"{_vec('b', fb.nregs)}, {_vec('c', fc.nregs)};\n")
     st_addr = {"": "[%rd_out]", "global": "[%rd_outg]"}.get(ss_st, f"[sm+{3 * REGION}]")
-    body += (f"  wmma.store.d.sync.aligned.{ld}.{shape}{dot(ss_st)}.{ct} {st_addr}, {_vec('d', fc.nregs)}"
-             f"{_so(fc, ld)};\n")
+    body += (f"  wmma.store.d.sync.aligned.{ld}.{shape}{dot(ss_st)}.{dt} {st_addr}, {_vec('d', fd.nregs)}"
+             f"{_so(fd, ld)};\n")
     copy_in = f"""  mov.u32 %r0, %tid.x;
 $L_in:
   setp.ge.u32 %p0, %r0, {3 * REGION // 16};
@@ -116,14 +119,15 @@ $L_end:
 {copy_in}{body}{copy_out}  ret;
 }}
 """
-    return ptx, dict(et=et, la=la, lb=lb, lc=lc, ld=ld, shared_out=ss_st.startswith("shared"), fa=fa, fb=fb, fc=fc)
+    return ptx, dict(et=et, la=la, lb=lb, lc=lc, ld=ld, shared_out=ss_st.startswith("shared"), fa=fa, fb=fb, fc=fc,
+                     fd=fd, dt=dt, ct=ct)
 
 
 @pytest.fixture(scope="module")
 def module():
     texts, params = [], {}
     for at, ct, shape, i in CASES:
-        name = f"k_{at}_{ct}_{shape}_{i}"
+        name = f"k_{at}_{ct.replace('/', '_')}_{shape}_{i}"
         ptx, p = _kernel(name, at, ct, shape, i)
         texts.append(ptx)
         params[name] = p
@@ -161,13 +165,13 @@ def _put(buf, off, mat, fr, layout):
     buf[off:off + raw.size] = raw
 
 
-@pytest.mark.parametrize("case", CASES, ids=[f"{a}_{c}_{s}_{i}" for a, c, s, i in CASES])
+@pytest.mark.parametrize("case", CASES, ids=[f"{a}_{c.replace('/', '_')}_{s}_{i}" for a, c, s, i in CASES])
 def test_every_form(module, case, rng):
     mod, params = module
     at, ct, shape, i = case
-    name = f"k_{at}_{ct}_{shape}_{i}"
+    name = f"k_{at}_{ct.replace('/', '_')}_{shape}_{i}"
     p = params[name]
-    fa, fb, fc = p["fa"], p["fb"], p["fc"]
+    fa, fb, fc, fd, ct, dt = p["fa"], p["fb"], p["fc"], p["fd"], p["ct"], p["dt"]
     a = _exact(rng, (fa.rows, fa.cols), p["et"])
     b = _exact(rng, (fb.rows, fb.cols), p["et"])
     c = _exact(rng, (fc.rows, fc.cols), ct)
@@ -179,14 +183,14 @@ def test_every_form(module, case, rng):
     out = dev.empty(2 * REGION)
     dev.memset(out, 0xFF)
     dev.launch(mod, name, grid=(1, 1, 1), block=(32, 1, 1), args=[dev.to_device(buf), out])
-    lead = fc.rows if p["ld"] == "row" else fc.cols
-    st = _stride(fc, p["ld"])
-    raw = dev.to_host(out, np.uint8)[REGION if p["shared_out"] else 0:][:lead * st * fc.bits // 8]
-    got = raw.view(_NP[fc.bits]).reshape(lead, st)[:, :fc.cols if p["ld"] == "row" else fc.rows]
+    lead = fd.rows if p["ld"] == "row" else fd.cols
+    st = _stride(fd, p["ld"])
+    raw = dev.to_host(out, np.uint8)[REGION if p["shared_out"] else 0:][:lead * st * fd.bits // 8]
+    got = raw.view(_NP[fd.bits]).reshape(lead, st)[:, :fd.cols if p["ld"] == "row" else fd.rows]
     got = got if p["ld"] == "row" else got.T
     d = _val(a, p["et"]) @ _val(b, p["et"]) + _val(c, ct)
-    if ct == "s32":
+    if dt == "s32":
         want = d.astype(np.int64).astype(np.int32).view(np.uint32)
     else:
-        want = d.astype({"f16": np.float16, "f32": np.float32, "f64": np.float64}[ct]).view(_NP[fc.bits])
+        want = d.astype({"f16": np.float16, "f32": np.float32, "f64": np.float64}[dt]).view(_NP[fd.bits])
     np.testing.assert_array_equal(got, want)
