@@ -85,6 +85,6 @@ def mma_m8n8k4_f32_sm90(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarr
         d = np.zeros(p.shape[:2], np.float32)                   # FFMA d, a0, b0, RZ: the chain starts from +0
         for k in range(4):
             d = _rn_f32(p[..., k], d.astype(np.float64))
-    out = _rn_f32(d.astype(np.float64), cw.view(np.float32).astype(np.float64))
+        out = _rn_f32(d.astype(np.float64), cw.view(np.float32).astype(np.float64))
     w = out.view(np.uint32)
     return np.where(np.isnan(out), np.uint32(F32_NAN), w).astype(np.uint32)
