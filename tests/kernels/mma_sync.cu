@@ -246,8 +246,7 @@ __device__ Pos c884(int lane, int i, int f32) {
   if (f32) return Pos{(lane & 1) + (i & 2) + 4 * hi, (i & 4) + (lane & 2) + (i & 1)};
   return Pos{(lane & 3) + 4 * hi, i};
 }
-// ---- m8n8k4 .row.col.f32.f16.f16.f16 (f16 C, f32 D; probe: the emulator refuses it until an H100 run decides where
-// the lowering converts C; ptxas refuses f16 D with f32 C); memory as m884.
+// ---- m8n8k4 .row.col.f32.f16.f16.f16 (f16 C, f32 D; ptxas refuses f16 D with f32 C); memory as m884.
 extern "C" __global__ void mma_m8n8k4_c16_d32(const uint32_t* A, const uint32_t* B, const uint32_t* C, uint32_t* D) {
   int w = threadIdx.x >> 5, lane = threadIdx.x & 31, qp = (lane >> 2) & 3, hi = lane >= 16;
   int prob = w * 4 + qp;

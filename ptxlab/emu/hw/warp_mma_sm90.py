@@ -12,6 +12,9 @@ word of them (ptx_docs/isa_coverage_notes.md "mma.sync forms the H100 lowers"):
 * ``m8n8k4 .f32.f16.f16.f32`` (the sm_70 form): d = +0, then d = fma.rn.f32(a_k, b_k, d) for k = 0..3, then
   D = add.rn.f32(d, C).  2,048 of 2,048 words (804 finite-input ones); the 25-bit window: 1,701; C first: fewer.
 
+``m8n8k4 .f32.f16.f16.f16`` (f16 C): the same chain after widening C exactly (HADD2.F32 in its SASS; no H100 data yet:
+probe entry mma_sync_m8n8k4_mixed).
+
 The SASS ptxas (NVRTC 13.0, sm_90a) writes for both is exactly this (tests/emu/hw/test_warp_mma_sm90.py reads it):
 FP8: F2FP.F16.E4M3.UNPACK_B of each register's low and high halves, HMMA.16816.F32 with RZ as C on the low halves,
 a second HMMA.16816.F32 on the high halves accumulating, FADD of C; m8n8k4: HADD2.F32 widenings, FFMA from RZ in k
@@ -74,12 +77,15 @@ def _rn_f32(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return sb.view(np.float64).astype(np.float32)
 
 
-def mma_m8n8k4_f32_sm90(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """One m8n8k4 problem: a (8, 4), b (4, 8) f16 codes, c (8, 8) f32 words -> D words: the fma chain of the module
-    doc (products of two f16 values are exact in f32 and float64)."""
+def mma_m8n8k4_f32_sm90(a: np.ndarray, b: np.ndarray, c: np.ndarray, ctype: str = "f32") -> np.ndarray:
+    """One m8n8k4 problem: a (8, 4), b (4, 8) f16 codes, c (8, 8) C words (f32, or f16 codes: widened exactly first,
+    HADD2.F32 in the SASS) -> f32 D words: the fma chain of the module doc (products of two f16 values are exact in
+    f32 and float64)."""
     av = np.asarray(a).astype(np.uint16).view(np.float16).astype(np.float64)
     bv = np.asarray(b).astype(np.uint16).view(np.float16).astype(np.float64)
     cw = np.asarray(c).astype(np.uint32)
+    if ctype == "f16":
+        cw = cw.astype(np.uint16).view(np.float16).astype(np.float32).view(np.uint32)
     with np.errstate(all="ignore"):
         p = av[:, None, :] * bv.T[None, :, :]                   # (8, 8, 4) exact products
         d = np.zeros(p.shape[:2], np.float32)                   # FFMA d, a0, b0, RZ: the chain starts from +0
