@@ -324,6 +324,31 @@ def _m884_ref(forms):
     return ref
 
 
+def _m884_rounding_in(rng):
+    """m8n8k4 .row.col.f16 (f16 C / D) problems that tell the window rule (one rounding to f16 of a 25-bit window
+    sum) from the SASS's f32 tree (C + the k 2-3 pair, then + the k 0-1 pair, each rounded to f32, then to f16):
+    B = 1, so each D element is C + the four A values of its row; A rows put half an f16 ulp of 1 (2**-11) and a
+    quarter f32 ulp (2**-24) in different pairs, C = +-1, +-2, 1.5 ... (the f32 additions meet exact ties)."""
+    h, q = 2.0 ** -11, 2.0 ** -24
+    rows = [[h, q, 0, 0], [0, 0, h, q], [h, 0, q, 0], [q, 0, h, 0], [h, 0, 0, q], [0, q, h, 0], [h, q, h, q],
+            [q, h, 0, q]]
+    cols = [1.0, -1.0, 2.0, 1.5, -1.5, 1.0 + 2.0 ** -10, 4.0, -2.0]
+    a = np.zeros((WARPS * 4, 8, 4))
+    c = np.zeros((WARPS * 4, 8, 8))
+    for p in range(WARPS * 4):
+        sign = np.where(rng.random((8, 1)) < 0.5, -1.0, 1.0) if p >= 4 else 1.0
+        a[p] = np.array(rows)[rng.permutation(8)] * sign
+        c[p] = np.array(cols)[rng.permutation(8)][None, :] * np.where(rng.random((8, 1)) < 0.5, -1.0, 1.0)
+    k = "a0b1f0"
+    return {f"{k}_a": _codes(a, "f16"), f"{k}_b": _codes(np.ones((WARPS * 4, 8, 4)), "f16"), f"{k}_c": _codes(c, "f16")}
+
+
+def _m884_rounding_ref(ins):
+    k = "a0b1f0"
+    a, b, c = ins[f"{k}_a"], ins[f"{k}_b"], ins[f"{k}_c"]
+    return {k: np.stack([_model(a[p], b[p].T, c[p], "f16", "f16", "f16", m884=True) for p in range(WARPS * 4)])}
+
+
 M884_MIXED = [("c16_d32", 0)]                  # kernel suffix, C is f32 (ptxas refuses f16 D with f32 C)
 
 
@@ -437,6 +462,9 @@ ENTRIES = [
     Entry("mma_sync_m8n8k4_f32", SRC, _m884_in(M884_F32), _m884_run(M884_F32), _m884_ref(M884_F32),
           note="m8n8k4 .f16 with f32 C/D; full range vs the H100's lowering (an fma.rn.f32 chain in k order, "
           "then add.rn C: hw/warp_mma_sm90.py, fitted to the 2026-11-28 run, seed 20261127)"),
+    Entry("mma_sync_m8n8k4_rounding", SRC, _m884_rounding_in, _m884_run([(0, 1, 0)]), _m884_rounding_ref,
+          note="PROBE: m8n8k4 f16 C / D on double-rounding cases: the emulator's window rule vs the f32 tree + F2FP "
+               "of the SASS (isa_coverage_notes.md open point); the H100 decides"),
     Entry("mma_sync_m8n8k4_mixed", SRC, _m884_mixed_in, _m884_mixed_run, _m884_mixed_ref,
           note="m8n8k4 .row.col.f32.f16.f16.f16 (f16 C): the f32 lowering after widening C exactly (its SASS: "
                "HADD2.F32, FFMA chain, FADD); UNCONFIRMED on the H100 (isa_coverage_notes.md)"),
