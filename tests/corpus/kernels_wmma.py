@@ -1,12 +1,15 @@
 """Corpus entries for WMMA (tests/kernels/wmma.cu, the CUDA C++ wmma API): a small WMMA GEMM per type / shape /
-layout (load -> mma -> store only), and the fragment-layout probe.
+layout (load -> mma -> store only), mixed C / D types, and the fragment-layout probe.
 
 ``wmma_gemm``: each kernel runs twice: *exact* (small dyadic values, every summation order agrees: checks loads,
 stores, strides and the k steps bit for bit against numpy) and *full* (random codes with NaN / Inf / subnormals; C
-random): on the emulator against its WMMA arithmetic (the mma.sync rules, hw/warp_mma_arith.py: one window per 16
-products), on the H100 that hypothesis is what the comparison tests (ptx_docs/isa_coverage_notes.md "WMMA").
+random): on the emulator against its WMMA arithmetic (ptxlab/emu/hw/wmma.py ``mma``: the mma.sync rules for the
+instructions ptxas lowers wmma.mma to), on the H100 that hypothesis is what the comparison tests
+(ptx_docs/isa_coverage_notes.md "WMMA").
 
-``wmma_mixed``: wmma.mma with C and D of different types (the conversions ptxas emits).  ``wmma_layout`` (PROBE): loads matrices whose elements are their own indices and records every fragment element of
+``wmma_mixed``: wmma.mma with C and D of different types (the conversions ptxas emits).
+
+``wmma_layout`` (PROBE): loads matrices whose elements are their own indices and records every fragment element of
 every lane on the H100; the emulator refuses these kernels (they read fragment elements, whose layout the PTX ISA
 leaves unspecified).  The recorded words are the evidence a fragment-layout model would be fitted to.
 """

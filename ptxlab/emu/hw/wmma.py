@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...mma.codec import ModelSilent
+from .warp_mma_arith import mma_f64, mma_float, mma_int
 
 SHAPES = {"m16n16k16": (16, 16, 16), "m8n32k16": (8, 32, 16), "m32n8k16": (32, 8, 16), "m16n16k8": (16, 16, 8),
           "m8n8k4": (8, 8, 4)}
@@ -118,7 +119,6 @@ K_STEP = {"tf32": 4}
 def mma(a: np.ndarray, b: np.ndarray, c: np.ndarray, atype: str, btype: str, dtype: str, ctype: str,
         satfinite: bool = False) -> np.ndarray:
     """D codes of one wmma.mma problem: a (M, K), b (K, N) element codes, c (M, N) C codes (lowering above)."""
-    from .warp_mma_arith import mma_f64, mma_float, mma_int
     if atype == "f64":
         return mma_f64(a, b, c)
     if dtype == "s32":
