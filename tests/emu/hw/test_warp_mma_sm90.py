@@ -128,10 +128,12 @@ def _sass_ops(sass: str, fn: str) -> list:
     return re.findall(r"/\*[0-9a-f]{4}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)([^;]*);", seg)
 
 
-def test_ptxas_lowers_them_as_modelled():
-    """The SASS for sm_90a is the lowering the rules describe (module doc of hw/warp_mma_sm90.py)."""
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_100a"])
+def test_ptxas_lowers_them_as_modelled(arch):
+    """The SASS for sm_90a (and sm_100a, where the emulator applies the same rules) is the lowering the rules describe
+    (module doc of hw/warp_mma_sm90.py)."""
     import ptxlab
-    sass = ptxlab.compile(SASS_SRC, arch="sm_90a", name="lowering.cu").sass()
+    sass = ptxlab.compile(SASS_SRC, arch=arch, name="lowering.cu").sass()
     ops = [(o, args) for o, args in _sass_ops(sass, "fp8") if o.startswith(("F2FP", "HMMA", "FADD", "FFMA"))]
     names = [o for o, _ in ops]
     assert names[:12] == ["F2FP.F16.E4M3.UNPACK_B"] * 12, names   # A (4 regs) and B (2 regs): low and high halves
