@@ -256,10 +256,10 @@ def all_entries() -> list:
     if here not in sys.path:
         sys.path.insert(0, here)
     from corpus import (kernels_async_store, kernels_bulk_reduce, kernels_cluster, kernels_mma,  # noqa: E402
-                        kernels_new, kernels_wgmma, kernels_wrapped)
+                        kernels_new, kernels_wgmma, kernels_wmma, kernels_wrapped)
 
     ents = kernels_wrapped.ENTRIES + kernels_new.ENTRIES + kernels_cluster.ENTRIES + kernels_mma.ENTRIES + \
-        kernels_wgmma.ENTRIES + kernels_bulk_reduce.ENTRIES + kernels_async_store.ENTRIES
+        kernels_wgmma.ENTRIES + kernels_bulk_reduce.ENTRIES + kernels_async_store.ENTRIES + kernels_wmma.ENTRIES
     names = [e.name for e in ents]
     assert len(names) == len(set(names)), names
     return ents

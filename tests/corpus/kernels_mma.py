@@ -5,8 +5,9 @@ Every kernel runs two problems per launch (one warp each; m8n8k4 .f16 four per w
 regime* (small dyadic values: every correct summation order gives the same result, so the output checks the
 fragment layouts bit for bit against a plain numpy reference), problem 1 *full range* (random codes with NaN, Inf,
 subnormals; C random): its emulator-side reference is the tensor-core model the emulator uses
-(ptxlab/emu/hw/warp_mma_arith.py, the B200 window rule applied to Hopper as a hypothesis), and the H100 comparison
-of tests/fidelity/run_corpus.py is what decides it (ptx_docs/isa_coverage_notes.md).  Integer and b1 kinds are
+(ptxlab/emu/hw/warp_mma_arith.py, the B200 window rule applied to Hopper as a hypothesis; for FP8 m16n8k32 and m8n8k4
+with f32 C/D the H100's lowerings, ptxlab/emu/hw/warp_mma_sm90.py), and the H100 comparison of
+tests/fidelity/run_corpus.py is what decides it (ptx_docs/isa_coverage_notes.md).  Integer and b1 kinds are
 exact: both problems against numpy.
 """
 from __future__ import annotations
@@ -33,8 +34,7 @@ B1 = [(f"mma_{sh}_{op}", shp, op) for sh, shp in (("m16n8k256", (16, 8, 256)), (
 F64 = [(8, 4), (16, 4), (16, 8), (16, 16)]
 M884 = [(al, bl, f) for f in (0, 1) for al in (0, 1) for bl in (0, 1)]
 M884_F16 = [x for x in M884 if not x[2]]          # f16 C/D: agree with the H100
-M884_F32 = [x for x in M884 if x[2]]              # f32 C/D: the emulator refuses them (isa_coverage_notes.md)
-REFUSED_LAST_BITS = {"emu": "the H100 disagrees in the last bits"}
+M884_F32 = [x for x in M884 if x[2]]              # f32 C/D: the H100's fma-chain lowering (hw/warp_mma_sm90.py)
 FMT = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "e4m3": ml_dtypes.float8_e4m3fn, "e5m2": ml_dtypes.float8_e5m2}
 
 
@@ -70,8 +70,15 @@ def _launch(dev, mod, kname, a, b, c, nwarps, dtype=np.uint32, extra=()):
     return dev.to_host(out, dtype).reshape(c.shape)
 
 
-def _model(a, b, c, at, bt, dt):
+def _model(a, b, c, at, bt, dt, m884=False):
+    """The emulator's rule for one full-range problem: the H100's lowerings for FP8 and m8n8k4 f32
+    (hw/warp_mma_sm90.py), the tensor-core window model otherwise."""
     from ptxlab.emu.hw.warp_mma_arith import mma_float
+    from ptxlab.emu.hw.warp_mma_sm90 import mma_fp8_sm90, mma_m8n8k4_f32_sm90
+    if at in ("e4m3", "e5m2"):
+        return mma_fp8_sm90(a, b, c, at, bt)
+    if m884 and dt == "f32":
+        return mma_m8n8k4_f32_sm90(a, b, c)
     return mma_float(a, b, c, at, bt, dt)
 
 
@@ -311,10 +318,75 @@ def _m884_ref(forms):
             d = np.empty_like(c)
             for p in range(WARPS * 4):
                 d[p] = (_exact_float(a[p], b[p], c[p], "f16", "f16", dt) if p < 4 else
-                        _model(a[p], b[p].T, c[p], "f16", "f16", dt))
+                        _model(a[p], b[p].T, c[p], "f16", "f16", dt, m884=True))
             out[k] = d
         return out
     return ref
+
+
+def _m884_rounding_in(rng):
+    """m8n8k4 .row.col.f16 (f16 C / D) problems that tell the window rule (one rounding to f16 of a 25-bit window
+    sum) from the SASS's f32 tree (C + the k 2-3 pair, then + the k 0-1 pair, each rounded to f32, then to f16):
+    B = 1, so each D element is C + the four A values of its row; A rows put half an f16 ulp of 1 (2**-11) and a
+    quarter f32 ulp (2**-24) in different pairs, C = +-1, +-2, 1.5 ... (the f32 additions meet exact ties)."""
+    h, q = 2.0 ** -11, 2.0 ** -24
+    rows = [[h, q, 0, 0], [0, 0, h, q], [h, 0, q, 0], [q, 0, h, 0], [h, 0, 0, q], [0, q, h, 0], [h, q, h, q],
+            [q, h, 0, q]]
+    cols = [1.0, -1.0, 2.0, 1.5, -1.5, 1.0 + 2.0 ** -10, 4.0, -2.0]
+    a = np.zeros((WARPS * 4, 8, 4))
+    c = np.zeros((WARPS * 4, 8, 8))
+    for p in range(WARPS * 4):
+        sign = np.where(rng.random((8, 1)) < 0.5, -1.0, 1.0) if p >= 4 else 1.0
+        a[p] = np.array(rows)[rng.permutation(8)] * sign
+        c[p] = np.array(cols)[rng.permutation(8)][None, :] * np.where(rng.random((8, 1)) < 0.5, -1.0, 1.0)
+    k = "a0b1f0"
+    return {f"{k}_a": _codes(a, "f16"), f"{k}_b": _codes(np.ones((WARPS * 4, 8, 4)), "f16"), f"{k}_c": _codes(c, "f16")}
+
+
+def _m884_rounding_ref(ins):
+    k = "a0b1f0"
+    a, b, c = ins[f"{k}_a"], ins[f"{k}_b"], ins[f"{k}_c"]
+    return {k: np.stack([_model(a[p], b[p].T, c[p], "f16", "f16", "f16", m884=True) for p in range(WARPS * 4)])}
+
+
+M884_MIXED = [("c16_d32", 0)]                  # kernel suffix, C is f32 (ptxas refuses f16 D with f32 C)
+
+
+def _m884_mixed_in(rng):
+    """Inputs of m8n8k4 .row.col.f32.f16.f16.f16: problems 0-3 exact regime, 4-7 full-range A / B with
+    C of moderate exponents (the f16 / f32 conversion points show in the last bits)."""
+    ins = {}
+    for k, cf in M884_MIXED:
+        a = _codes(_exact_vals(rng, (WARPS * 4, 8, 4)), "f16")
+        b = _codes(_exact_vals(rng, (WARPS * 4, 8, 4)), "f16")
+        cv = _exact_vals(rng, (WARPS * 4, 8, 8), 8)
+        c = cv.astype(np.float32).view(np.uint32) if cf else _codes(cv, "f16")
+        a[4:] = _full_codes(rng, (4, 8, 4), "f16")
+        b[4:] = _full_codes(rng, (4, 8, 4), "f16")
+        c[4:] = _f32_full(rng, (4, 8, 8)) if cf else _full_codes(rng, (4, 8, 8), "f16")
+        ins[f"{k}_a"], ins[f"{k}_b"], ins[f"{k}_c"] = a, b, c
+    return ins
+
+
+def _m884_mixed_run(dev, mod, ins):
+    return {k: _launch(dev, mod, f"mma_m8n8k4_{k}", ins[f"{k}_a"], ins[f"{k}_b"], ins[f"{k}_c"], WARPS)
+            for k, _ in M884_MIXED}
+
+
+def _m884_mixed_ref(ins):
+    from ptxlab.emu.hw.warp_mma_sm90 import mma_m8n8k4_f32_sm90
+    out = {}
+    for k, _ in M884_MIXED:
+        a, b, c = ins[f"{k}_a"], ins[f"{k}_b"], ins[f"{k}_c"]
+        d = np.empty_like(c)
+        for p in range(WARPS * 4):
+            if p < 4:
+                cv = c[p].astype(np.uint16).view(np.float16).astype(np.float64)
+                d[p] = _exact_float(a[p], b[p], cv.astype(np.float32).view(np.uint32), "f16", "f16", "f32")
+            else:
+                d[p] = mma_m8n8k4_f32_sm90(a[p], b[p].T, c[p], "f16")
+        out[k] = d
+    return out
 
 
 # ------------------------------------------------------------------------------------------------ ldmatrix family
@@ -367,9 +439,9 @@ NOTE = ("problem 0 exact regime (layouts, bit for bit vs numpy); problem 1 full 
         "tensor-core model (hw/warp_mma_arith.py), the H100 decides the arithmetic")
 ENTRIES = [
     Entry("mma_sync_f16", SRC, _float_in(F16), _run_each(F16), _float_ref(F16), note="f16/bf16 m16n8k8/k16; " + NOTE),
-    Entry("mma_sync_fp8", SRC, _float_in(FP8), _run_each(FP8), _float_ref(FP8), refused=REFUSED_LAST_BITS,
-          note="e4m3/e5m2 m16n8k32: the emulator refuses it (the H100 disagrees in the last bits, 2026-11-27); "
-          "the hardware side is recorded for a future model"),
+    Entry("mma_sync_fp8", SRC, _float_in(FP8), _run_each(FP8), _float_ref(FP8),
+          note="e4m3/e5m2 m16n8k32; full range vs the H100's lowering (f16 MMAs over k % 4 < 2, then k % 4 >= 2, "
+          "then add.rn C: hw/warp_mma_sm90.py, fitted to the 2026-11-28 run, seed 20261127)"),
     Entry("mma_sync_tf32", SRC, _tf32_in, _tf32_run, _tf32_ref, note="tf32 m16n8k4/k8 (low 13 bits set); " + NOTE),
     Entry("mma_sync_int", SRC, _int_in, _run_each(INT), _int_ref, note="u8/s8/u4/s4, every shape, .satfinite: exact"),
     Entry("mma_sync_b1", SRC, _b1_in, _run_each(B1), _b1_ref, note="b1 .xor/.and.popc, every shape: exact"),
@@ -388,8 +460,14 @@ ENTRIES = [
     Entry("mma_sync_m8n8k4", SRC, _m884_in(M884_F16), _m884_run(M884_F16), _m884_ref(M884_F16),
           note="m8n8k4 .f16 with f16 C/D, 4 problems/warp; " + NOTE),
     Entry("mma_sync_m8n8k4_f32", SRC, _m884_in(M884_F32), _m884_run(M884_F32), _m884_ref(M884_F32),
-          refused=REFUSED_LAST_BITS, note="m8n8k4 .f16 with f32 C/D: the emulator refuses it (the H100 disagrees "
-          "in the last bits, 2026-11-27); the hardware side is recorded for a future model"),
+          note="m8n8k4 .f16 with f32 C/D; full range vs the H100's lowering (an fma.rn.f32 chain in k order, "
+          "then add.rn C: hw/warp_mma_sm90.py, fitted to the 2026-11-28 run, seed 20261127)"),
+    Entry("mma_sync_m8n8k4_rounding", SRC, _m884_rounding_in, _m884_run([(0, 1, 0)]), _m884_rounding_ref,
+          note="PROBE: m8n8k4 f16 C / D on double-rounding cases: the emulator's window rule vs the f32 tree + F2FP "
+               "of the SASS (isa_coverage_notes.md open point); the H100 decides"),
+    Entry("mma_sync_m8n8k4_mixed", SRC, _m884_mixed_in, _m884_mixed_run, _m884_mixed_ref,
+          note="m8n8k4 .row.col.f32.f16.f16.f16 (f16 C): the f32 lowering after widening C exactly (its SASS: "
+               "HADD2.F32, FFMA chain, FADD); UNCONFIRMED on the H100 (isa_coverage_notes.md)"),
     Entry("ldmatrix_stmatrix", SRC, _ld_in, _ld_run, _ld_ref,
           note="ldmatrix/stmatrix .m8n8 x1/x2/x4 {.trans} .b16, movmatrix; permuted row addresses"),
 ]

@@ -240,6 +240,30 @@ extern "C" __global__ void mma_m8n8k4_##al##_##bl##_##f(const uint32_t* A, const
                                                          uint32_t* D) { m884<al, bl, f>(A, B, C, D); }
 K884(0, 0, 0) K884(0, 1, 0) K884(1, 0, 0) K884(1, 1, 0) K884(0, 0, 1) K884(0, 1, 1) K884(1, 0, 1) K884(1, 1, 1)
 
+// m8n8k4 accumulator element i of a lane: (row, col), f32 or f16 C/D (PTX ISA 9.7.14.5.1)
+__device__ Pos c884(int lane, int i, int f32) {
+  int hi = lane >= 16;
+  if (f32) return Pos{(lane & 1) + (i & 2) + 4 * hi, (i & 4) + (lane & 2) + (i & 1)};
+  return Pos{(lane & 3) + 4 * hi, i};
+}
+// ---- m8n8k4 .row.col.f32.f16.f16.f16 (f16 C, f32 D; ptxas refuses f16 D with f32 C); memory as m884.
+extern "C" __global__ void mma_m8n8k4_c16_d32(const uint32_t* A, const uint32_t* B, const uint32_t* C, uint32_t* D) {
+  int w = threadIdx.x >> 5, lane = threadIdx.x & 31, qp = (lane >> 2) & 3, hi = lane >= 16;
+  int prob = w * 4 + qp;
+  A += prob * 32; B += prob * 32; C += prob * 64; D += prob * 64;
+  uint32_t a[2] = {0, 0}, b[2] = {0, 0}, c[4] = {0, 0, 0, 0}, d[8];
+  for (int i = 0; i < 4; ++i) {
+    a[i >> 1] |= (A[((lane & 3) + 4 * hi) * 4 + i] & 0xFFFF) << (16 * (i & 1));
+    b[i >> 1] |= (B[((lane & 3) + 4 * hi) * 4 + i] & 0xFFFF) << (16 * (i & 1));
+  }
+  for (int i = 0; i < 8; ++i) { Pos p = c884(lane, i, 0); c[i >> 1] |= (C[p.r * 8 + p.c] & 0xFFFF) << (16 * (i & 1)); }
+  asm volatile("mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7}, {%8,%9}, {%10,%11}, "
+               "{%12,%13,%14,%15};"
+               : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]), "=r"(d[4]), "=r"(d[5]), "=r"(d[6]), "=r"(d[7])
+               : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]));
+  for (int i = 0; i < 8; ++i) { Pos p = c884(lane, i, 1); D[p.r * 8 + p.c] = d[i]; }
+}
+
 // ---- ldmatrix / stmatrix / movmatrix (.m8n8 .b16): matrices of 8 rows x 8 halves, row r of matrix j at
 // rowaddr[j*8 + r] (a permuted row order, so the row addresses matter). ldmatrix -> each lane writes its registers;
 // stmatrix stores those registers back (to a second buffer); movmatrix transposes register 0.

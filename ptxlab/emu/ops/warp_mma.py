@@ -4,11 +4,11 @@
 Every lane of the warp executes these together (.sync.aligned; the ISA leaves a partial warp undefined: the emulator
 faults).  Fragments follow hw/warp_mma.py (the ISA's per-shape formulas), the arithmetic hw/warp_mma_arith.py.
 Refused (not in the form table): f16 mma with different C and D types (.f32.f16.f16.f16, .f16.f16.f16.f32: the ISA
-does not say where that conversion happens), the sm_120a block-scaled and .kind::f8f6f4 mma forms, mma.sp, wmma, and the
+does not say where that conversion happens), the sm_120a block-scaled and .kind::f8f6f4 mma forms, mma.sp, and the
 sm_100a ldmatrix .m16n16 / .m8n16 / .b8 and stmatrix .m16n8 / .b8 forms (their fragment layouts are given only as
-figures in the ISA).  Withdrawn (``WITHDRAWN``: the H100 corpus disagrees in the last bits, 2026-11-27): m8n8k4 with
-.f32 C/D and m16n8k32 .e4m3/.e5m2 (ptx_docs/isa_coverage_notes.md).  .f64 NaN results follow the H100
-(hw/warp_mma_arith.py).
+figures in the ISA).  m16n8k32 .e4m3/.e5m2 and m8n8k4 with .f32 C/D follow the H100's lowerings of them
+(hw/warp_mma_sm90.py; withdrawn on 2026-11-27, derived from the H100's outputs on 2026-11-28 and the SASS; f16 C with
+f32 D: C widened exactly first, as the SASS does).  .f64 NaN results follow the H100 (hw/warp_mma_arith.py).
 """
 from __future__ import annotations
 
@@ -16,10 +16,11 @@ import numpy as np
 
 from ..core import ir
 from ..core.forms import TYPE_NAMES
-from ..core.isa import Ctx, Unsupported, register, withdraw
+from ..core.isa import Ctx, Unsupported, register
 from ..engine.machine import EXITED, RUN
 from ..hw import warp_mma as wm
 from ..hw.warp_mma_arith import mma_f64, mma_float, mma_int
+from ..hw.warp_mma_sm90 import mma_fp8_sm90, mma_m8n8k4_f32_sm90
 
 # element class, element bits in a register word, word bits, elements per word
 _ECLASS = {"f16": ("16b", 16), "bf16": ("16b", 16), "tf32": ("tf32", 32), "f64": ("f64", 64),
@@ -78,17 +79,17 @@ def build_mma(ins: ir.Instr, ctx: Ctx):
     key_a = al if shape == "m8n8k4" and atype == "f16" else ecl
     key_b = bl if shape == "m8n8k4" and btype == "f16" else _ECLASS[btype][0]
     la, lb = wm.LAYOUTS[(shape, "a", key_a)], wm.LAYOUTS[(shape, "b", key_b)]
-    lc = wm.c_layout(shape, dtype)
+    lc, ld = wm.c_layout(shape, ctype), wm.c_layout(shape, dtype)       # differ only for m8n8k4 .f32...f16
     wbits = 64 if atype == "f64" else 32
     per_a = wbits // ebits
-    cbits = {"f64": 64, "f16": 16}.get(dtype, 32)
-    per_c = (64 if dtype == "f64" else 32) // cbits
+    cbits, dbits = ({"f64": 64, "f16": 16}.get(t, 32) for t in (ctype, dtype))
+    per_c, per_d = ((64 if dtype == "f64" else 32) // b for b in (cbits, dbits))
     rd_a = ctx.read_vec(ins.args[1], f"b{wbits}")
     rd_b = ctx.read_vec(ins.args[2], f"b{wbits}")
     rd_c = ctx.read_vec(ins.args[3], "b64" if dtype == "f64" else "b32")
     wr_d = ctx.write_vec(ins.args[0], "b64" if dtype == "f64" else "b32")
     for what, rds, lay, per in (("A", rd_a, la, per_a), ("B", rd_b, lb, per_a), ("C", rd_c, lc, per_c),
-                                ("D", wr_d, lc, per_c)):
+                                ("D", wr_d, ld, per_d)):
         if len(rds) * per != lay.n:
             raise Unsupported(f"{ins.name}: {what} needs {lay.n // per} registers, got {len(rds)} ({ins.where()})")
     sat = "satfinite" in mods
@@ -101,6 +102,10 @@ def build_mma(ins: ir.Instr, ctx: Ctx):
             return mma_f64(A, B, C)
         if dtype == "s32":
             return mma_int(A, B, C, atype, btype, sat, bitop)
+        if atype in ("e4m3", "e5m2"):
+            return mma_fp8_sm90(A, B, C, atype, btype)
+        if shape == "m8n8k4" and dtype == "f32":
+            return mma_m8n8k4_f32_sm90(A, B, C, ctype)
         return mma_float(A, B, C, atype, btype, dtype)
 
     def run(st, m):
@@ -112,7 +117,7 @@ def build_mma(ins: ir.Instr, ctx: Ctx):
         for w in range(len(ws)):
             for p in range(C.shape[1]):
                 D[w, p] = compute(A[w, p], B[w, p], C[w, p])
-        words = wm.pack(wm.scatter(lc, D), cbits, per_c).astype(cdt)
+        words = wm.pack(wm.scatter(ld, D), dbits, per_d).astype(cdt)
         _write_words(wr_d, st, ws, words, m)
     return run
 
@@ -210,10 +215,13 @@ SETS = {"alayout": ("row", "col"), "blayout": ("row", "col"), "f8": ("e4m3", "e5
         "bitop": ("xor", "and"), "num": ("x1", "x2", "x4"), "ss": ("shared", "shared::cta"),
         "i8shape": ("m8n8k16", "m16n8k16", "m16n8k32"), "i4shape": ("m8n8k32", "m16n8k32", "m16n8k64"),
         "b1shape": ("m8n8k128", "m16n8k128", "m16n8k256"), "f64shape": ("m8n8k4", "m16n8k4", "m16n8k8", "m16n8k16"),
-        "hshape": ("m16n8k8", "m16n8k16"), "bshape": ("m16n8k8", "m16n8k16"), "tshape": ("m16n8k4", "m16n8k8")}
+        "ctype": ("f16", "f32"), "hshape": ("m16n8k8", "m16n8k16"), "bshape": ("m16n8k8", "m16n8k16"),
+        "tshape": ("m16n8k4", "m16n8k8")}
 FORMS = register(SETS, [
     # form                                                                                 PTX ISA        builder
     ("mma.sync.aligned.m8n8k4.alayout.blayout.f16.f16.f16.f16",                           "9.7.14.5.14", build_mma),
+    ("mma.sync.aligned.m8n8k4.alayout.blayout.f32.f16.f16.ctype",                         "9.7.14.5.14", build_mma),
+    ("mma.sync.aligned.m16n8k32.row.col.f32.f8.f8.f32",                                   "9.7.14.5.14", build_mma),
     ("mma.sync.aligned.hshape.row.col.f32.f16.f16.f32",                                   "9.7.14.5.14", build_mma),
     ("mma.sync.aligned.hshape.row.col.f16.f16.f16.f16",                                   "9.7.14.5.14", build_mma),
     ("mma.sync.aligned.bshape.row.col.f32.bf16.bf16.f32",                                 "9.7.14.5.14", build_mma),
@@ -225,12 +233,4 @@ FORMS = register(SETS, [
     ("ldmatrix.sync.aligned.m8n8.num{.trans}.shared.b16",                                   "9.7.14.5.15", build_ldmatrix),
     ("stmatrix.sync.aligned.m8n8.num{.trans}.shared.b16",                                   "9.7.14.5.16", build_stmatrix),
     ("movmatrix.sync.aligned.m8n8.trans.b16",                                             "9.7.14.5.17", build_movmatrix),
-])
-# The H100 corpus (tests/corpus/kernels_mma.py, 2026-11-27) disagrees with the tensor-core window model in the last
-# bits of full-range problems of these forms, and no window / k-group / rounding variant tried reproduces it
-# (ptx_docs/isa_coverage_notes.md "H100 evidence"): refused until a model reproduces every element.
-H100_LAST_BITS = "the H100 disagrees in the last bits; ptx_docs/isa_coverage_notes.md"
-WITHDRAWN = withdraw(SETS, [
-    ("mma.sync.aligned.m8n8k4.alayout.blayout.f32.f16.f16.f32",                           "9.7.14.5.14", H100_LAST_BITS),
-    ("mma.sync.aligned.m16n8k32.row.col.f32.f8.f8.f32",                                   "9.7.14.5.14", H100_LAST_BITS),
 ])

@@ -16,8 +16,8 @@ mkdir -p "$OUT"
 export PYTHONPATH=. PTXLAB_CACHE=${PTXLAB_CACHE:-/tmp/ptxlab_cache}
 ENTRIES=${ENTRIES:-$("$PY" -c "
 import sys; sys.path.insert(0, 'tests')
-from corpus import kernels_async_store, kernels_bulk_reduce, kernels_mma, kernels_wgmma
-mods = (kernels_async_store, kernels_bulk_reduce, kernels_mma, kernels_wgmma)   # the crash diagnostics first
+from corpus import kernels_async_store, kernels_bulk_reduce, kernels_mma, kernels_wgmma, kernels_wmma
+mods = (kernels_async_store, kernels_bulk_reduce, kernels_mma, kernels_wgmma, kernels_wmma)   # crash diagnostics first
 print(' '.join(e.name for m in mods for e in m.ENTRIES))")}
 echo "entries: $ENTRIES"
 T0=$(date +%s)
