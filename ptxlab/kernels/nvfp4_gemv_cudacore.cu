@@ -376,8 +376,9 @@ __device__ __forceinline__ void store_c(unsigned short* p, float v) {
 //     chunk of b (and sfb) is decoded once, into registers, for the whole kernel;
 //   * persistent CTAs (grid sized by the host to the GPU), each owning a balanced contiguous range of rows: CTA x of
 //     G takes M / G rows, the first M % G CTAs one more, so no CTA (and no SM) carries a whole extra round of rows;
-//   * a round covers GEMV_FLAT_R * P consecutive rows of the range: thread t reads rows p + P*k (k = round * R + i,
-//     i < R); rows past the range (its last round) re-read the range's last row and are not stored; with
+//   * a round covers GEMV_FLAT_R * P consecutive rows of the range: thread t reads rows p + P*k - skip (k = round *
+//     R + i, i < R); the first round is the partial one (skip = rounds * R * P - rows: rows before the range are
+//     neither read nor stored), so the later rounds' loads need no test; with
 //     GEMV_PREFETCH the next round's loads are issued before this round's math;
 //   * per round each warp (all of one row slot, since nch % 32 == 0) reduces its R row partials with the
 //     transposing shuffle reduction and the owner lanes put them in shared memory; no barrier per round: the
@@ -436,14 +437,19 @@ nvfp4_gemv_cudacore(const unsigned char* __restrict__ a, const unsigned char* __
   decode_b(ld_keep16(b + (size_t)l * 128 * kb2 + 16 * ch), bq, tabs);
   const Sb sb = sb_decode(ld_keep2(sfb + (size_t)l * 128 * kb16 + 2 * ch));
 
-  auto load = [&](FlatRound& fr, int j) {
-    const int k0 = p + P * R * j;
+  // the range's first round is the partial one: it starts `skip` rows before the range, so every later round is
+  // whole and its loads need no test; local row of (round j, i) = p + P * (j * R + i) - skip
+  const int skip = nround * rows_round - n;
+  auto load = [&](FlatRound& fr, int j, bool first) {
+    const int k0 = p + P * R * j - skip;
 #pragma unroll
     for (int i = 0; i < R; ++i) {
-      const int rl = k0 + P * i < n ? k0 + P * i : n - 1;  // rows past the range re-read its last row (not stored)
-      const unsigned off = (unsigned)rl * (unsigned)kb2;
-      fr.a[i] = ld_stream16(abase + off);
-      fr.sa[i] = ld_stream2(sbase + (off >> 3));  // kb16 = kb2 / 8
+      const int rl = k0 + P * i;
+      if (!first || rl >= 0) {  // rows before the range are not read: their registers stay 0 (and are not stored)
+        const unsigned off = (unsigned)rl * (unsigned)kb2;
+        fr.a[i] = ld_stream16(abase + off);
+        fr.sa[i] = ld_stream2(sbase + (off >> 3));  // kb16 = kb2 / 8
+      }
     }
   };
   // the partials of rounds [j0, j1) (all in the buffer): each row's wpr warp partials added in warp order, stored
@@ -453,11 +459,11 @@ nvfp4_gemv_cudacore(const unsigned char* __restrict__ a, const unsigned char* __
     for (int q = t; q < nrow; q += GEMV_THREADS) {
       const int jj = q / rows_round, rem = q - jj * rows_round;
       const int pp = rem / R, ii = rem - pp * R;
-      const int rl = (j0 + jj) * rows_round + pp + P * ii;
+      const int rl = (j0 + jj) * rows_round + pp + P * ii - skip;
       const int slot = (j0 + jj) % CAP;
       float s = 0.0f;
       for (int w = pp * wpr; w < (pp + 1) * wpr; ++w) s += red[slot][w][ii];
-      if (rl < n) store_c(cbase + rl, s);
+      if (rl >= 0) store_c(cbase + rl, s);
     }
     if (j1 < nround) __syncthreads();  // the buffer is rewritten by the next rounds
   };
@@ -480,19 +486,19 @@ nvfp4_gemv_cudacore(const unsigned char* __restrict__ a, const unsigned char* __
   };
 
 #if GEMV_PREFETCH
-  FlatRound f0, f1;
-  if (nround > 0) load(f0, 0);
+  FlatRound f0 = {}, f1;  // f0: zeros for the rows the partial first round does not read
+  if (nround > 0) load(f0, 0, true);
   for (int j = 0; j < nround; j += 2) {
-    if (j + 1 < nround) load(f1, j + 1);
+    if (j + 1 < nround) load(f1, j + 1, false);
     finish(f0, j);
     if (j + 1 >= nround) break;
-    if (j + 2 < nround) load(f0, j + 2);
+    if (j + 2 < nround) load(f0, j + 2, false);
     finish(f1, j + 1);
   }
 #else
+  FlatRound fr = {};  // zeros for the rows the partial first round does not read
   for (int j = 0; j < nround; ++j) {
-    FlatRound fr;
-    load(fr, j);
+    load(fr, j, j == 0);
     finish(fr, j);
   }
 #endif
