@@ -378,7 +378,7 @@ __device__ __forceinline__ void store_c(unsigned short* p, float v) {
 //     G takes M / G rows, the first M % G CTAs one more, so no CTA (and no SM) carries a whole extra round of rows;
 //   * a round covers GEMV_FLAT_R * P consecutive rows of the range: thread t reads rows p + P*k - skip (k = round *
 //     R + i, i < R); the first round is the partial one (skip = rounds * R * P - rows: rows before the range are
-//     neither read nor stored), so the later rounds' loads need no test; with
+//     neither read, computed nor stored), so the later rounds need no test; with
 //     GEMV_PREFETCH the next round's loads are issued before this round's math;
 //   * per round each warp (all of one row slot, since nch % 32 == 0) reduces its R row partials with the
 //     transposing shuffle reduction and the owner lanes put them in shared memory; no barrier per round: the
@@ -445,7 +445,7 @@ nvfp4_gemv_cudacore(const unsigned char* __restrict__ a, const unsigned char* __
 #pragma unroll
     for (int i = 0; i < R; ++i) {
       const int rl = k0 + P * i;
-      if (!first || rl >= 0) {  // rows before the range are not read: their registers stay 0 (and are not stored)
+      if (!first || rl >= 0) {  // rows before the range are neither read nor computed (finish) nor stored
         const unsigned off = (unsigned)rl * (unsigned)kb2;
         fr.a[i] = ld_stream16(abase + off);
         fr.sa[i] = ld_stream2(sbase + (off >> 3));  // kb16 = kb2 / 8
@@ -468,13 +468,17 @@ nvfp4_gemv_cudacore(const unsigned char* __restrict__ a, const unsigned char* __
     if (j1 < nround) __syncthreads();  // the buffer is rewritten by the next rounds
   };
   int j_flushed = 0;
-  auto finish = [&](const FlatRound& fr, int j) {
+  auto finish = [&](const FlatRound& fr, int j, bool first) {
     float acc[R];
+    const int k0 = p + P * R * j - skip;
 #pragma unroll
     for (int i = 0; i < R; ++i) {
-      float s0, s1;
-      scale_pair(fr.sa[i], sb, s0, s1);
-      acc[i] = chunk_dot(fr.a[i], s0, s1, bq, 0.0f, tabs);
+      acc[i] = 0.0f;
+      if (!first || k0 + P * i >= 0) {  // warp-uniform (a warp is one row slot): the first round skips unread rows
+        float s0, s1;
+        scale_pair(fr.sa[i], sb, s0, s1);
+        acc[i] = chunk_dot(fr.a[i], s0, s1, bq, 0.0f, tabs);
+      }
     }
     int ridx;
     const float v = reduce_rows<R>(acc, lane, ridx);
@@ -486,20 +490,24 @@ nvfp4_gemv_cudacore(const unsigned char* __restrict__ a, const unsigned char* __
   };
 
 #if GEMV_PREFETCH
-  FlatRound f0 = {}, f1;  // f0: zeros for the rows the partial first round does not read
-  if (nround > 0) load(f0, 0, true);
-  for (int j = 0; j < nround; j += 2) {
-    if (j + 1 < nround) load(f1, j + 1, false);
-    finish(f0, j);
+  FlatRound f0, f1;
+  load(f0, 0, true);  // nround >= 1: every CTA has a row (the host launches at most M CTAs per batch)
+  if (1 < nround) load(f1, 1, false);
+  finish(f0, 0, true);
+  for (int j = 1; j < nround; j += 2) {  // f1 holds round j
+    if (j + 1 < nround) load(f0, j + 1, false);
+    finish(f1, j, false);
     if (j + 1 >= nround) break;
-    if (j + 2 < nround) load(f0, j + 2, false);
-    finish(f1, j + 1);
+    if (j + 2 < nround) load(f1, j + 2, false);
+    finish(f0, j + 1, false);
   }
 #else
-  FlatRound fr = {};  // zeros for the rows the partial first round does not read
-  for (int j = 0; j < nround; ++j) {
-    load(fr, j, j == 0);
-    finish(fr, j);
+  FlatRound fr;
+  load(fr, 0, true);
+  finish(fr, 0, true);
+  for (int j = 1; j < nround; ++j) {
+    load(fr, j, false);
+    finish(fr, j, false);
   }
 #endif
 }
