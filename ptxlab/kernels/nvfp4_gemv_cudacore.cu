@@ -377,8 +377,8 @@ __device__ __forceinline__ void store_c(unsigned short* p, float v) {
 //   * persistent CTAs (grid sized by the host to the GPU), each owning a balanced contiguous range of rows: CTA x of
 //     G takes M / G rows, the first M % G CTAs one more, so no CTA (and no SM) carries a whole extra round of rows;
 //   * a round covers GEMV_FLAT_R * P consecutive rows of the range: thread t reads rows p + P*k - skip (k = round *
-//     R + i, i < R); the first round is the partial one (skip = rounds * R * P - rows: rows before the range are
-//     neither read, computed nor stored), so the later rounds need no test; with
+//     R + i, i < R); the first round is the partial one (skip = rounds * R * P - rows: rows before the range
+//     re-read its first row and are not stored), so a CTA's last round is whole; with
 //     GEMV_PREFETCH the next round's loads are issued before this round's math;
 //   * per round each warp (all of one row slot, since nch % 32 == 0) reduces its R row partials with the
 //     transposing shuffle reduction and the owner lanes put them in shared memory; no barrier per round: the
@@ -440,16 +440,16 @@ nvfp4_gemv_cudacore(const unsigned char* __restrict__ a, const unsigned char* __
   // the range's first round is the partial one: it starts `skip` rows before the range, so every later round is
   // whole and its loads need no test; local row of (round j, i) = p + P * (j * R + i) - skip
   const int skip = nround * rows_round - n;
-  auto load = [&](FlatRound& fr, int j, bool first) {
+  auto load = [&](FlatRound& fr, int j) {
     const int k0 = p + P * R * j - skip;
 #pragma unroll
     for (int i = 0; i < R; ++i) {
-      const int rl = k0 + P * i;
-      if (!first || rl >= 0) {  // rows before the range are neither read nor computed (finish) nor stored
-        const unsigned off = (unsigned)rl * (unsigned)kb2;
-        fr.a[i] = ld_stream16(abase + off);
-        fr.sa[i] = ld_stream2(sbase + (off >> 3));  // kb16 = kb2 / 8
-      }
+      // rows before the range (first round only) re-read the range's first row and are not stored: straight-line
+      // code, no branch or predicate (the timing model's PTX-SASS join loses loads that ptxas if-converts)
+      const int rl = max(k0 + P * i, 0);
+      const unsigned off = (unsigned)rl * (unsigned)kb2;
+      fr.a[i] = ld_stream16(abase + off);
+      fr.sa[i] = ld_stream2(sbase + (off >> 3));  // kb16 = kb2 / 8
     }
   };
   // the partials of rounds [j0, j1) (all in the buffer): each row's wpr warp partials added in warp order, stored
@@ -468,17 +468,13 @@ nvfp4_gemv_cudacore(const unsigned char* __restrict__ a, const unsigned char* __
     if (j1 < nround) __syncthreads();  // the buffer is rewritten by the next rounds
   };
   int j_flushed = 0;
-  auto finish = [&](const FlatRound& fr, int j, bool first) {
+  auto finish = [&](const FlatRound& fr, int j) {
     float acc[R];
-    const int k0 = p + P * R * j - skip;
 #pragma unroll
     for (int i = 0; i < R; ++i) {
-      acc[i] = 0.0f;
-      if (!first || k0 + P * i >= 0) {  // warp-uniform (a warp is one row slot): the first round skips unread rows
-        float s0, s1;
-        scale_pair(fr.sa[i], sb, s0, s1);
-        acc[i] = chunk_dot(fr.a[i], s0, s1, bq, 0.0f, tabs);
-      }
+      float s0, s1;
+      scale_pair(fr.sa[i], sb, s0, s1);
+      acc[i] = chunk_dot(fr.a[i], s0, s1, bq, 0.0f, tabs);
     }
     int ridx;
     const float v = reduce_rows<R>(acc, lane, ridx);
@@ -491,23 +487,19 @@ nvfp4_gemv_cudacore(const unsigned char* __restrict__ a, const unsigned char* __
 
 #if GEMV_PREFETCH
   FlatRound f0, f1;
-  load(f0, 0, true);  // nround >= 1: every CTA has a row (the host launches at most M CTAs per batch)
-  if (1 < nround) load(f1, 1, false);
-  finish(f0, 0, true);
-  for (int j = 1; j < nround; j += 2) {  // f1 holds round j
-    if (j + 1 < nround) load(f0, j + 1, false);
-    finish(f1, j, false);
+  load(f0, 0);  // nround >= 1: every CTA has a row (the host launches at most M CTAs per batch)
+  for (int j = 0; j < nround; j += 2) {
+    if (j + 1 < nround) load(f1, j + 1);
+    finish(f0, j);
     if (j + 1 >= nround) break;
-    if (j + 2 < nround) load(f1, j + 2, false);
-    finish(f0, j + 1, false);
+    if (j + 2 < nround) load(f0, j + 2);
+    finish(f1, j + 1);
   }
 #else
-  FlatRound fr;
-  load(fr, 0, true);
-  finish(fr, 0, true);
-  for (int j = 1; j < nround; ++j) {
-    load(fr, j, false);
-    finish(fr, j, false);
+  for (int j = 0; j < nround; ++j) {
+    FlatRound fr;
+    load(fr, j);
+    finish(fr, j);
   }
 #endif
 }
