@@ -21,13 +21,13 @@ SHAPE_CONFIGS: dict = {
     (4096, 7168, 8): ("flat", 14, 2, 1, 2),   # 448 threads = 2 rows of 224 chunks
     (7168, 2048, 4): ("flat", 14, 2, 1, 2),   # 448 threads = 7 rows of 64 chunks
 }
-# Blackwell (sm_10x): chosen by the timing model's B200 PREDICTIONS (benchmarks/sweep_gemv_b200.py under the round-2
-# model, tree 8b377365906; ptx_docs/production.md "GEMV at its DRAM floor"), never measured; shapes not listed use
-# SHAPE_CONFIGS. Predicted 13.34 / 22.20 / 9.04 us = 1.035 / 1.009 / 1.084 x the DRAM floor (DRAM 100 % busy).
+# Blackwell (sm_10x): chosen by the timing model's B200 PREDICTIONS (benchmarks/sweep_gemv_b200.py, model tree
+# 5ddd42b0a547 of ptxlab/timing; ptx_docs/production.md "GEMV at its DRAM floor"), never measured; shapes not listed
+# use SHAPE_CONFIGS. Predicted 14.49 / 22.41 / 8.93 us = 1.125 / 1.019 / 1.071 x the DRAM floor (gemv4, 2026-11-28).
 B200_SHAPE_CONFIGS: dict = {
-    (7168, 16384, 1): ("flat", 16, 2, 1, 2),   # = the H100 config
+    (7168, 16384, 1): ("flat", 32, 4, 1, 1),   # 1024 threads = 2 rows side by side, 4 rows per thread per round
     (4096, 7168, 8): ("flat", 14, 8, 1, 2),    # 8 rows per thread per round (H100: 2)
-    (7168, 2048, 4): ("flat", 16, 2, 1, 2),    # 16 warps = 8 rows of 64 chunks side by side (H100: 14 warps)
+    (7168, 2048, 4): ("flat", 10, 8, 1, 2),    # 10 warps = 5 rows of 64 chunks side by side, 8 rows per round
 }
 
 
@@ -60,9 +60,11 @@ def config_defines(config: tuple | None = None) -> str:
 
 
 def flat_fits(config: tuple, m: int, k: int) -> bool:
-    """Whether the flat variant with config can run M x K: K % 1024 == 0 and K/32 chunks dividing the CTA's threads."""
+    """Whether the flat variant with config can run M x K: K % 1024 == 0, K/32 chunks dividing the CTA's threads, and
+    one batch's A under 2 GiB (the kernel's 32-bit row offsets)."""
     _, w, r, _, _ = full_config(config)
-    return k % 1024 == 0 and (32 * w) % (k // 32) == 0 and 32 * w <= 1024 and r & (r - 1) == 0 and r <= 32 and m >= 1
+    return (k % 1024 == 0 and (32 * w) % (k // 32) == 0 and 32 * w <= 1024 and r & (r - 1) == 0 and r <= 32
+            and m >= 1 and m * (k // 2) < 2 ** 31)
 
 
 def fits(config: tuple | None, m: int, k: int) -> bool:
@@ -76,7 +78,7 @@ def launch_plan(m: int, k: int, l: int, config: tuple | None = None, sms: int = 
                 ctas_per_sm: int | None = None) -> tuple[tuple[int, int, int], tuple[int, int, int], int]:
     """(grid, block, dynamic shared bytes). Register variant: one CTA per rows_per_cta rows. Flat variant: persistent
     CTAs, as many per batch as are resident on the GPU at once (ctas_per_sm: the driver's occupancy of the kernel,
-    else the config's min CTAs per SM), at most one per row block."""
+    else the config's min CTAs per SM), at most one per round of rows (so every CTA's balanced range has a row)."""
     c = full_config(config)
     if is_flat(c):
         _, w, r, _, min_ctas = c
