@@ -19,7 +19,8 @@
 //   GEMV_ROWS_PER_WARP R (power of two <= 32), GEMV_WARPS W, GEMV_UNROLL U (16-byte chunks per lane per round),
 //   GEMV_KSPLIT S (warps sharing one group of R rows, splitting K; W % S == 0), GEMV_PREFETCH P (0/1: load round
 //   j+1 into a second register buffer before computing round j).  Rows per CTA = R * W / S.
-// Flat-variant configuration: GEMV_WARPS, GEMV_FLAT_R (rows per thread per round), GEMV_PREFETCH; both variants take
+// Flat-variant configuration: GEMV_WARPS, GEMV_FLAT_R (rows per thread per round), GEMV_PREFETCH, GEMV_FLAT_BUF
+//   (floats of shared memory for the warp partials not yet summed); both variants take
 //   GEMV_MIN_CTAS (__launch_bounds__ min CTAs per SM: a register cap for occupancy).
 //
 // Design (memory bound: A and SFA are read once, ~0.56 B per element); the arithmetic is shared by both variants:
@@ -43,6 +44,8 @@
 //     The block's int32 accumulator starts at 0x4B400000 (= 1.5 * 2^23 as fp32), so its bits read as a float are
 //     1.5 * 2^23 + sum exactly; one FADD recovers the sum as fp32 (no I2F).  The final fp32 sum is scaled by 1/4.
 //     11 instructions per 8 elements of A (4 PRMT, 4 IDP, 3 shifts/nots) against 15 for a PRMT decode + HFMA2;
+//   * sm_100a block sums lo + hi by cvt.f32.f16 + add.rn.f32.f16 (mixed precision, PTX ISA 9.7.5.1), block scales
+//     by fma.rn.f32.f16 of the two f16 scales (9.7.5.3; exact); elsewhere:
 //   * block scales: sfa*sfb decoded with cvt.rn.f16x2.e4m3x2 (exact) and multiplied in fp32 (exact: 4-bit x 4-bit
 //     significands), block sums scaled and accumulated in fp32 (exact for gpu-mode's GEMV data);
 //   * reduction: "transposing" shuffle reduction (R values per lane: log2 R halving steps exchange half of the
@@ -370,7 +373,8 @@ __device__ __forceinline__ void store_c(unsigned short* p, float v) {
 // Flat variant (GEMV_FLAT=1): the CTA's threads read whole consecutive rows as one contiguous block. Measured on the
 // H100 (2026-11-22) for the 7168x16384 shape's 66 MB: a grid-stride read of A and SFA 25.3 us; the register
 // variant's pattern (each warp sweeps its own rows, all warps in lockstep) with no arithmetic 27.9 us; this variant,
-// arithmetic included, 27.2 us against 29.0 us for the register variant.
+// arithmetic included, 27.2 us against 29.0 us for the register variant (then with row blocks dealt round-robin and
+// a barrier per round; the balanced ranges and deferred sums below are 2026-11-28, not yet measured on a GPU).
 //   * nch = K/32 16-byte chunks per row must divide the CTA's threads T = 32 * GEMV_WARPS: P = T / nch rows are
 //     read side by side, thread t owns chunk c = t % nch of row slot p = t / nch -- for EVERY row it reads, so its
 //     chunk of b (and sfb) is decoded once, into registers, for the whole kernel;
