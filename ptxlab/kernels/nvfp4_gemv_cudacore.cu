@@ -19,8 +19,9 @@
 //   GEMV_ROWS_PER_WARP R (power of two <= 32), GEMV_WARPS W, GEMV_UNROLL U (16-byte chunks per lane per round),
 //   GEMV_KSPLIT S (warps sharing one group of R rows, splitting K; W % S == 0), GEMV_PREFETCH P (0/1: load round
 //   j+1 into a second register buffer before computing round j).  Rows per CTA = R * W / S.
-// Flat-variant configuration: GEMV_WARPS, GEMV_FLAT_R (rows per thread per round), GEMV_PREFETCH, GEMV_FLAT_BUF
-//   (floats of shared memory for the warp partials not yet summed); both variants take
+// Flat-variant configuration: GEMV_WARPS, GEMV_FLAT_R (rows per thread per round), GEMV_PREFETCH, GEMV_FLAT_RR
+//   (1: row blocks round-robin, 0: balanced ranges), GEMV_FLAT_BUF (floats of shared memory for the warp partials
+//   not yet summed); both variants take
 //   GEMV_MIN_CTAS (__launch_bounds__ min CTAs per SM: a register cap for occupancy).
 //
 // Design (memory bound: A and SFA are read once, ~0.56 B per element); the arithmetic is shared by both variants:
@@ -393,6 +394,9 @@ __device__ __forceinline__ void store_c(unsigned short* p, float v) {
 #ifndef GEMV_FLAT_R
 #define GEMV_FLAT_R 2
 #endif
+#ifndef GEMV_FLAT_RR
+#define GEMV_FLAT_RR 0  // 1: row blocks dealt round-robin over the CTAs instead of balanced contiguous ranges
+#endif
 #ifndef GEMV_FLAT_BUF
 #define GEMV_FLAT_BUF 2048  // floats of shared memory for the warp partials of the rounds not yet summed (8 KiB)
 #endif
@@ -422,12 +426,25 @@ nvfp4_gemv_cudacore(const unsigned char* __restrict__ a, const unsigned char* __
   const int ch = t % nch, p = t / nch;
   const int wpr = nch >> 5;          // warps per row slot
   const int rows_round = P * R;
-  // this CTA's rows: [r0, r0 + n), balanced over the grid
   const int G = gridDim.x, x = blockIdx.x;
+#if GEMV_FLAT_RR
+  // opt-in: row blocks of rows_round rows dealt round-robin (block x + j * G in round j), the order measured on the
+  // H100 in 2026-11-22; the matrix's last block may be partial (its rows past M re-read row M - 1, not stored)
+  const int r0 = 0, n = M;
+  const int nround = ((M + rows_round - 1) / rows_round - x + G - 1) / G;
+  const int skip = 0;
+#else
+  // this CTA's rows: [r0, r0 + n), balanced over the grid
   const int per = M / G, extra = M % G;
   const int r0 = x * per + (x < extra ? x : extra);
   const int n = per + (x < extra ? 1 : 0);
   const int nround = (n + rows_round - 1) / rows_round;
+  // the range's first round is the partial one: it starts `skip` rows before the range, so every later round is
+  // whole; local row of (round j, i) = p + P * (j * R + i) - skip
+  const int skip = nround * rows_round - n;
+#endif
+  // first local row of round j (row slot 0, i = 0)
+  auto round_row = [&](int j) { return GEMV_FLAT_RR ? (x + j * G) * rows_round : P * R * j - skip; };
   const unsigned char* abase = a + ((size_t)l * M + r0) * (size_t)kb2 + 16 * ch;
   const unsigned char* sbase = sfa + ((size_t)l * M + r0) * (size_t)kb16 + 2 * ch;
   unsigned short* cbase = c + (size_t)l * M + r0;
@@ -441,16 +458,18 @@ nvfp4_gemv_cudacore(const unsigned char* __restrict__ a, const unsigned char* __
   decode_b(ld_keep16(b + (size_t)l * 128 * kb2 + 16 * ch), bq, tabs);
   const Sb sb = sb_decode(ld_keep2(sfb + (size_t)l * 128 * kb16 + 2 * ch));
 
-  // the range's first round is the partial one: it starts `skip` rows before the range, so every later round is
-  // whole and its loads need no test; local row of (round j, i) = p + P * (j * R + i) - skip
-  const int skip = nround * rows_round - n;
   auto load = [&](FlatRound& fr, int j) {
-    const int k0 = p + P * R * j - skip;
+    const int k0 = round_row(j) + p;
 #pragma unroll
     for (int i = 0; i < R; ++i) {
-      // rows before the range (first round only) re-read the range's first row and are not stored: straight-line
-      // code, no branch or predicate (the timing model's PTX-SASS join loses loads that ptxas if-converts)
+      // rows outside the range (the first round; with GEMV_FLAT_RR the matrix's last block) re-read its first
+      // (last) row and are not stored: straight-line code, no branch or predicate (the timing model's PTX-SASS join
+      // loses loads that ptxas if-converts)
+#if GEMV_FLAT_RR
+      const int rl = min(k0 + P * i, n - 1);
+#else
       const int rl = max(k0 + P * i, 0);
+#endif
       const unsigned off = (unsigned)rl * (unsigned)kb2;
       fr.a[i] = ld_stream16(abase + off);
       fr.sa[i] = ld_stream2(sbase + (off >> 3));  // kb16 = kb2 / 8
@@ -463,11 +482,15 @@ nvfp4_gemv_cudacore(const unsigned char* __restrict__ a, const unsigned char* __
     for (int q = t; q < nrow; q += GEMV_THREADS) {
       const int jj = q / rows_round, rem = q - jj * rows_round;
       const int pp = rem / R, ii = rem - pp * R;
-      const int rl = (j0 + jj) * rows_round + pp + P * ii - skip;
+      const int rl = round_row(j0 + jj) + pp + P * ii;
       const int slot = (j0 + jj) % CAP;
       float s = 0.0f;
       for (int w = pp * wpr; w < (pp + 1) * wpr; ++w) s += red[slot][w][ii];
+#if GEMV_FLAT_RR
+      if (rl < n) store_c(cbase + rl, s);
+#else
       if (rl >= 0) store_c(cbase + rl, s);
+#endif
     }
     if (j1 < nround) __syncthreads();  // the buffer is rewritten by the next rounds
   };

@@ -11,9 +11,10 @@ THREADS = 64  # 32 * GEMV_WARPS
 N_PADDED = 128  # rows of gpu-mode's GEMV b / sfb
 CONFIG_NAMES = ("GEMV_ROWS_PER_WARP", "GEMV_WARPS", "GEMV_UNROLL", "GEMV_KSPLIT", "GEMV_PREFETCH")
 DEFAULT_CONFIG = (4, 2, 2, 1, 0)  # the kernel's #define defaults, in CONFIG_NAMES order
-# flat variant (GEMV_FLAT=1): ("flat", warps, rows per thread per round, prefetch, min CTAs per SM (register cap))
-FLAT_NAMES = ("GEMV_WARPS", "GEMV_FLAT_R", "GEMV_PREFETCH", "GEMV_MIN_CTAS")
-FLAT_DEFAULT = ("flat", 16, 2, 1, 2)
+# flat variant (GEMV_FLAT=1): ("flat", warps, rows per thread per round, prefetch, min CTAs per SM (register cap)[,
+# row order: 0 balanced contiguous ranges per CTA (default), 1 row blocks dealt round-robin (the 2026-11-22 order)])
+FLAT_NAMES = ("GEMV_WARPS", "GEMV_FLAT_R", "GEMV_PREFETCH", "GEMV_MIN_CTAS", "GEMV_FLAT_RR")
+FLAT_DEFAULT = ("flat", 16, 2, 1, 2)  # the row order, when not given, is the kernel's default (0)
 # tuned configs of the gpu-mode benchmark shapes (H100 sweeps 2026-11-22, ptx_docs/production.md); others: the rule
 # in pick_config
 SHAPE_CONFIGS: dict = {
@@ -37,7 +38,7 @@ def is_flat(config: tuple | None) -> bool:
 
 def full_config(config: tuple | None = None) -> tuple:
     """config padded with the kernel's defaults: (rows_per_warp, warps, unroll, ksplit, prefetch) for the register
-    variant, or ("flat", warps, rows_per_round, prefetch, min_ctas_per_sm) for the flat variant."""
+    variant, or ("flat", warps, rows_per_round, prefetch, min_ctas_per_sm[, row order]) for the flat variant."""
     if is_flat(config):
         c = ("flat",) + tuple(int(v) for v in config[1:])
         return c + FLAT_DEFAULT[len(c):]
@@ -62,7 +63,8 @@ def config_defines(config: tuple | None = None) -> str:
 def flat_fits(config: tuple, m: int, k: int) -> bool:
     """Whether the flat variant with config can run M x K: K % 1024 == 0, K/32 chunks dividing the CTA's threads, and
     one batch's A under 2 GiB (the kernel's 32-bit row offsets)."""
-    _, w, r, _, _ = full_config(config)
+    c = full_config(config)
+    w, r = c[1], c[2]
     return (k % 1024 == 0 and (32 * w) % (k // 32) == 0 and 32 * w <= 1024 and r & (r - 1) == 0 and r <= 32
             and m >= 1 and m * (k // 2) < 2 ** 31)
 
@@ -81,7 +83,7 @@ def launch_plan(m: int, k: int, l: int, config: tuple | None = None, sms: int = 
     else the config's min CTAs per SM), at most one per round of rows (so every CTA's balanced range has a row)."""
     c = full_config(config)
     if is_flat(c):
-        _, w, r, _, min_ctas = c
+        w, r, min_ctas = c[1], c[2], c[4]
         rows_round = (32 * w // max(1, k // 32)) * r
         nblk = -(-m // max(1, rows_round))
         per_sm = ctas_per_sm if ctas_per_sm is not None else max(1, min_ctas)
