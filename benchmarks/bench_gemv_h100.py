@@ -51,8 +51,11 @@ L2_BYTES = 50 * 2**20
 # (rows_per_warp, warps, unroll, ksplit, prefetch) and flat variant ("flat", warps, rows, prefetch, min CTAs/SM)
 VARIANTS = [(4, 2, 2, 1, 0), (2, 4, 2, 1, 0), (8, 1, 2, 1, 0), ("flat", 16, 2, 1, 2), ("flat", 14, 2, 1, 2),
             ("flat", 14, 4, 0, 2), ("flat", 7, 2, 1, 4), ("flat", 32, 2, 1, 1),
-            ("flat", 16, 4, 1, 4), ("flat", 14, 8, 1, 2)]  # the last: the B200 table's (model-chosen) config of
-#                                                             4096x7168x8 (the other two B200 configs are listed above)
+            ("flat", 16, 4, 1, 4), ("flat", 14, 8, 1, 2), ("flat", 32, 4, 1, 1), ("flat", 10, 8, 1, 2),
+            ("flat", 16, 2, 1, 2, 1), ("flat", 14, 2, 1, 2, 1)]
+# ("flat", 14, 8, 1, 2), (32, 4, 1, 1), (10, 8, 1, 2): the B200 table's (model-chosen) configs of 4096x7168x8,
+# 7168x16384x1, 7168x2048x4 (gemv4); the last two: the H100 configs with the flat variant's row blocks dealt
+# round-robin (sixth entry 1, the order of the 2026-11-22 measurements; the default since gemv4: balanced ranges)
 READ_FLOOR = True  # time a grid-stride read of the same bytes (A + SFA) in the same run
 NB = 128  # gpu-mode pads b to 128 rows
 DEVICE = "cuda"  # torch device of all tensors (a plumbing smoke test on CPU sets "cpu")

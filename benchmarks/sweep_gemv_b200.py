@@ -25,7 +25,8 @@ from ptxlab import gpumode  # noqa: E402
 CONFIGS = [("flat", 16, 4, 1, 4), ("flat", 16, 2, 1, 2), ("flat", 16, 2, 1, 4), ("flat", 16, 4, 1, 2),
            ("flat", 16, 4, 1, 3), ("flat", 16, 8, 1, 1), ("flat", 16, 8, 1, 2), ("flat", 32, 2, 1, 1),
            ("flat", 32, 4, 1, 1), ("flat", 14, 2, 1, 2), ("flat", 14, 4, 1, 2), ("flat", 14, 4, 1, 4),
-           ("flat", 14, 8, 1, 2), ("flat", 8, 2, 1, 4), ("flat", 8, 4, 1, 4), ("flat", 4, 4, 1, 8)]
+           ("flat", 14, 8, 1, 2), ("flat", 8, 2, 1, 4), ("flat", 8, 4, 1, 4), ("flat", 4, 4, 1, 8),
+           ("flat", 32, 4, 1, 1), ("flat", 10, 8, 1, 2), ("flat", 12, 8, 1, 2), ("flat", 6, 8, 1, 4)]
 
 
 def problem_bytes(m: int, k: int, l: int) -> int:

@@ -19,7 +19,9 @@
 //   GEMV_ROWS_PER_WARP R (power of two <= 32), GEMV_WARPS W, GEMV_UNROLL U (16-byte chunks per lane per round),
 //   GEMV_KSPLIT S (warps sharing one group of R rows, splitting K; W % S == 0), GEMV_PREFETCH P (0/1: load round
 //   j+1 into a second register buffer before computing round j).  Rows per CTA = R * W / S.
-// Flat-variant configuration: GEMV_WARPS, GEMV_FLAT_R (rows per thread per round), GEMV_PREFETCH; both variants take
+// Flat-variant configuration: GEMV_WARPS, GEMV_FLAT_R (rows per thread per round), GEMV_PREFETCH, GEMV_FLAT_RR
+//   (1: row blocks round-robin, 0: balanced ranges), GEMV_FLAT_BUF (floats of shared memory for the warp partials
+//   not yet summed); both variants take
 //   GEMV_MIN_CTAS (__launch_bounds__ min CTAs per SM: a register cap for occupancy).
 //
 // Design (memory bound: A and SFA are read once, ~0.56 B per element); the arithmetic is shared by both variants:
@@ -43,6 +45,8 @@
 //     The block's int32 accumulator starts at 0x4B400000 (= 1.5 * 2^23 as fp32), so its bits read as a float are
 //     1.5 * 2^23 + sum exactly; one FADD recovers the sum as fp32 (no I2F).  The final fp32 sum is scaled by 1/4.
 //     11 instructions per 8 elements of A (4 PRMT, 4 IDP, 3 shifts/nots) against 15 for a PRMT decode + HFMA2;
+//   * sm_100a block sums lo + hi by cvt.f32.f16 + add.rn.f32.f16 (mixed precision, PTX ISA 9.7.5.1), block scales
+//     by fma.rn.f32.f16 of the two f16 scales (9.7.5.3; exact); elsewhere:
 //   * block scales: sfa*sfb decoded with cvt.rn.f16x2.e4m3x2 (exact) and multiplied in fp32 (exact: 4-bit x 4-bit
 //     significands), block sums scaled and accumulated in fp32 (exact for gpu-mode's GEMV data);
 //   * reduction: "transposing" shuffle reduction (R values per lane: log2 R halving steps exchange half of the
@@ -159,10 +163,31 @@ __device__ __forceinline__ float block16(unsigned a0, unsigned a1, const unsigne
   unsigned acc = 0u;
 #pragma unroll
   for (int i = 0; i < 8; ++i) asm("fma.rn.f16x2 %0, %1, %2, %0;" : "+r"(acc) : "r"(ah[i]), "r"(bh[i]));
-  float lo, hi;
-  asm("{\n\t.reg .b16 l16, h16;\n\tmov.b32 {l16, h16}, %2;\n\tcvt.f32.f16 %0, l16;\n\tcvt.f32.f16 %1, h16;\n\t}"
-      : "=f"(lo), "=f"(hi) : "r"(acc));
-  return lo + hi;
+  // lo + hi in fp32 (exact: two multiples of 1/4 of magnitude <= 288): cvt of the low half, then the
+  // mixed-precision add.f32.f16 of the high half (PTX ISA 9.7.5.1; one FHADD instead of a second cvt + FADD)
+  float s;
+  asm("{\n\t.reg .b16 l16, h16;\n\tmov.b32 {l16, h16}, %1;\n\tcvt.f32.f16 %0, l16;\n\t"
+      "add.rn.f32.f16 %0, h16, %0;\n\t}"
+      : "=f"(s) : "r"(acc));
+  return s;
+}
+// sfb's two UE4M3 codes, kept as f16x2 (exact); the block scales sa * sb come from the mixed-precision
+// fma.rn.f32.f16 (PTX ISA 9.7.5.3): the product of two 4-bit significands is exact in fp32
+struct Sb { unsigned h2; };
+__device__ __forceinline__ Sb sb_decode(unsigned code2) {
+  Sb r;
+  asm("{\n\t.reg .b16 s16;\n\tcvt.u16.u32 s16, %1;\n\tcvt.rn.f16x2.e4m3x2 %0, s16;\n\t}" : "=r"(r.h2) : "r"(code2));
+  return r;
+}
+__device__ __forceinline__ void scale_pair(unsigned sa_code2, const Sb& sb, float& s0, float& s1) {
+  asm("{\n\t.reg .b16 s16, a0, a1, b0, b1;\n\t.reg .b32 h2;\n\t"
+      "cvt.u16.u32 s16, %2;\n\t"
+      "cvt.rn.f16x2.e4m3x2 h2, s16;\n\t"
+      "mov.b32 {a0, a1}, h2;\n\t"
+      "mov.b32 {b0, b1}, %3;\n\t"
+      "fma.rn.f32.f16 %0, a0, b0, 0f00000000;\n\t"
+      "fma.rn.f32.f16 %1, a1, b1, 0f00000000;\n\t}"
+      : "=f"(s0), "=f"(s1) : "r"(sa_code2), "r"(sb.h2));
 }
 // acc + sum over the chunk's two blocks of (block dot) * scale
 __device__ __forceinline__ float chunk_dot(const u4x& a, float s0, float s1, const unsigned (&bq)[16], float acc,
@@ -232,6 +257,19 @@ __device__ __forceinline__ int word_dot(unsigned w, const unsigned* bp, const un
   acc = dp4a(prmt(t.rev_lo, GEMV_T_REV_HI, nhi), bn[1], acc);
   return acc;
 }
+// sfb's two UE4M3 codes as floats; the block scales sa * sb in fp32 (exact: 4-bit x 4-bit significands)
+struct Sb { float s0, s1; };
+__device__ __forceinline__ Sb sb_decode(unsigned code2) {
+  Sb r;
+  ue4m3x2_to_f32(code2, r.s0, r.s1);
+  return r;
+}
+__device__ __forceinline__ void scale_pair(unsigned sa_code2, const Sb& sb, float& s0, float& s1) {
+  float sa0, sa1;
+  ue4m3x2_to_f32(sa_code2, sa0, sa1);
+  s0 = sa0 * sb.s0;
+  s1 = sa1 * sb.s1;
+}
 __device__ __forceinline__ float chunk_dot(const u4x& a, float s0, float s1, const unsigned (&bq)[16], float acc,
                                            const Tabs& t) {
   int i0 = word_dot(a.x, bq + 0, bq + 8, GEMV_MAGIC, t);
@@ -284,13 +322,12 @@ __device__ __forceinline__ void compute_round(const Round& rd, int j, int nchunk
     if ((j * GEMV_UNROLL + u) * 32 < nchunk) {  // warp-uniform: skip slots wholly past the row
       unsigned bq[16];
       decode_b(rd.b[u], bq, t);
-      float sb0, sb1;
-      ue4m3x2_to_f32(rd.sb[u], sb0, sb1);
+      const Sb sb = sb_decode(rd.sb[u]);
 #pragma unroll
       for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r) {
-        float sa0, sa1;
-        ue4m3x2_to_f32(rd.sa[u][r], sa0, sa1);
-        acc[r] = chunk_dot(rd.a[u][r], sa0 * sb0, sa1 * sb1, bq, acc[r], t);
+        float s0, s1;
+        scale_pair(rd.sa[u][r], sb, s0, s1);
+        acc[r] = chunk_dot(rd.a[u][r], s0, s1, bq, acc[r], t);
       }
     }
   }
@@ -334,26 +371,41 @@ __device__ __forceinline__ void store_c(unsigned short* p, float v) {
 
 #if GEMV_FLAT
 // ---------------------------------------------------------------------------------------------------------------
-// Flat variant (GEMV_FLAT=1): the CTA's threads read whole consecutive rows as one contiguous block, and CTAs take
-// row blocks round-robin, so at any moment the GPU reads a compact window of A front to back, like a grid-stride
-// copy. Measured on the H100 (2026-11-22) for the 7168x16384 shape's 66 MB: a grid-stride read of A and SFA
-// 25.3 us; the register variant's pattern (each warp sweeps its own rows, all warps in lockstep) with no arithmetic
-// 27.9 us; this variant, arithmetic included, 27.2 us against 29.0 us for the register variant.
+// Flat variant (GEMV_FLAT=1): the CTA's threads read whole consecutive rows as one contiguous block. Measured on the
+// H100 (2026-11-22) for the 7168x16384 shape's 66 MB: a grid-stride read of A and SFA 25.3 us; the register
+// variant's pattern (each warp sweeps its own rows, all warps in lockstep) with no arithmetic 27.9 us; this variant,
+// arithmetic included, 27.2 us against 29.0 us for the register variant (then with row blocks dealt round-robin and
+// a barrier per round; the balanced ranges and deferred sums below are 2026-11-28, not yet measured on a GPU).
 //   * nch = K/32 16-byte chunks per row must divide the CTA's threads T = 32 * GEMV_WARPS: P = T / nch rows are
 //     read side by side, thread t owns chunk c = t % nch of row slot p = t / nch -- for EVERY row it reads, so its
 //     chunk of b (and sfb) is decoded once, into registers, for the whole kernel;
-//   * a round covers GEMV_FLAT_R * P consecutive rows: thread t reads rows base + p + P*i (i < R), i.e. R
-//     contiguous T*16-byte blocks; CTA x takes row blocks x, x + gridDim.x, ... (persistent CTAs, grid sized
-//     by the host to the GPU); with GEMV_PREFETCH the next round's loads are issued before this round's math;
-//   * per round: each warp (all of one row slot, since nch % 32 == 0) reduces its R row partials with the
-//     transposing shuffle reduction, the owner lanes put them in shared memory (double-buffered), one
-//     __syncthreads, and P*R threads add the nch/32 warp partials of a row in warp order and store c.
-// Host requirements: K % 1024 == 0, 32 * GEMV_WARPS % (K/32) == 0, 16-byte aligned a/b, 2-byte aligned sf.
+//   * persistent CTAs (grid sized by the host to the GPU), each owning a balanced contiguous range of rows: CTA x of
+//     G takes M / G rows, the first M % G CTAs one more, so no CTA (and no SM) carries a whole extra round of rows;
+//   * a round covers GEMV_FLAT_R * P consecutive rows of the range: thread t reads rows p + P*k - skip (k = round *
+//     R + i, i < R); the first round is the partial one (skip = rounds * R * P - rows: rows before the range
+//     re-read its first row and are not stored), so a CTA's last round is whole; with
+//     GEMV_PREFETCH the next round's loads are issued before this round's math;
+//   * per round each warp (all of one row slot, since nch % 32 == 0) reduces its R row partials with the
+//     transposing shuffle reduction and the owner lanes put them in shared memory; no barrier per round: the
+//     buffer holds GEMV_FLAT_BUF / (GEMV_WARPS * R) rounds, and only when it is full (or the range ends) one
+//     __syncthreads lets the CTA's threads add each row's nch/32 warp partials in warp order and store c.
+// Host requirements: K % 1024 == 0, 32 * GEMV_WARPS % (K/32) == 0, M * K / 2 < 2^31 (32-bit row offsets within a
+// batch), 16-byte aligned a/b, 2-byte aligned sf.
 #ifndef GEMV_FLAT_R
 #define GEMV_FLAT_R 2
 #endif
+#ifndef GEMV_FLAT_RR
+#define GEMV_FLAT_RR 0  // 1: row blocks dealt round-robin over the CTAs instead of balanced contiguous ranges
+#endif
+#ifndef GEMV_FLAT_BUF
+#define GEMV_FLAT_BUF 2048  // floats of shared memory for the warp partials of the rounds not yet summed (8 KiB)
+#endif
 #if (GEMV_FLAT_R & (GEMV_FLAT_R - 1)) || GEMV_FLAT_R > 32
 #error "GEMV_FLAT_R must be a power of two <= 32"
+#endif
+#define GEMV_FLAT_CAP (GEMV_FLAT_BUF / (GEMV_WARPS * GEMV_FLAT_R))  // rounds the partial buffer holds
+#if GEMV_FLAT_CAP < 1
+#error "GEMV_FLAT_BUF must hold at least one round (GEMV_WARPS * GEMV_FLAT_R floats)"
 #endif
 
 struct FlatRound {
@@ -365,8 +417,8 @@ extern "C" __global__ void __launch_bounds__(GEMV_THREADS, GEMV_MIN_CTAS)
 nvfp4_gemv_cudacore(const unsigned char* __restrict__ a, const unsigned char* __restrict__ b,
                     const unsigned char* __restrict__ sfa, const unsigned char* __restrict__ sfb,
                     unsigned short* __restrict__ c, int M, int K, int L) {
-  constexpr int R = GEMV_FLAT_R;
-  __shared__ float red[2][GEMV_WARPS][R];
+  constexpr int R = GEMV_FLAT_R, CAP = GEMV_FLAT_CAP;
+  __shared__ float red[CAP][GEMV_WARPS][R];
   const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
   const int l = blockIdx.y;
   const int nch = K >> 5, kb2 = K >> 1, kb16 = K >> 4;
@@ -374,9 +426,28 @@ nvfp4_gemv_cudacore(const unsigned char* __restrict__ a, const unsigned char* __
   const int ch = t % nch, p = t / nch;
   const int wpr = nch >> 5;          // warps per row slot
   const int rows_round = P * R;
-  const int nblk = (M + rows_round - 1) / rows_round;
-  const unsigned char* arow = a + (size_t)l * M * kb2 + 16 * ch;
-  const unsigned char* srow = sfa + (size_t)l * M * kb16 + 2 * ch;
+  const int G = gridDim.x, x = blockIdx.x;
+#if GEMV_FLAT_RR
+  // opt-in: row blocks of rows_round rows dealt round-robin (block x + j * G in round j), the order measured on the
+  // H100 in 2026-11-22; the matrix's last block may be partial (its rows past M re-read row M - 1, not stored)
+  const int r0 = 0, n = M;
+  const int nround = ((M + rows_round - 1) / rows_round - x + G - 1) / G;
+  const int skip = 0;
+#else
+  // this CTA's rows: [r0, r0 + n), balanced over the grid
+  const int per = M / G, extra = M % G;
+  const int r0 = x * per + (x < extra ? x : extra);
+  const int n = per + (x < extra ? 1 : 0);
+  const int nround = (n + rows_round - 1) / rows_round;
+  // the range's first round is the partial one: it starts `skip` rows before the range, so every later round is
+  // whole; local row of (round j, i) = p + P * (j * R + i) - skip
+  const int skip = nround * rows_round - n;
+#endif
+  // first local row of round j (row slot 0, i = 0)
+  auto round_row = [&](int j) { return GEMV_FLAT_RR ? (x + j * G) * rows_round : P * R * j - skip; };
+  const unsigned char* abase = a + ((size_t)l * M + r0) * (size_t)kb2 + 16 * ch;
+  const unsigned char* sbase = sfa + ((size_t)l * M + r0) * (size_t)kb16 + 2 * ch;
+  unsigned short* cbase = c + (size_t)l * M + r0;
 #if GEMV_HW_E2M1
   const Tabs tabs{};
 #else
@@ -384,58 +455,78 @@ nvfp4_gemv_cudacore(const unsigned char* __restrict__ a, const unsigned char* __
   const Tabs tabs{GEMV_T_POS_LO | opaque0, GEMV_T_REV_LO | opaque0, 0x10000u | opaque0};
 #endif
   unsigned bq[16];
-  float sb0, sb1;
   decode_b(ld_keep16(b + (size_t)l * 128 * kb2 + 16 * ch), bq, tabs);
-  ue4m3x2_to_f32(ld_keep2(sfb + (size_t)l * 128 * kb16 + 2 * ch), sb0, sb1);
+  const Sb sb = sb_decode(ld_keep2(sfb + (size_t)l * 128 * kb16 + 2 * ch));
 
-  auto load = [&](FlatRound& fr, int blk) {
+  auto load = [&](FlatRound& fr, int j) {
+    const int k0 = round_row(j) + p;
 #pragma unroll
     for (int i = 0; i < R; ++i) {
-      int row = blk * rows_round + p + P * i;
-      row = row < M ? row : M - 1;  // rows past M (last block) re-read row M-1 and are not stored
-      fr.a[i] = ld_stream16(arow + (size_t)row * kb2);
-      fr.sa[i] = ld_stream2(srow + (size_t)row * kb16);
+      // rows outside the range (the first round; with GEMV_FLAT_RR the matrix's last block) re-read its first
+      // (last) row and are not stored: straight-line code, no branch or predicate (the timing model's PTX-SASS join
+      // loses loads that ptxas if-converts)
+#if GEMV_FLAT_RR
+      const int rl = min(k0 + P * i, n - 1);
+#else
+      const int rl = max(k0 + P * i, 0);
+#endif
+      const unsigned off = (unsigned)rl * (unsigned)kb2;
+      fr.a[i] = ld_stream16(abase + off);
+      fr.sa[i] = ld_stream2(sbase + (off >> 3));  // kb16 = kb2 / 8
     }
   };
-  int buf = 0;
-  auto finish = [&](const FlatRound& fr, int blk) {
+  // the partials of rounds [j0, j1) (all in the buffer): each row's wpr warp partials added in warp order, stored
+  auto flush = [&](int j0, int j1) {
+    __syncthreads();
+    const int nrow = (j1 - j0) * rows_round;
+    for (int q = t; q < nrow; q += GEMV_THREADS) {
+      const int jj = q / rows_round, rem = q - jj * rows_round;
+      const int pp = rem / R, ii = rem - pp * R;
+      const int rl = round_row(j0 + jj) + pp + P * ii;
+      const int slot = (j0 + jj) % CAP;
+      float s = 0.0f;
+      for (int w = pp * wpr; w < (pp + 1) * wpr; ++w) s += red[slot][w][ii];
+#if GEMV_FLAT_RR
+      if (rl < n) store_c(cbase + rl, s);
+#else
+      if (rl >= 0) store_c(cbase + rl, s);
+#endif
+    }
+    if (j1 < nround) __syncthreads();  // the buffer is rewritten by the next rounds
+  };
+  int j_flushed = 0;
+  auto finish = [&](const FlatRound& fr, int j) {
     float acc[R];
 #pragma unroll
     for (int i = 0; i < R; ++i) {
-      float sa0, sa1;
-      ue4m3x2_to_f32(fr.sa[i], sa0, sa1);
-      acc[i] = chunk_dot(fr.a[i], sa0 * sb0, sa1 * sb1, bq, 0.0f, tabs);
+      float s0, s1;
+      scale_pair(fr.sa[i], sb, s0, s1);
+      acc[i] = chunk_dot(fr.a[i], s0, s1, bq, 0.0f, tabs);
     }
     int ridx;
     const float v = reduce_rows<R>(acc, lane, ridx);
-    if ((lane & (32 / R - 1)) == 0) red[buf][warp][ridx] = v;
-    __syncthreads();
-    if (t < rows_round) {
-      const int pp = t / R, ii = t % R;
-      const int row = blk * rows_round + pp + P * ii;
-      float s = 0.0f;
-      for (int w = pp * wpr; w < (pp + 1) * wpr; ++w) s += red[buf][w][ii];
-      if (row < M) store_c(c + (size_t)l * M + row, s);
+    if ((lane & (32 / R - 1)) == 0) red[j % CAP][warp][ridx] = v;
+    if (j + 1 == nround || j + 1 - j_flushed == CAP) {
+      flush(j_flushed, j + 1);
+      j_flushed = j + 1;
     }
-    buf ^= 1;  // the next round writes the other buffer; this one is rewritten only after the next barrier
   };
 
 #if GEMV_PREFETCH
   FlatRound f0, f1;
-  int blk = blockIdx.x;
-  if (blk < nblk) load(f0, blk);
-  for (; blk < nblk; blk += 2 * gridDim.x) {
-    if (blk + (int)gridDim.x < nblk) load(f1, blk + gridDim.x);
-    finish(f0, blk);
-    if (blk + (int)gridDim.x >= nblk) break;
-    if (blk + 2 * (int)gridDim.x < nblk) load(f0, blk + 2 * gridDim.x);
-    finish(f1, blk + gridDim.x);
+  load(f0, 0);  // nround >= 1: every CTA has a row (the host launches at most M CTAs per batch)
+  for (int j = 0; j < nround; j += 2) {
+    if (j + 1 < nround) load(f1, j + 1);
+    finish(f0, j);
+    if (j + 1 >= nround) break;
+    if (j + 2 < nround) load(f0, j + 2);
+    finish(f1, j + 1);
   }
 #else
-  for (int blk = blockIdx.x; blk < nblk; blk += gridDim.x) {
+  for (int j = 0; j < nround; ++j) {
     FlatRound fr;
-    load(fr, blk);
-    finish(fr, blk);
+    load(fr, j);
+    finish(fr, j);
   }
 #endif
 }

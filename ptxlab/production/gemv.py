@@ -80,8 +80,9 @@ def launch_geometry(m: int, l: int, config: Optional[tuple] = None,
 
 
 def launch_gemv(dev: Any, mod: Any, a: Any, b: Any, sfa: Any, sfb: Any, c: Any, m: int, k: int, l: int,
-                config: Optional[tuple] = None) -> None:
-    """Launch on ptxlab DeviceBuffers holding the physical (L, rows, cols) bytes of a, b, sfa, sfb and c (L, M) fp16."""
+                config: Optional[tuple] = None, sms: int = 132) -> None:
+    """Launch on ptxlab DeviceBuffers holding the physical (L, rows, cols) bytes of a, b, sfa, sfb and c (L, M) fp16;
+    sms: the SM count the flat variant's persistent grid is sized for (148 on a B200)."""
     check_shape(m, k, l)
     need = {"a": (a, l * m * k // 2), "b": (b, l * GEMV_N_PADDED * k // 2), "sfa": (sfa, l * m * k // 16),
             "sfb": (sfb, l * GEMV_N_PADDED * k // 16), "c": (c, l * m * 2)}
@@ -90,18 +91,18 @@ def launch_gemv(dev: Any, mod: Any, a: Any, b: Any, sfa: Any, sfb: Any, c: Any, 
             raise ValueError(f"nvfp4 GEMV: buffer {name} holds {buf.nbytes} bytes, needs {n} for M={m} K={k} L={l}")
     if not fits(config, m, k):
         raise ValueError(f"nvfp4 GEMV: config {full_config(config)} cannot run M={m} K={k}")
-    grid, block, smem = launch_plan(m, k, l, config)
+    grid, block, smem = launch_plan(m, k, l, config, sms=sms)
     dev.launch(mod, KERNEL_NAME, grid=grid, block=block, shared_bytes=smem,
                args=[a, b, sfa, sfb, c, np.int32(m), np.int32(k), np.int32(l)])
 
 
 def run_gemv(problem: Any, device: Any = "emu", arch: str = "sm_90a", poison: int = 0xFF,
-             module: Optional[Any] = None, config: Optional[tuple] = None) -> np.ndarray:
+             module: Optional[Any] = None, config: Optional[tuple] = None, sms: int = 132) -> np.ndarray:
     """Run the GEMV on a gpu-mode problem (NvFp4Problem, n == 1); returns c as a new (M, 1, L) fp16 array with
     gpu-mode's memory order. device: a ptxlab Device or a kind for ptxlab.open_device; module: an already compiled
     module of the kernel (default: compile_gemv(arch, config)); config: (rows_per_warp, warps, unroll[, ksplit[,
     prefetch]]), default pick_config(M, K, L) (the tuned config of a gpu-mode benchmark shape, else the default);
-    a module passed in must have been compiled for that config."""
+    a module passed in must have been compiled for that config; sms: as launch_gemv."""
     import ptxlab
 
     p = problem
@@ -118,7 +119,7 @@ def run_gemv(problem: Any, device: Any = "emu", arch: str = "sm_90a", poison: in
         bufs = [dev.to_device(physical(x)) for x in (p.a, p.b, p.sfa, p.sfb)]
         c = dev.empty(l * m * 2)
         dev.memset(c, poison)
-        launch_gemv(dev, mod, *bufs, c, m, k, l, config)
+        launch_gemv(dev, mod, *bufs, c, m, k, l, config, sms=sms)
         out = dev.to_host(c, np.float16, (l, m))
         for buf in bufs + [c]:
             dev.free(buf)

@@ -11,9 +11,10 @@ THREADS = 64  # 32 * GEMV_WARPS
 N_PADDED = 128  # rows of gpu-mode's GEMV b / sfb
 CONFIG_NAMES = ("GEMV_ROWS_PER_WARP", "GEMV_WARPS", "GEMV_UNROLL", "GEMV_KSPLIT", "GEMV_PREFETCH")
 DEFAULT_CONFIG = (4, 2, 2, 1, 0)  # the kernel's #define defaults, in CONFIG_NAMES order
-# flat variant (GEMV_FLAT=1): ("flat", warps, rows per thread per round, prefetch, min CTAs per SM (register cap))
-FLAT_NAMES = ("GEMV_WARPS", "GEMV_FLAT_R", "GEMV_PREFETCH", "GEMV_MIN_CTAS")
-FLAT_DEFAULT = ("flat", 16, 2, 1, 2)
+# flat variant (GEMV_FLAT=1): ("flat", warps, rows per thread per round, prefetch, min CTAs per SM (register cap)[,
+# row order: 0 balanced contiguous ranges per CTA (default), 1 row blocks dealt round-robin (the 2026-11-22 order)])
+FLAT_NAMES = ("GEMV_WARPS", "GEMV_FLAT_R", "GEMV_PREFETCH", "GEMV_MIN_CTAS", "GEMV_FLAT_RR")
+FLAT_DEFAULT = ("flat", 16, 2, 1, 2)  # the row order, when not given, is the kernel's default (0)
 # tuned configs of the gpu-mode benchmark shapes (H100 sweeps 2026-11-22, ptx_docs/production.md); others: the rule
 # in pick_config
 SHAPE_CONFIGS: dict = {
@@ -21,13 +22,13 @@ SHAPE_CONFIGS: dict = {
     (4096, 7168, 8): ("flat", 14, 2, 1, 2),   # 448 threads = 2 rows of 224 chunks
     (7168, 2048, 4): ("flat", 14, 2, 1, 2),   # 448 threads = 7 rows of 64 chunks
 }
-# Blackwell (sm_10x): chosen by the timing model's B200 PREDICTIONS (benchmarks/sweep_gemv_b200.py under the round-2
-# model, tree 8b377365906; ptx_docs/production.md "GEMV at its DRAM floor"), never measured; shapes not listed use
-# SHAPE_CONFIGS. Predicted 13.34 / 22.20 / 9.04 us = 1.035 / 1.009 / 1.084 x the DRAM floor (DRAM 100 % busy).
+# Blackwell (sm_10x): chosen by the timing model's B200 PREDICTIONS (benchmarks/sweep_gemv_b200.py, model tree
+# 5ddd42b0a547 of ptxlab/timing; ptx_docs/production.md "GEMV at its DRAM floor"), never measured; shapes not listed
+# use SHAPE_CONFIGS. Predicted 14.49 / 22.41 / 8.93 us = 1.125 / 1.019 / 1.071 x the DRAM floor (gemv4, 2026-11-28).
 B200_SHAPE_CONFIGS: dict = {
-    (7168, 16384, 1): ("flat", 16, 2, 1, 2),   # = the H100 config
+    (7168, 16384, 1): ("flat", 32, 4, 1, 1),   # 1024 threads = 2 rows side by side, 4 rows per thread per round
     (4096, 7168, 8): ("flat", 14, 8, 1, 2),    # 8 rows per thread per round (H100: 2)
-    (7168, 2048, 4): ("flat", 16, 2, 1, 2),    # 16 warps = 8 rows of 64 chunks side by side (H100: 14 warps)
+    (7168, 2048, 4): ("flat", 10, 8, 1, 2),    # 10 warps = 5 rows of 64 chunks side by side, 8 rows per round
 }
 
 
@@ -37,7 +38,7 @@ def is_flat(config: tuple | None) -> bool:
 
 def full_config(config: tuple | None = None) -> tuple:
     """config padded with the kernel's defaults: (rows_per_warp, warps, unroll, ksplit, prefetch) for the register
-    variant, or ("flat", warps, rows_per_round, prefetch, min_ctas_per_sm) for the flat variant."""
+    variant, or ("flat", warps, rows_per_round, prefetch, min_ctas_per_sm[, row order]) for the flat variant."""
     if is_flat(config):
         c = ("flat",) + tuple(int(v) for v in config[1:])
         return c + FLAT_DEFAULT[len(c):]
@@ -60,9 +61,12 @@ def config_defines(config: tuple | None = None) -> str:
 
 
 def flat_fits(config: tuple, m: int, k: int) -> bool:
-    """Whether the flat variant with config can run M x K: K % 1024 == 0 and K/32 chunks dividing the CTA's threads."""
-    _, w, r, _, _ = full_config(config)
-    return k % 1024 == 0 and (32 * w) % (k // 32) == 0 and 32 * w <= 1024 and r & (r - 1) == 0 and r <= 32 and m >= 1
+    """Whether the flat variant with config can run M x K: K % 1024 == 0, K/32 chunks dividing the CTA's threads, and
+    one batch's A under 2 GiB (the kernel's 32-bit row offsets)."""
+    c = full_config(config)
+    w, r = c[1], c[2]
+    return (k % 1024 == 0 and (32 * w) % (k // 32) == 0 and 32 * w <= 1024 and r & (r - 1) == 0 and r <= 32
+            and m >= 1 and m * (k // 2) < 2 ** 31)
 
 
 def fits(config: tuple | None, m: int, k: int) -> bool:
@@ -76,10 +80,10 @@ def launch_plan(m: int, k: int, l: int, config: tuple | None = None, sms: int = 
                 ctas_per_sm: int | None = None) -> tuple[tuple[int, int, int], tuple[int, int, int], int]:
     """(grid, block, dynamic shared bytes). Register variant: one CTA per rows_per_cta rows. Flat variant: persistent
     CTAs, as many per batch as are resident on the GPU at once (ctas_per_sm: the driver's occupancy of the kernel,
-    else the config's min CTAs per SM), at most one per row block."""
+    else the config's min CTAs per SM), at most one per round of rows (so every CTA's balanced range has a row)."""
     c = full_config(config)
     if is_flat(c):
-        _, w, r, _, min_ctas = c
+        w, r, min_ctas = c[1], c[2], c[4]
         rows_round = (32 * w // max(1, k // 32)) * r
         nblk = -(-m // max(1, rows_round))
         per_sm = ctas_per_sm if ctas_per_sm is not None else max(1, min_ctas)

@@ -81,7 +81,10 @@ FLAT_CASES = [  # (config, M, K, L): P = 32*warps / (K/32) rows side by side, K/
     (("flat", 8, 1, 1, 1), 9, 4096, 2),    # 2 rows side by side, 4 warps per row, R = 1
     (("flat", 16, 4, 1, 4), 41, 16384, 1),  # R = 4, 4 CTAs/SM, M tail (the B200 table's earlier 7168x16384x1 config)
     (("flat", 14, 8, 1, 2), 37, 7168, 2),   # the B200 table's 4096x7168x8 config: 2 rows side by side, R = 8, M tail
-    (("flat", 16, 2, 1, 2), 21, 2048, 2),   # the B200 table's 7168x2048x4 config: 8 rows side by side, M tail
+    (("flat", 16, 2, 1, 2), 21, 2048, 2),   # 8 rows side by side, M tail
+    (("flat", 32, 4, 1, 1), 21, 16384, 1),  # the B200 table's 7168x16384x1 config: 1024 threads, 2 rows side by side
+    (("flat", 10, 8, 1, 2), 43, 2048, 2),   # the B200 table's 7168x2048x4 config: 5 rows side by side, R = 8
+    (("flat", 4, 2, 1, 2, 1), 13, 1024, 1),  # row blocks round-robin (opt-in order), partial last block
 ]
 
 
@@ -89,7 +92,8 @@ FLAT_CASES = [  # (config, M, K, L): P = 32*warps / (K/32) rows side by side, K/
 @pytest.mark.parametrize("case", FLAT_CASES, ids=lambda c: "x".join(map(str, c[0][1:])) + f"_{c[1]}x{c[2]}x{c[3]}")
 def test_flat_variant(dev, rng, arch: str, case: tuple) -> None:
     """The flat variant on every e2m1 code (GEMM-style data) with grids of 1, 2 and 5 persistent CTAs per batch (so
-    CTAs loop over several row blocks, with and without a partial last block), bit-exact."""
+    CTAs own balanced row ranges of unequal length, loop over several rounds, with and without a partial first
+    round), bit-exact."""
     cfg, m, k, l = case
     mod = G.compile_gemv(arch, cfg)
     w = gc.full_config(cfg)[1]
