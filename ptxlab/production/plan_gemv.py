@@ -18,9 +18,11 @@ FLAT_DEFAULT = ("flat", 16, 2, 1, 2)  # the row order, when not given, is the ke
 # tuned configs of the gpu-mode benchmark shapes (H100 sweeps 2026-11-22, ptx_docs/production.md); others: the rule
 # in pick_config
 SHAPE_CONFIGS: dict = {
-    (7168, 16384, 1): ("flat", 16, 2, 1, 2),  # 512 threads = one 8 KiB row side by side, 2 CTAs (32 warps) per SM
-    (4096, 7168, 8): ("flat", 14, 2, 1, 2),   # 448 threads = 2 rows of 224 chunks
-    (7168, 2048, 4): ("flat", 14, 2, 1, 2),   # 448 threads = 7 rows of 64 chunks
+    # H100-measured (benchmarks/bench_gemv_h100.py, 2026-11-28 05:17 UTC, benchmarks/data/bench_gemv_h100_gemv4_20261128.json):
+    # after gemv4's per-CTA row ranges the round-robin row order (sixth entry 1) is faster on all three shapes.
+    (7168, 16384, 1): ("flat", 16, 2, 1, 2, 1),  # 512 threads = one 8 KiB row side by side, 2 CTAs (32 warps) per SM
+    (4096, 7168, 8): ("flat", 14, 2, 1, 2, 1),   # 448 threads = 2 rows of 224 chunks
+    (7168, 2048, 4): ("flat", 14, 2, 1, 2, 1),   # 448 threads = 7 rows of 64 chunks
 }
 # Blackwell (sm_10x): chosen by the timing model's B200 PREDICTIONS (benchmarks/sweep_gemv_b200.py, model tree
 # 5ddd42b0a547 of ptxlab/timing; ptx_docs/production.md "GEMV at its DRAM floor"), never measured; shapes not listed
