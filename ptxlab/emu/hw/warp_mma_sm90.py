@@ -21,7 +21,8 @@ D = f16(add.rn(add.rn(C, add.rn(p0, p1)), add.rn(p2, p3))), every p_k = a_k * b_
 0x7FFF.  The H100 runs of 2026-11-28 05:05 UTC (seeds 271828 / 161803; data
 tests/fidelity/isa/data/h100_20261128_m8n8k4_f16.npz) reproduce on every word, while the one-window rule misses 232
 of the 512 words of the probe mma_sync_m8n8k4_rounding per seed.  Those data fit 70 of the 105 f32 addition trees
-over (C, p0..p3); the pair order is the register trace of the SASS (C + the k 0-1 pair first).
+over (C, p0..p3); the pair order is the register trace of the SASS (C + the k 0-1 pair first; UNCONFIRMED on the
+H100: problems 4-7 of the probe entry now tell it from every other tree).
 
 The SASS ptxas (NVRTC 13.0, sm_90a) writes for both is exactly this (tests/emu/hw/test_warp_mma_sm90.py reads it):
 FP8: F2FP.F16.E4M3.UNPACK_B of each register's low and high halves, HMMA.16816.F32 with RZ as C on the low halves,
