@@ -330,7 +330,7 @@ def _m884_rounding_in(rng):
     H100 follows the tree: 232 of 512 words differ from the window rule, runs of 2026-11-28):
     B = 1, so each D element is C + the four A values of its row.  Problems 0-3: A rows put half an f16 ulp of 1
     (2**-11) and a quarter f32 ulp (2**-24) in different pairs, C = +-1, +-2, 1.5 ... (the f32 additions meet exact
-    ties).  Problems 4-7 (since 2026-11-28 05:40 UTC): rows that, over these C values, tell the SASS's pair order from
+    ties).  Problems 4-7 (added 2026-11-28, after that run): rows that, over these C values, tell the SASS's pair order from
     every other f32 addition tree of (C, p0..p3) (all 104; searched over rows of 0, +-2**-10, +-2**-11, +-2**-23,
     +-2**-24), each row negated together with its C values or not."""
     h, q = 2.0 ** -11, 2.0 ** -24

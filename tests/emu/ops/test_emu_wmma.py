@@ -151,29 +151,3 @@ def test_tf32_is_two_chained_k4_windows(rng):
     one = mma_float(a.view(np.uint32), b.view(np.uint32), c, "tf32", "tf32", "f32").view(np.float32)[0, 0]
     assert (chained, one) == (np.float32(0.03125), np.float32(0.0625))
 
-
-def test_corpus_kernels_run_on_the_emulator(rng):
-    """The inline-PTX corpus kernels of tests/kernels/wmma.cu (entries wmma_gemm, wmma_mixed, wmma_layout of
-    tests/corpus/kernels_wmma.py) on the emulator: every GEMM kernel and both mixed kernels, exact and full-range
-    inputs, equal to the entries' references (numpy for the exact regime, hw/wmma.py step by step for full range);
-    a layout-probe kernel is refused (it reads fragment registers)."""
-    import sys
-    from pathlib import Path
-    tests = Path(__file__).resolve().parents[2]
-    sys.path.insert(0, str(tests))
-    try:
-        from corpus import kernels_wmma as kw
-    finally:
-        sys.path.remove(str(tests))
-    mod = ptxlab.compile((tests / "kernels" / "wmma.cu").read_text(), arch="sm_90a", name="wmma.cu")
-    dev = ptxlab.open_device("emu")
-    for make, run, ref in ((kw._gemm_in, kw._gemm_run, kw._gemm_ref), (kw._mixed_in, kw._mixed_run, kw._mixed_ref)):
-        ins = make(rng)
-        got, want = run(dev, mod, ins), ref(ins)
-        assert sorted(got) == sorted(want)
-        for key in want:
-            np.testing.assert_array_equal(got[key], want[key], err_msg=key)
-    z = dev.to_device(np.zeros(64 * 64, np.uint16))
-    with pytest.raises(ptxlab.errors.EmuError, match="accesses WMMA fragment elements"):
-        dev.launch(mod, "lay_a_row_f16_m16n16k16", grid=(1, 1, 1), block=(32, 1, 1),
-                   args=[z, np.uint64(0), dev.empty(32 * 64 * 8), dev.empty(32 * 64 * 8)])
