@@ -71,14 +71,14 @@ def _launch(dev, mod, kname, a, b, c, nwarps, dtype=np.uint32, extra=()):
 
 
 def _model(a, b, c, at, bt, dt, m884=False):
-    """The emulator's rule for one full-range problem: the H100's lowerings for FP8 and m8n8k4 f32
+    """The emulator's rule for one full-range problem: the H100's lowerings for FP8 and m8n8k4
     (hw/warp_mma_sm90.py), the tensor-core window model otherwise."""
     from ptxlab.emu.hw.warp_mma_arith import mma_float
-    from ptxlab.emu.hw.warp_mma_sm90 import mma_fp8_sm90, mma_m8n8k4_f32_sm90
+    from ptxlab.emu.hw.warp_mma_sm90 import mma_fp8_sm90, mma_m8n8k4_f16_sm90, mma_m8n8k4_f32_sm90
     if at in ("e4m3", "e5m2"):
         return mma_fp8_sm90(a, b, c, at, bt)
-    if m884 and dt == "f32":
-        return mma_m8n8k4_f32_sm90(a, b, c)
+    if m884:
+        return mma_m8n8k4_f32_sm90(a, b, c) if dt == "f32" else mma_m8n8k4_f16_sm90(a, b, c)
     return mma_float(a, b, c, at, bt, dt)
 
 
@@ -326,19 +326,27 @@ def _m884_ref(forms):
 
 def _m884_rounding_in(rng):
     """m8n8k4 .row.col.f16 (f16 C / D) problems that tell the window rule (one rounding to f16 of a 25-bit window
-    sum) from the SASS's f32 tree (C + the k 2-3 pair, then + the k 0-1 pair, each rounded to f32, then to f16):
-    B = 1, so each D element is C + the four A values of its row; A rows put half an f16 ulp of 1 (2**-11) and a
-    quarter f32 ulp (2**-24) in different pairs, C = +-1, +-2, 1.5 ... (the f32 additions meet exact ties)."""
+    sum) from the SASS's f32 tree (C + the k 0-1 pair, then + the k 2-3 pair, each rounded to f32, then to f16; the
+    H100 follows the tree: 232 of 512 words differ from the window rule, runs of 2026-11-28):
+    B = 1, so each D element is C + the four A values of its row.  Problems 0-3: A rows put half an f16 ulp of 1
+    (2**-11) and a quarter f32 ulp (2**-24) in different pairs, C = +-1, +-2, 1.5 ... (the f32 additions meet exact
+    ties).  Problems 4-7 (added 2026-11-28, after that run): rows that, over these C values, tell the SASS's pair order from
+    every other f32 addition tree of (C, p0..p3) (all 104; searched over rows of 0, +-2**-10, +-2**-11, +-2**-23,
+    +-2**-24), each row negated together with its C values or not."""
     h, q = 2.0 ** -11, 2.0 ** -24
     rows = [[h, q, 0, 0], [0, 0, h, q], [h, 0, q, 0], [q, 0, h, 0], [h, 0, 0, q], [0, q, h, 0], [h, q, h, q],
             [q, h, 0, q]]
+    t, e = 2.0 ** -10, 2.0 ** -23
+    order = [[h, -q, q, q], [q, q, 0, h], [-h, q, -q, -q], [-t, e, -q, -e], [-t, e, -e, -e], [-t, e, -e, -q],
+             [q, q, -h, -t], [q, q, -t, -h]]
     cols = [1.0, -1.0, 2.0, 1.5, -1.5, 1.0 + 2.0 ** -10, 4.0, -2.0]
     a = np.zeros((WARPS * 4, 8, 4))
     c = np.zeros((WARPS * 4, 8, 8))
     for p in range(WARPS * 4):
-        sign = np.where(rng.random((8, 1)) < 0.5, -1.0, 1.0) if p >= 4 else 1.0
-        a[p] = np.array(rows)[rng.permutation(8)] * sign
-        c[p] = np.array(cols)[rng.permutation(8)][None, :] * np.where(rng.random((8, 1)) < 0.5, -1.0, 1.0)
+        sign = np.where(rng.random((8, 1)) < 0.5, -1.0, 1.0)
+        c[p] = np.array(cols)[rng.permutation(8)][None, :] * (sign if p >= 4 else np.where(rng.random((8, 1)) < 0.5,
+                                                                                            -1.0, 1.0))
+        a[p] = np.array(order if p >= 4 else rows)[rng.permutation(8)] * (sign if p >= 4 else 1.0)
     k = "a0b1f0"
     return {f"{k}_a": _codes(a, "f16"), f"{k}_b": _codes(np.ones((WARPS * 4, 8, 4)), "f16"), f"{k}_c": _codes(c, "f16")}
 
@@ -458,16 +466,18 @@ ENTRIES = [
           refused={"emu": "only 0x7ff8000000000000 has been measured"},
           note="f64 with NaN operands other than 0x7FF8...: the emulator refuses them; the H100 side is recorded"),
     Entry("mma_sync_m8n8k4", SRC, _m884_in(M884_F16), _m884_run(M884_F16), _m884_ref(M884_F16),
-          note="m8n8k4 .f16 with f16 C/D, 4 problems/warp; " + NOTE),
+          note="m8n8k4 .f16 with f16 C/D, 4 problems/warp; full range vs the H100's lowering (an f32 tree per element, "
+               "rounded once to f16: hw/warp_mma_sm90.py, H100 runs of 2026-11-28 05:05 UTC)"),
     Entry("mma_sync_m8n8k4_f32", SRC, _m884_in(M884_F32), _m884_run(M884_F32), _m884_ref(M884_F32),
           note="m8n8k4 .f16 with f32 C/D; full range vs the H100's lowering (an fma.rn.f32 chain in k order, "
           "then add.rn C: hw/warp_mma_sm90.py, fitted to the 2026-11-28 run, seed 20261127)"),
     Entry("mma_sync_m8n8k4_rounding", SRC, _m884_rounding_in, _m884_run([(0, 1, 0)]), _m884_rounding_ref,
-          note="PROBE: m8n8k4 f16 C / D on double-rounding cases: the emulator's window rule vs the f32 tree + F2FP "
-               "of the SASS (isa_coverage_notes.md open point); the H100 decides"),
+          note="m8n8k4 f16 C / D on double-rounding cases (the f32 tree + F2FP of the SASS; the one-window rule "
+               "missed 232 of 512 words: the H100 followed the tree on 3 seeds, 2026-11-28 05:05 UTC); problems 4-7 "
+               "tell the SASS's pair order from every other f32 tree (PROBE: not yet run on the H100)"),
     Entry("mma_sync_m8n8k4_mixed", SRC, _m884_mixed_in, _m884_mixed_run, _m884_mixed_ref,
           note="m8n8k4 .row.col.f32.f16.f16.f16 (f16 C): the f32 lowering after widening C exactly (its SASS: "
-               "HADD2.F32, FFMA chain, FADD); UNCONFIRMED on the H100 (isa_coverage_notes.md)"),
+               "HADD2.F32, FFMA chain, FADD); bit-exact on the H100, 3 seeds, 2026-11-28 05:05 UTC"),
     Entry("ldmatrix_stmatrix", SRC, _ld_in, _ld_run, _ld_ref,
           note="ldmatrix/stmatrix .m8n8 x1/x2/x4 {.trans} .b16, movmatrix; permuted row addresses"),
 ]

@@ -1,5 +1,6 @@
-"""Corpus entries for WMMA (tests/kernels/wmma.cu, the CUDA C++ wmma API): a small WMMA GEMM per type / shape /
-layout (load -> mma -> store only), mixed C / D types, and the fragment-layout probe.
+"""Corpus entries for WMMA (tests/kernels/wmma.cu: inline-PTX wmma.load / wmma.mma / wmma.store, no <mma.h>, whose
+crt/mma.h the H100 host's NVRTC 13.0 lacked on 2026-11-28): a small WMMA GEMM per type / shape / layout (load -> mma
+-> store only), mixed C / D types, and the fragment-layout probe.
 
 ``wmma_gemm``: each kernel runs twice: *exact* (small dyadic values, every summation order agrees: checks loads,
 stores, strides and the k steps bit for bit against numpy) and *full* (random codes with NaN / Inf / subnormals; C

@@ -12,8 +12,17 @@ word of them (ptx_docs/isa_coverage_notes.md "mma.sync forms the H100 lowers"):
 * ``m8n8k4 .f32.f16.f16.f32`` (the sm_70 form): d = +0, then d = fma.rn.f32(a_k, b_k, d) for k = 0..3, then
   D = add.rn.f32(d, C).  2,048 of 2,048 words (804 finite-input ones); the 25-bit window: 1,701; C first: fewer.
 
-``m8n8k4 .f32.f16.f16.f16`` (f16 C): the same chain after widening C exactly (HADD2.F32 in its SASS; no H100 data yet:
-probe entry mma_sync_m8n8k4_mixed).
+``m8n8k4 .f32.f16.f16.f16`` (f16 C): the same chain after widening C exactly (HADD2.F32 in its SASS); matched every
+word of the H100 runs of 2026-11-28 05:05 UTC (corpus entry mma_sync_m8n8k4_mixed, seeds 271828 / 314159 / 161803).
+
+``m8n8k4 .f16.f16.f16.f16`` (f16 C and D): an f32 tree per element, then one rounding to f16 (its SASS: HADD2.F32
+widenings, FMUL + FFMA for each pair of products, FADD, FADD, F2FP.F16.F32.PACK_AB):
+D = f16(add.rn(add.rn(C, add.rn(p0, p1)), add.rn(p2, p3))), every p_k = a_k * b_k exact in f32; an f32 NaN becomes
+0x7FFF.  The H100 runs of 2026-11-28 05:05 UTC (seeds 271828 / 161803; data
+tests/fidelity/isa/data/h100_20261128_m8n8k4_f16.npz) reproduce on every word, while the one-window rule misses 232
+of the 512 words of the probe mma_sync_m8n8k4_rounding per seed.  Those data fit 70 of the 105 f32 addition trees
+over (C, p0..p3); the pair order is the register trace of the SASS (C + the k 0-1 pair first; UNCONFIRMED on the
+H100: problems 4-7 of the probe entry now tell it from every other tree).
 
 The SASS ptxas (NVRTC 13.0, sm_90a) writes for both is exactly this (tests/emu/hw/test_warp_mma_sm90.py reads it):
 FP8: F2FP.F16.E4M3.UNPACK_B of each register's low and high halves, HMMA.16816.F32 with RZ as C on the low halves,
@@ -94,3 +103,21 @@ def mma_m8n8k4_f32_sm90(a: np.ndarray, b: np.ndarray, c: np.ndarray, ctype: str 
         out = _rn_f32(d.astype(np.float64), cw.view(np.float32).astype(np.float64))
     w = out.view(np.uint32)
     return np.where(np.isnan(out), np.uint32(F32_NAN), w).astype(np.uint32)
+
+
+F16_NAN = 0x7FFF
+
+
+def mma_m8n8k4_f16_sm90(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """One m8n8k4 problem with f16 C and D: a (8, 4), b (4, 8), c (8, 8) f16 codes -> f16 D codes, the f32 tree of
+    the module doc (float64 holds every f16 product exactly; _rn_f32 rounds each exact sum to f32 once)."""
+    av = np.asarray(a).astype(np.uint16).view(np.float16).astype(np.float64)
+    bv = np.asarray(b).astype(np.uint16).view(np.float16).astype(np.float64)
+    cv = np.asarray(c).astype(np.uint16).view(np.float16).astype(np.float64)
+    with np.errstate(all="ignore"):
+        p = av[:, None, :] * bv.T[None, :, :]                   # (8, 8, 4) exact products
+        lo = _rn_f32(p[..., 0], p[..., 1]).astype(np.float64)   # FMUL p0, FFMA a1 b1 + p0
+        hi = _rn_f32(p[..., 2], p[..., 3]).astype(np.float64)
+        t = _rn_f32(cv, lo).astype(np.float64)                  # FADD C, (p0 + p1)
+        d = _rn_f32(t, hi).astype(np.float16)                   # FADD, then F2FP.F16.F32.PACK_AB (round to nearest)
+    return np.where(np.isnan(d), np.uint32(F16_NAN), d.view(np.uint16).astype(np.uint32)).astype(np.uint32)

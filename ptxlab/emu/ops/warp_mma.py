@@ -6,9 +6,9 @@ faults).  Fragments follow hw/warp_mma.py (the ISA's per-shape formulas), the ar
 Refused (not in the form table): f16 mma with different C and D types (.f32.f16.f16.f16, .f16.f16.f16.f32: the ISA
 does not say where that conversion happens), the sm_120a block-scaled and .kind::f8f6f4 mma forms, mma.sp, and the
 sm_100a ldmatrix .m16n16 / .m8n16 / .b8 and stmatrix .m16n8 / .b8 forms (their fragment layouts are given only as
-figures in the ISA).  m16n8k32 .e4m3/.e5m2 and m8n8k4 with .f32 C/D follow the H100's lowerings of them
+figures in the ISA).  m16n8k32 .e4m3/.e5m2 and every m8n8k4 .f16 form follow the H100's lowerings of them
 (hw/warp_mma_sm90.py; withdrawn on 2026-11-27, derived from the H100's outputs on 2026-11-28 and the SASS; f16 C with
-f32 D: C widened exactly first, as the SASS does).  .f64 NaN results follow the H100 (hw/warp_mma_arith.py).
+f32 D: C widened exactly first, as the SASS does; f16 C and D: an f32 tree rounded once to f16).  .f64 NaN results follow the H100 (hw/warp_mma_arith.py).
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from ..core.isa import Ctx, Unsupported, register
 from ..engine.machine import EXITED, RUN
 from ..hw import warp_mma as wm
 from ..hw.warp_mma_arith import mma_f64, mma_float, mma_int
-from ..hw.warp_mma_sm90 import mma_fp8_sm90, mma_m8n8k4_f32_sm90
+from ..hw.warp_mma_sm90 import mma_fp8_sm90, mma_m8n8k4_f16_sm90, mma_m8n8k4_f32_sm90
 
 # element class, element bits in a register word, word bits, elements per word
 _ECLASS = {"f16": ("16b", 16), "bf16": ("16b", 16), "tf32": ("tf32", 32), "f64": ("f64", 64),
@@ -106,6 +106,8 @@ def build_mma(ins: ir.Instr, ctx: Ctx):
             return mma_fp8_sm90(A, B, C, atype, btype)
         if shape == "m8n8k4" and dtype == "f32":
             return mma_m8n8k4_f32_sm90(A, B, C, ctype)
+        if shape == "m8n8k4":
+            return mma_m8n8k4_f16_sm90(A, B, C)
         return mma_float(A, B, C, atype, btype, dtype)
 
     def run(st, m):

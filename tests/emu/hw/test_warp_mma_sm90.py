@@ -1,6 +1,7 @@
-"""The H100's lowerings of FP8 m16n8k32 and m8n8k4 f32 mma.sync (ptxlab/emu/hw/warp_mma_sm90.py) against the H100's
-own outputs: every word of the corpus entries mma_sync_fp8 and mma_sync_m8n8k4_f32 (tests/fidelity/isa/data/README.md),
-then constructed cases where the lowering differs from the one-window tensor-core rule."""
+"""The H100's lowerings of FP8 m16n8k32 and m8n8k4 mma.sync (ptxlab/emu/hw/warp_mma_sm90.py) against the H100's
+own outputs: every word of the corpus entries mma_sync_fp8, mma_sync_m8n8k4_f32, mma_sync_m8n8k4 and
+mma_sync_m8n8k4_rounding (tests/fidelity/isa/data/README.md), then constructed cases where the lowering differs from
+the one-window tensor-core rule."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,9 +11,10 @@ import numpy as np
 import pytest
 
 from ptxlab.emu.hw.warp_mma_arith import mma_float
-from ptxlab.emu.hw.warp_mma_sm90 import mma_fp8_sm90, mma_m8n8k4_f32_sm90
+from ptxlab.emu.hw.warp_mma_sm90 import mma_fp8_sm90, mma_m8n8k4_f16_sm90, mma_m8n8k4_f32_sm90
 
 DATA = Path(__file__).resolve().parents[2] / "fidelity" / "isa" / "data" / "h100_20261128_fp8_mma.npz"
+DATA_F16 = DATA.with_name("h100_20261128_m8n8k4_f16.npz")
 FP8 = [f"{a}_{b}" for a in ("e4m3", "e5m2") for b in ("e4m3", "e5m2")]
 M884 = [f"a{a}b{b}f1" for a in (0, 1) for b in (0, 1)]
 
@@ -35,6 +37,44 @@ def test_m8n8k4_f32_every_h100_word(key):
     hw = z[f"mma_sync_m8n8k4_f32::out::{key}"]
     for p in range(hw.shape[0]):                 # problems 0-3 exact, 4-7 full range
         np.testing.assert_array_equal(mma_m8n8k4_f32_sm90(a[p], b[p].T, c[p]), hw[p])
+
+
+@pytest.mark.parametrize("seed", [271828, 161803])
+def test_m8n8k4_f16_every_h100_word(seed):
+    """f16 C and D: the f32 tree then one f16 rounding reproduces every word of both seeds; the one-window rule
+    (what the emulator used before) misses the probe's double-rounding cases."""
+    z = np.load(DATA_F16)
+    cases = [("mma_sync_m8n8k4_rounding", "a0b1f0")] + [("mma_sync_m8n8k4", f"a{a}b{b}f0") for a in (0, 1)
+                                                          for b in (0, 1)]
+    window_misses = 0
+    for entry, key in cases:
+        a, b, c = (z[f"s{seed}/{entry}::in::{key}_{x}"].astype(np.uint32) for x in "abc")
+        hw = z[f"s{seed}/{entry}::out::{key}"].astype(np.uint32)
+        for p in range(hw.shape[0]):
+            np.testing.assert_array_equal(mma_m8n8k4_f16_sm90(a[p], b[p].T, c[p]), hw[p], err_msg=f"{entry} {key} {p}")
+            if entry.endswith("rounding"):
+                window_misses += int((mma_float(a[p], b[p].T, c[p], "f16", "f16", "f16") != hw[p]).sum())
+    assert window_misses == 232
+    assert (hw == 0x7FFF).any()                  # the full-range problems reached the NaN rule
+
+
+def test_m8n8k4_f16_pair_order_of_the_sass():
+    """C + (p0 + p1) first, then + (p2 + p3), then F2FP (the SASS's register trace; the H100 words fit either order).
+    C = 1.5, p = (-2**-11, 2**-24, -2**-23, 0): 1.5 - 2**-11 + 2**-24 ties to even in f32 (1.5 - 2**-11), minus 2**-23
+    lies below the f16 midpoint -> 1.5 - 2**-10; the other pair first ends on the midpoint itself -> 1.5 (even)."""
+    f16 = lambda x: np.asarray(x, np.float16).view(np.uint16).astype(np.uint32)       # noqa: E731
+    a = np.zeros((8, 4), np.float16)
+    b = np.ones((4, 8), np.float16)
+    a[0] = [-2.0 ** -11, 2.0 ** -24, -2.0 ** -23, 0.0]
+    a[1] = [-2.0 ** -23, 0.0, -2.0 ** -11, 2.0 ** -24]     # the pairs swapped: the other result
+    c = np.full((8, 8), 1.5, np.float16)
+    d = mma_m8n8k4_f16_sm90(f16(a), f16(b), f16(c)).astype(np.uint16).view(np.float16)
+    f32 = np.float32
+    sass = (f32(1.5) + (f32(-2.0 ** -11) + f32(2.0 ** -24))) + (f32(-2.0 ** -23) + f32(0.0))
+    other = (f32(1.5) + (f32(-2.0 ** -23) + f32(0.0))) + (f32(-2.0 ** -11) + f32(2.0 ** -24))
+    assert (np.float16(sass), np.float16(other)) == (np.float16(1.5 - 2.0 ** -10), np.float16(1.5))
+    assert np.all(d[0] == np.float16(sass)) and np.all(d[1] == np.float16(other))
+    assert np.all(d[2:] == 1.5)
 
 
 def _e4m3(x):
@@ -118,6 +158,15 @@ extern "C" __global__ void m884(const uint32_t* A, uint32_t* D) {
                "f"(c[2]), "f"(c[3]), "f"(c[4]), "f"(c[5]), "f"(c[6]), "f"(c[7]));
   for (int i = 0; i < 8; ++i) D[threadIdx.x * 8 + i] = __float_as_uint(d[i]);
 }
+extern "C" __global__ void m884h(const uint32_t* A, uint32_t* D) {
+  uint32_t a[2], b[2], c[4], d[4];
+  for (int i = 0; i < 2; ++i) { a[i] = A[threadIdx.x * 8 + i]; b[i] = A[threadIdx.x * 8 + 2 + i]; }
+  for (int i = 0; i < 4; ++i) c[i] = A[threadIdx.x * 8 + 4 + i];
+  asm volatile("mma.sync.aligned.m8n8k4.row.col.f16.f16.f16.f16 {%0,%1,%2,%3}, {%4,%5}, {%6,%7}, {%8,%9,%10,%11};"
+               : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]),
+               "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]));
+  for (int i = 0; i < 4; ++i) D[threadIdx.x * 4 + i] = d[i];
+}
 """
 
 
@@ -144,3 +193,7 @@ def test_ptxas_lowers_them_as_modelled(arch):
     ops = [o for o, _ in _sass_ops(sass, "m884")]
     assert not any(o.startswith("HMMA") for o in ops)           # no tensor instruction: an FFMA chain
     assert ops.count("FFMA") == 8 * 4 and ops.count("FADD") == 8
+    ops = [o for o, _ in _sass_ops(sass, "m884h")]             # f16 C / D: per element FMUL + FFMA per pair of
+    assert not any(o.startswith("HMMA") for o in ops)           # products, two FADD, then one F2FP per two elements
+    assert (ops.count("FMUL"), ops.count("FFMA"), ops.count("FADD")) == (16, 16, 16)
+    assert ops.count("F2FP.F16.F32.PACK_AB") == 4
