@@ -402,9 +402,11 @@ class SmSim:
             if pending:
                 start_cta(t + launch)
 
+        # the first wave reaches the SM one CTA at a time (params.cta_stagger x the CTA launch cost apart): CTAs do
+        # not run in lockstep, so one CTA's DRAM wait overlaps the others' work (round 3)
         t0 = launch
-        for _ in range(min(self.occ, len(pending))):
-            start_cta(t0)
+        for k in range(min(self.occ, len(pending))):
+            start_cta(t0 + k * p.cta_stagger * launch)
         end = 0.0
         while self.heap:
             t, sq, obj = heapq.heappop(self.heap)
