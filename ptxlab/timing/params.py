@@ -327,7 +327,9 @@ H100 = _check(GpuParams(
 _H200_SCALE = "H200 datasheet bandwidth x the H100's measured achievable/datasheet ratio (no H200 measurement)"
 H200 = _check(replace(
     H100, name="h200", dram_bw=4.8e12 * (3.01 / 3.35), l2_bytes=50 * 2**20,
-    sources={**H100.sources, "dram_bw": H200_DS + "; " + _H200_SCALE, "l2_bytes": H200_DS,
+    sources={**H100.sources, "dram_bw": H200_DS + "; " + _H200_SCALE,
+             "l2_bytes": HOPPER_WP + " (GH100: the H200 is the same die as the H100 SXM5, 50 MB of L2 enabled; the "
+                                     "H200 datasheet gives no L2 size)",
              "l2_read_req_clk": "the H100's (same GH100 die and L2, NVIDIA docs): " + H100.sources["l2_read_req_clk"],
              "l2_write_req_clk": "the H100's (same GH100 die and L2, NVIDIA docs): " + H100.sources["l2_write_req_clk"],
              "sms": H200_DS + " (GH100, 132 SMs as the H100 SXM5)",
