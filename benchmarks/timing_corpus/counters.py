@@ -76,6 +76,8 @@ def as_predicted(rows: list, gpu: str, spec: str = "", model_commit: str = "?") 
     out = {"what": "timing-model predictions of the corpus from counters.py" + (f" (replay {spec})" if spec else ""),
            "model_commit": model_commit, "kernels": []}
     for r in rows:
+        if spec and spec not in r.get("replay", {}):
+            continue                                  # a kernel that was not replayed so (e.g. no H200 replay)
         row = describe(manifest.BY_NAME[r["kernel"]])
         pick = r["replay"][spec] if spec else r
         row["predicted"] = {(spec.rpartition(":")[0] or gpu): {"us": pick["us"], "bound": pick["bound"]}}

@@ -10,8 +10,10 @@ Model (documented in ptx_docs/timing.md):
   waits for the registers it reads (scoreboard: results are ready at issue + latency of their class; loads at the
   time the memory system returns them).
 * Memory: every global access occupies the SM's L1/LSU for (sectors x 32 B) / L1 bandwidth; its first-touch sectors
-  go through this SM's share of DRAM, the rest through its share of L2; the per-SM fill path caps both; data returns
-  one latency after its bytes have been served.  Shared memory: one wavefront per cycle plus latency.
+  go through this SM's share of DRAM, the rest through its share of L2 (which also counts requests: one per 128-byte
+  line an access misses in L1, params.l2_read_req_clk / l2_write_req_clk); the per-SM fill path caps both; data
+  returns one latency after its bytes have been served (DRAM: loaded by the DRAM's use so far, ``dram_lat_at``).
+  Shared memory: one wavefront per cycle plus latency.
 * Synchronisation is causal: a CTA barrier generation releases at the latest arrival of the warps that arrived at it
   in the emulation; an mbarrier phase completes at the latest of the contributions (arrivals, expect_tx, TMA
   complete_tx, tcgen05.commit) the emulator's state machine assigned to it; a successful try_wait/test_wait resumes
