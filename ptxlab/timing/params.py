@@ -107,8 +107,8 @@ class GpuParams:
     # latency of a DRAM read under load / the idle pointer-chase latency (Little's law with the loaded latency:
     # sim.py charges dram_latency_ns x this; round 2 of issue 21, ptx_docs/timing.md "Round 2")
     dram_loaded_factor: float = 1.0
-    # round 3: the loaded latency grows with the DRAM's use, 1 + (dram_loaded_factor - 1) x utilisation so far
-    # (queueing: a DRAM read waits behind the other SMs' only while they stream); False (0): the flat round-2 factor
+    # the loaded latency grows with the DRAM's use, 1 + (dram_loaded_factor - 1) x utilisation so far (queueing: a
+    # DRAM read waits behind the other SMs' only while they stream); False: the flat round-2 factor (every table)
     dram_loaded_by_util: bool = False
     # the first wave's CTAs of an SM start this many cta_launch_ns apart (the block scheduler hands them over one at
     # a time); 0: all at once, as in round 2 (the CTAs then run in lockstep); off in every table (sources say why)
@@ -204,8 +204,10 @@ LOADED = 1.5
 L2_RD_REQ, L2_WR_REQ = 56.7, 28.2
 L2_REQ_SOURCE = ("fitted on 5 spent corpus transposes' H100 ncu counters (issue 21 round 3 calibration; "
                  "data/ncu_counters_h100_*; ptx_docs/timing.md 'Round 3'): L2 requests / kernel time, ")
-LOADED_UTIL_SOURCE = ("model structure (queueing: the wait behind other SMs' reads grows with the DRAM's use); "
-                      "chosen on the 121 spent corpus kernels, issue 21 round 3 (ptx_docs/timing.md 'Round 3')")
+LOADED_UTIL_SOURCE = ("OFF in the frozen round-3 model: the latency loaded by the DRAM's use so far (queueing) helps "
+                      "the tree reductions (+38 -> +31 %) but makes the latency-bound SGEMM steps 10-20 points too "
+                      "fast (the flat factor was fitted on them) on the 121 spent corpus kernels (issue 21 round 3, "
+                      "ptx_docs/timing.md 'Round 3')")
 STAGGER_SOURCE = ("OFF (0) in the frozen round-3 model: one CTA launch cost (cta_launch_ns, measured with 1024-thread "
                   "CTAs) per CTA fixes the tree reductions (lockstep CTAs) but makes streams of 2-warp CTAs "
                   "launch-bound (+22..+52 %) on the spent corpus: the launch cost must depend on the CTA's size "
@@ -215,7 +217,6 @@ LOADED_SOURCE = ("fitted on the 73 spent corpus kernels (issue 21 round 2 calibr
 H100 = _check(GpuParams(
     name="h100", sms=132, clock_ghz=1.979,
     dram_bw=3.01e12, dram_latency_ns=347.0, burst_window_ns=2000.0, dram_loaded_factor=LOADED,
-    dram_loaded_by_util=True,
     l2_bw=7.53e12, l2_latency_ns=143.0, l2_bytes=50 * 2**20,
     sm_l1_bytes_clk=111.6, sm_dram_bytes_clk=73.3, smem_bytes_clk=123.4, smem_latency_clk=28.0,
     issue_per_smsp=1.0, smsps=4, fp32_lanes=128, int_lanes=64, sfu_lanes=16,
@@ -356,7 +357,6 @@ _B200_CLK = 1.979   # GHz: "clock speeds similar to the H100 SXM5" (CNC_B200) ->
 B200 = _check(GpuParams(
     name="b200", sms=148, clock_ghz=_B200_CLK,
     dram_bw=7.26e12, dram_latency_ns=(927.0 - 94.0) / _B200_CLK, burst_window_ns=2000.0, dram_loaded_factor=LOADED,
-    dram_loaded_by_util=True,
     l2_bw=H100.l2_bw * 148 / 132 * _B200_CLK / H100.clock_ghz,
     l2_latency_ns=150.0, l2_bytes=126 * 2**20,
     sm_l1_bytes_clk=H100.sm_l1_bytes_clk, sm_dram_bytes_clk=H100.sm_dram_bytes_clk, smem_bytes_clk=128.0,
