@@ -8,7 +8,8 @@ Per kernel: predicted µs and bound, busy fraction per resource, GPU-wide DRAM /
 problem's compulsory bytes: every input read once, every output written once), issued warp-instructions, the
 SASS-join line, the grid-footprint line (how DRAM vs L2 was decided) and the instructions waited on longest.
 ``--replay PARAM*FACTOR ...`` replays the same trace with one parameter of the GPU's table scaled (each alone): which
-unmodelled cost would move a miss, asked of the calibration kernels only (a diagnosis, not a fit).
+unmodelled cost would move a miss, asked of the calibration kernels only (a diagnosis, not a fit).  A spec may scale
+several (``A*x,B*y``) and name another GPU of the same SM count first (``h200:`` alone: the H200 table as it is).
 """
 from __future__ import annotations
 
@@ -47,13 +48,24 @@ def counters(k: manifest.Kernel, gpu: str, root=None, replay=()) -> dict:
            "registers": t.registers, "issue": t.issue, "join": t.join, "footprint": t.footprint,
            "hot": [(round(c), why, Path(where).name, text) for c, why, where, text in t.hot[:6]],  # no local paths
            "warps": {str(w): v for w, v in list(t.warps.items())[:2]}}
-    table = params.get(gpu)
     for spec in replay:
-        name, factor = spec.split("*")
-        r = resimulate(t, table.with_(**{name: getattr(table, name) * float(factor)}))
+        r = resimulate(t, replay_table(gpu, spec))
         out.setdefault("replay", {})[spec] = {"us": round(r.us, 2), "bound": r.bound}
     s.free()
     return out
+
+
+def replay_table(gpu: str, spec: str):
+    """The table of a replay ``spec``: ``[GPU:]PARAM*FACTOR[,PARAM*FACTOR...]``; GPU (same SM count, e.g. h200 for a
+    launch predicted as h100: the trace does not depend on the table) defaults to the launch's, no PARAM = its table
+    unchanged."""
+    from ptxlab.timing import params
+    other, _, body = spec.rpartition(":")
+    table = params.get(other or gpu)
+    for part in filter(None, body.split(",")):
+        name, factor = part.split("*")
+        table = table.with_(**{name: type(getattr(table, name))(getattr(table, name) * float(factor))})
+    return table
 
 
 def as_predicted(rows: list, gpu: str, spec: str = "", model_commit: str = "?") -> dict:
@@ -64,9 +76,11 @@ def as_predicted(rows: list, gpu: str, spec: str = "", model_commit: str = "?") 
     out = {"what": "timing-model predictions of the corpus from counters.py" + (f" (replay {spec})" if spec else ""),
            "model_commit": model_commit, "kernels": []}
     for r in rows:
+        if spec and spec not in r.get("replay", {}):
+            continue                                  # a kernel that was not replayed so (e.g. no H200 replay)
         row = describe(manifest.BY_NAME[r["kernel"]])
         pick = r["replay"][spec] if spec else r
-        row["predicted"] = {gpu: {"us": pick["us"], "bound": pick["bound"]}}
+        row["predicted"] = {(spec.rpartition(":")[0] or gpu): {"us": pick["us"], "bound": pick["bound"]}}
         out["kernels"].append(row)
     return out
 

@@ -107,6 +107,18 @@ class GpuParams:
     # latency of a DRAM read under load / the idle pointer-chase latency (Little's law with the loaded latency:
     # sim.py charges dram_latency_ns x this; round 2 of issue 21, ptx_docs/timing.md "Round 2")
     dram_loaded_factor: float = 1.0
+    # the loaded latency grows with the DRAM's use, 1 + (dram_loaded_factor - 1) x utilisation so far (queueing: a
+    # DRAM read waits behind the other SMs' only while they stream); False: the flat round-2 factor (every table)
+    dram_loaded_by_util: bool = False
+    # the first wave's CTAs of an SM start this many cta_launch_ns apart (the block scheduler hands them over one at
+    # a time); 0: all at once, as in round 2 (the CTAs then run in lockstep); off in every table (sources say why)
+    cta_stagger: float = 0.0
+    # GPU-wide L2 request rates (requests per SM clock; 0 = not modelled): a request is one warp access's touch of
+    # one 128-byte line, whatever its sectors, so scattered single-sector accesses are bound by the request rate
+    # long before the L2's byte bandwidth; a write request takes l2_read_req_clk / l2_write_req_clk read slots
+    # (round 3 of issue 21, ptx_docs/timing.md "Round 3")
+    l2_read_req_clk: float = 0.0
+    l2_write_req_clk: float = 0.0
     sources: dict = field(default_factory=dict, compare=False)
 
     def cycles(self, ns: float) -> float:
@@ -185,6 +197,21 @@ H100_SERIES = ("H100 measured here (tools/probes/timing_model_h100.py run, micro
 # the latency that Little's law needs is above the idle pointer chase's.  Fitted (one number, all kernels) on the
 # 73 spent kernels of the issue-21 corpus (round 2 calibration): counters.py --replay dram_latency_ns*F
 LOADED = 1.5
+# L2 requests per clock (GPU-wide), from ncu counters of the spent corpus (issue 21 round 3 calibration): the
+# strided single-sector transposes, lts__t_requests_srcunit_tex_op_{read,write}.sum / gpu__time_duration.sum x clock:
+# reads row2col f32 55.6, row2col f32x4 57.8 (one sector per request); writes col2row f32 28.0, col2row f32x4 27.0,
+# cuda-samples transposeNaive 29.7 (one 4-B write per request) -> the means of each group
+L2_RD_REQ, L2_WR_REQ = 56.7, 28.2
+L2_REQ_SOURCE = ("fitted on 5 spent corpus transposes' H100 ncu counters (issue 21 round 3 calibration; "
+                 "data/ncu_counters_h100_*; ptx_docs/timing.md 'Round 3'): L2 requests / kernel time, ")
+LOADED_UTIL_SOURCE = ("OFF in the frozen round-3 model: the latency loaded by the DRAM's use so far (queueing) helps "
+                      "the tree reductions (+38 -> +31 %) but makes the latency-bound SGEMM steps 10-20 points too "
+                      "fast (the flat factor was fitted on them) on the 121 spent corpus kernels (issue 21 round 3, "
+                      "ptx_docs/timing.md 'Round 3')")
+STAGGER_SOURCE = ("OFF (0) in the frozen round-3 model: one CTA launch cost (cta_launch_ns, measured with 1024-thread "
+                  "CTAs) per CTA fixes the tree reductions (lockstep CTAs) but makes streams of 2-warp CTAs "
+                  "launch-bound (+22..+52 %) on the spent corpus: the launch cost must depend on the CTA's size "
+                  "(issue 21 round 3, ptx_docs/timing.md 'Round 3')")
 LOADED_SOURCE = ("fitted on the 73 spent corpus kernels (issue 21 round 2 calibration, H100 measured 2026-11-27; "
                  "counters.py --replay dram_latency_ns*F, ptx_docs/timing.md 'Round 2')")
 H100 = _check(GpuParams(
@@ -204,8 +231,11 @@ H100 = _check(GpuParams(
     cluster_release_clk=REL_L, cluster_release_shared_clk=REL_S, cluster_release_cta_clk=REL_X,
     cluster_bar_wide_clk=CBAR_WIDE, cluster_bar_shared_clk=CBAR_SHARED,
     var_latency_clk=dict(H100_VAR_LAT), operand_read_clk=4.0, l1_latency_clk=40.0, l1_sm_bytes=240 * 1024,
-    shfl_per_clk_sm=0.985, l1_lines_clk=1.0,
+    shfl_per_clk_sm=0.985, l1_lines_clk=1.0, l2_read_req_clk=L2_RD_REQ, l2_write_req_clk=L2_WR_REQ,
     sources={
+        "l2_read_req_clk": L2_REQ_SOURCE + "single-sector reads (row2col f32 55.6, f32x4 57.8 per clock)",
+        "l2_write_req_clk": L2_REQ_SOURCE + "single-sector partial writes (col2row f32 28.0, f32x4 27.0, "
+                                            "transposeNaive 29.7 per clock)",
         "var_latency_clk": H100_SERIES + " (dependent chains: MUFU.EX2 17.0, F2I 18.3, SHFL 26.3, LDC 29.5, LDS 29.0 "
                                          "clk; S2R and 'other' not measured: " + NO_SOURCE + ")",
         "operand_read_clk": "read-barrier release after issue: " + NO_SOURCE,
@@ -221,6 +251,8 @@ H100 = _check(GpuParams(
         "dram_bw": H100_MEASURED + " (1 GiB device-to-device copy, read + written bytes: 3010 GB/s)",
         "dram_latency_ns": H100_MEASURED + " (pointer chase, 1 GiB random 128-B lines: 686 cycles = 347 ns)",
         "dram_loaded_factor": LOADED_SOURCE,
+        "dram_loaded_by_util": LOADED_UTIL_SOURCE,
+        "cta_stagger": STAGGER_SOURCE,
         "burst_window_ns": "model parameter (SMs' demand is not synchronised); " + NO_SOURCE,
         "l2_bw": H100_MEASURED + " (8 MiB re-read by all SMs, 10 vs 2 passes: 7530 GB/s)",
         "l2_latency_ns": H100_MEASURED + " (pointer chase, 4 MiB resident: 283 cycles = 143 ns)",
@@ -297,7 +329,11 @@ H100 = _check(GpuParams(
 _H200_SCALE = "H200 datasheet bandwidth x the H100's measured achievable/datasheet ratio (no H200 measurement)"
 H200 = _check(replace(
     H100, name="h200", dram_bw=4.8e12 * (3.01 / 3.35), l2_bytes=50 * 2**20,
-    sources={**H100.sources, "dram_bw": H200_DS + "; " + _H200_SCALE, "l2_bytes": H200_DS,
+    sources={**H100.sources, "dram_bw": H200_DS + "; " + _H200_SCALE,
+             "l2_bytes": HOPPER_WP + " (GH100: the H200 is the same die as the H100 SXM5, 50 MB of L2 enabled; the "
+                                     "H200 datasheet gives no L2 size)",
+             "l2_read_req_clk": "the H100's (same GH100 die and L2, NVIDIA docs): " + H100.sources["l2_read_req_clk"],
+             "l2_write_req_clk": "the H100's (same GH100 die and L2, NVIDIA docs): " + H100.sources["l2_write_req_clk"],
              "sms": H200_DS + " (GH100, 132 SMs as the H100 SXM5)",
              "clock_ghz": H200_DS + " (same boost clock as H100 SXM5) -> the H100's measured clock",
              "dram_latency_ns": "HBM3e: assumed equal to the H100's measured HBM3 latency (" + NO_SOURCE + ")"}))
@@ -348,6 +384,8 @@ B200 = _check(GpuParams(
     l1_latency_clk=H100.l1_latency_clk, l1_sm_bytes=H100.l1_sm_bytes, shfl_per_clk_sm=H100.shfl_per_clk_sm,
     l1_lines_clk=H100.l1_lines_clk,
     sources={
+        "l2_read_req_clk": "not modelled on the B200 (0): no B200 measurement of L2 request rates",
+        "l2_write_req_clk": "not modelled on the B200 (0): no B200 measurement of L2 request rates",
         "shfl_per_clk_sm": "assumed equal to the H100's: " + NO_SOURCE,
         "l1_lines_clk": "assumed equal to the H100's: " + NO_SOURCE,
         "tc_ii_clk": SA_REPO + " umma_latency/fit_results.csv (II of kind::f16 SS, per CTA group, M, N; the f8f6f4 "
@@ -365,6 +403,8 @@ B200 = _check(GpuParams(
                    "on all SMs: 7.26 TB/s at 64-128 KB in flight per SM; the datasheet's 8 TB/s x the H100's "
                    "achievable ratio gave 7.19)",
         "dram_loaded_factor": "the H100's fitted loaded/idle ratio, " + NO_SOURCE,
+        "dram_loaded_by_util": "as the H100's: " + LOADED_UTIL_SOURCE,
+        "cta_stagger": "as the H100's: " + STAGGER_SOURCE,
         "dram_latency_ns": SA_REPO + " tma2d_latency/tma2d_lat_results.csv (shortest cold 2-D TMA load, 2 KB: 927 "
                            "cycles) minus the H100's TMA time over the DRAM latency (94 cycles, bulk-copy round "
                            "trips): 833 cycles = 421 ns",

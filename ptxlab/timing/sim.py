@@ -10,8 +10,10 @@ Model (documented in ptx_docs/timing.md):
   waits for the registers it reads (scoreboard: results are ready at issue + latency of their class; loads at the
   time the memory system returns them).
 * Memory: every global access occupies the SM's L1/LSU for (sectors x 32 B) / L1 bandwidth; its first-touch sectors
-  go through this SM's share of DRAM, the rest through its share of L2; the per-SM fill path caps both; data returns
-  one latency after its bytes have been served.  Shared memory: one wavefront per cycle plus latency.
+  go through this SM's share of DRAM, the rest through its share of L2 (which also counts requests: one per 128-byte
+  line an access misses in L1, params.l2_read_req_clk / l2_write_req_clk); the per-SM fill path caps both; data
+  returns one latency after its bytes have been served (DRAM: loaded by the DRAM's use so far, ``dram_lat_at``).
+  Shared memory: one wavefront per cycle plus latency.
 * Synchronisation is causal: a CTA barrier generation releases at the latest arrival of the warps that arrived at it
   in the emulation; an mbarrier phase completes at the latest of the contributions (arrivals, expect_tx, TMA
   complete_tx, tcgen05.commit) the emulator's state machine assigned to it; a successful try_wait/test_wait resumes
@@ -75,13 +77,18 @@ class SharedServer:
     free: float = 0.0
     busy: float = 0.0
     amount: float = 0.0
+    slot_rate: float = 0.0          # requests per cycle of this share (0: bytes only; the L2's request rate)
 
-    def serve(self, t: float, amount: float) -> float:
-        """Returns the time the share allows ``amount`` bytes requested at ``t`` to have been served."""
-        if amount <= 0:
+    def serve(self, t: float, amount: float, slots: float = 0.0) -> float:
+        """Returns the time the share allows ``amount`` bytes requested at ``t`` to have been served; ``slots``:
+        the requests they take (the L2 serves a request per slot whatever its sectors: params.l2_read_req_clk),
+        so the service lasts the longer of bytes / rate and slots / slot_rate."""
+        if self.slot_rate <= 0:
+            slots = 0.0
+        if amount <= 0 and slots <= 0:
             return t
         v = max(self.free, t - self.window)
-        dur = amount / self.rate
+        dur = max(amount / self.rate, slots / self.slot_rate if slots > 0 else 0.0)
         self.free = v + dur
         self.busy += dur
         self.amount += amount
@@ -184,7 +191,9 @@ class SmSim:
         share = max(1, busy_sms) / self.nsm
         win = p.cycles(p.burst_window_ns)
         self.dram = SharedServer(p.dram_bw / clk / share, win)
-        self.l2 = SharedServer(p.l2_bw / clk / share, win)
+        self.l2 = SharedServer(p.l2_bw / clk / share, win, slot_rate=p.l2_read_req_clk / share)
+        # a write request takes this many read-request slots (params.l2_write_req_clk)
+        self.l2_wr_slots = p.l2_read_req_clk / p.l2_write_req_clk if p.l2_write_req_clk > 0 else 0.0
         self.units = [SmUnits(p) for _ in range(self.nsm)]
         self.sm_of = {c: (trace.cluster_of.get(c, (c, 0))[1] if self.nsm > 1 else 0) for c in trace.ctas}
         self.dsmem_lat = p.dsmem_latency_clk
@@ -197,7 +206,10 @@ class SmSim:
         self.cbar_lat_shared: dict = {}  # CTAs per SM -> the shared-SM law's value (params.cluster_bar_clk)
         self.live_groups = 0            # clusters (slots) live on the simulated SMs now: > 1 = a shared SM
         self.release_path: dict = {}    # CTA -> its .release.cluster path (cluster_release_cta_clk per arrive)
-        self.dram_lat = p.cycles(p.dram_latency_ns * p.dram_loaded_factor)   # loaded, not idle (params.py)
+        # loaded, not idle (params.py): flat, or growing with the DRAM's utilisation so far (dram_lat_at)
+        self.dram_lat0 = p.cycles(p.dram_latency_ns)
+        self.dram_extra = p.dram_loaded_factor - 1.0
+        self.dram_by_util = bool(p.dram_loaded_by_util)
         self.l1_lat = p.l1_latency_clk
         self.footprint = getattr(trace, "footprint", None)      # memsys.GridFootprint (predict.py)
         self.l2_lat = p.cycles(p.l2_latency_ns)
@@ -261,6 +273,15 @@ class SmSim:
     def track(self, name: str, w) -> str:
         return name if self.nsm == 1 else f"{name} (SM {w.sm if hasattr(w, 'sm') else w})"
 
+    def dram_lat_at(self, t: float) -> float:
+        """DRAM load-to-use latency of a read issued at ``t``: the idle latency x (1 + (dram_loaded_factor - 1) x
+        u), u = 1 (flat, round 2) or, with ``dram_loaded_by_util``, the utilisation of this SM's DRAM share so far
+        (busy / t, at most 1): a read queues behind the other SMs' only while the DRAM is busy (round 3)."""
+        u = 1.0
+        if self.dram_by_util:
+            u = min(1.0, self.dram.busy / t) if t > 0 else 0.0
+        return self.dram_lat0 * (1.0 + self.dram_extra * u)
+
     def mem_load(self, t: float, d, u: SmUnits) -> float:
         """A warp's global load (memsys.GlobalAccess): its sectors pass the SM's L1 / LSU; the L1 misses go to L2
         (this SM's share of L2 bandwidth and its L2 -> SM fill path), the first touches of its CTA with the grid
@@ -280,12 +301,12 @@ class SmSim:
         done = l1_end
         if dram_b > 0:
             done = max(done, self.dram.serve(t, dram_b))
-        if h - dram_b > 0:
-            done = max(done, self.l2.serve(t, h - dram_b))
+        # every L1 miss is an L2 request (hit or not), one per 128-byte line of the access that missed
+        done = max(done, self.l2.serve(t, max(0.0, h - dram_b), min(lines, misses)))
         _, fe = u.fill.serve(t, h)
         q = dram / misses
         any_dram = 1.0 - (1.0 - q) ** misses if q < 1.0 else 1.0
-        return max(done, fe) + self.l2_lat + (self.dram_lat - self.l2_lat) * any_dram
+        return max(done, fe) + self.l2_lat + (self.dram_lat_at(t) - self.l2_lat) * any_dram
 
     # --- contributions (barrier generations / mbarrier phases) -------------------------------------------------------
     def contribute(self, cid: int, t: float):
@@ -383,9 +404,11 @@ class SmSim:
             if pending:
                 start_cta(t + launch)
 
+        # the first wave reaches the SM one CTA at a time (params.cta_stagger x the CTA launch cost apart): CTAs do
+        # not run in lockstep, so one CTA's DRAM wait overlaps the others' work (round 3)
         t0 = launch
-        for _ in range(min(self.occ, len(pending))):
-            start_cta(t0)
+        for k in range(min(self.occ, len(pending))):
+            start_cta(t0 + k * p.cta_stagger * launch)
         end = 0.0
         while self.heap:
             t, sq, obj = heapq.heappop(self.heap)
@@ -473,8 +496,8 @@ class SmSim:
                 pw = self.footprint.p_write if self.footprint is not None else 1.0
                 if pw > 0:
                     self.dram.serve(ti, d[0] * 32 * pw)
-                if pw < 1:
-                    self.l2.serve(ti, d[0] * 32 * (1 - pw))
+                # every store is an L2 write request per 128-byte line (params.l2_write_req_clk)
+                self.l2.serve(ti, d[0] * 32 * (1 - pw), d[1] * self.l2_wr_slots)
                 fill_start, _ = u.fill.serve(ti, d[0] * 32)
                 # nothing waits for a store's result, but the LSU takes it in order: the warp issues on once the
                 # L1 and the SM's path to L2 have started serving it (back-pressure; else the queue outlives the
@@ -654,14 +677,14 @@ class SmSim:
             dram_b = 32.0 * (a.first * pa + (a.sectors - a.first) * own)
             l2_b = 32.0 * a.sectors - dram_b
             if dram_b > 0:
-                done = max(done, self.dram.serve(e, dram_b) + self.dram_lat)
+                done = max(done, self.dram.serve(e, dram_b) + self.dram_lat_at(e))
             if l2_b > 0:
                 done = max(done, self.l2.serve(e, l2_b) + self.l2_lat)
             # multicast (.multicast::cluster): one L2/DRAM read, the bytes land in every destination SM's SMEM
             dst = [self.units[self.sm_of[c]] for c in a.dst_ctas if c in self.sm_of] if a.dst_ctas else [u]
             nb = 32 * a.sectors
             fe = max(d.tma_fill.serve(e, nb)[1] for d in (dst or [u]))
-            done = max(done, fe + (self.dram_lat if dram_b >= 0.5 * nb else self.l2_lat)) + self.tma_lat
+            done = max(done, fe + (self.dram_lat_at(e) if dram_b >= 0.5 * nb else self.l2_lat)) + self.tma_lat
             mc = f" multicast x{len(a.dst_ctas)}" if a.dst_ctas else ""
             u.tma_flight.append((start, done, nb))
             self.ev(w, f"TMA load {nb} B{mc}", start, done, "tma", pc,
@@ -686,7 +709,7 @@ class SmSim:
             u.tma_flight.append((start, done, a.dram_bytes))
             self.ev(w, f"TMA store {a.dram_bytes} B", start, done, "tma", pc, track=self.track("TMA unit", w))
         else:
-            done = ti + self.dram_lat
+            done = ti + self.dram_lat_at(ti)
         for cid in a.contribs:
             self.push(done, ("contrib", cid))
 

@@ -12,7 +12,8 @@
 * ``ILP``: ``CHAINS`` independent dependent-FMA chains per thread (latency- vs issue-bound at low occupancy);
 * ``L2SHARE``: every CTA streams the same ``SPAN`` bytes (L2 hits after the first CTA) or its own (``SHARED`` 0);
 * ``L1HIT``: a 1-D stencil of radius R: each element read 2R + 1 times by neighbouring threads (L1 hits);
-* ``REM``: ``acc += a[(i + j * 37) % m]``: remainder-heavy indexing (PTX ``rem.u32`` vs its SASS expansion).
+* ``REM``: ``acc += a[(i + j * 37) % m]``: remainder-heavy indexing (PTX ``rem.u32`` vs its SASS expansion);
+* ``TRANSPOSE_1D`` / ``TRANSPOSE_1D_W``: a 1-D-indexed naive transpose, strided on the load / on the store.
 """
 from __future__ import annotations
 
@@ -268,6 +269,16 @@ extern "C" __global__ void transpose_1d(const float* __restrict__ in, float* __r
   unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
   unsigned row = i % n, col = i / n;
   out[(size_t)col * n + row] = in[(size_t)row * n + col];
+}
+'''
+
+# the same with the strided side on the store: coalesced reads, every thread's 4-B write its own sector (one L2
+# write request per element; round 3: the L2 takes such writes at half its single-sector read rate, H100 ncu)
+TRANSPOSE_1D_W = r'''
+extern "C" __global__ void transpose_1d_w(const float* __restrict__ in, float* __restrict__ out, unsigned n) {
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  unsigned row = i % n, col = i / n;
+  out[(size_t)row * n + col] = in[(size_t)col * n + row];
 }
 '''
 

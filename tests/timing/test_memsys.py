@@ -133,9 +133,10 @@ def test_uncoalesced_stores_hold_the_warp_at_the_l1():
     lines = threads // 32 * cols * 32                    # per SM (one CTA each): warps x stores x 32 lines
     assert t.sim_us * p.clock_ghz * 1e3 >= lines / p.l1_lines_clk
     assert t.utilization["l1"] <= 1.0 + 1e-9, t.utilization
-    assert t.utilization["l1"] >= 0.6, t.utilization
-    waits = {k for s in t.warps.values() for k in s["waits"]}
-    assert any(k.startswith("store throttle") for k in waits), waits
+    # round 3: each 4-B store is an L2 write request, and the L2 takes l2_write_req_clk of them per clock GPU-wide
+    # (H100 ncu of the corpus transposes), fewer than the SMs' L1s take lines: the L2 binds, at least its requests
+    assert t.bound == "L2" and t.utilization["l2"] >= 0.6, (t.bound, t.utilization)
+    assert t.sim_us * p.clock_ghz * 1e3 >= 0.95 * lines * p.sms / p.l2_write_req_clk      # GPU-wide requests / rate
     # write-back L2: the 4-B stores to one sector merge; the output (8.7 MB) fits the dirty share of L2, so no DRAM
     # writes (before round 2: every stored sector access was counted, 8x the output, and written back)
     assert t.amounts["dram_bytes"] <= 0.05 * ctas * threads * n * 4, t.amounts
