@@ -20,8 +20,21 @@
 // So c has the same bits whatever order the CTAs run in (deterministic) and equals model_c_splitk bit for bit. Slots
 // need no zeroing: each is written before the barrier and read after it, in the same launch.
 // Workspace: per tile KS x KS slots of 128 x PC fp32 (the diagonal unused), tiles in (l, m_tile, n_tile) order.
+//
+// The SIGNALLED exchange (the default since issue 22 round 4; verified by stage F7) replaces step 2's cluster barrier,
+// which every thread of every CTA must reach, by one mbarrier per CTA (xchg, count XCHG_ARRIVALS(KS) = (KS-1) x 128):
+//   2'. after its stores of part j, every epilogue thread arrives once on owner j's xchg barrier
+//      (signal_owners: mapa + mbarrier.arrive.release.cluster.shared::cluster, PTX ISA 9.7.13.15.13; the release
+//      orders that thread's own slot stores), and the owner's epilogue threads wait for xchg's phase 0 with
+//      .acquire.cluster (wait_peers; blocks/mbarrier.cuh mbar_wait_acquire_cluster), then run step 3 as before.
+// An owner waits only for the KS-1 peers that write ITS part, not for the whole cluster; the producer / MMA warps
+// take no part. Requirements: xchg initialised (mbarrier.init + fence.mbarrier_init.release.cluster) and a cluster
+// barrier after it before any peer's arrive (the kernel's start-up barrier); the owner cannot exit before all
+// arrives on its barrier landed (it waits for them), so no CTA's SMEM is accessed after it exits.
 #pragma once
 #include "common.cuh"
+#include "mbarrier.cuh"
+#include "cluster.cuh"
 #include "tmem.cuh"
 #include "splitk.cuh"
 #include "tma_store.cuh"
@@ -62,7 +75,24 @@ __device__ __forceinline__ void put_partials(u32 tmem_base, u32 d_col, float* ws
     }
 }
 
-// Step 3a (after the cluster barrier): every peer partial of this thread's row of the owned part into v[s] (v[own]
+// Arrivals the signalled exchange's xchg barrier counts: 128 epilogue threads of each of the KS-1 peers.
+__host__ __device__ constexpr u32 xchg_arrivals(u32 ks) { return (ks - 1u) * 128u; }
+
+// Step 2' (every epilogue thread, after its put_partials stores): one release.cluster arrive on the xchg barrier
+// (shared::cta address `xchg`, the same offset in every CTA) of each owner j != own, the CTA of cluster rank
+// rank0 + j * stride (stage F7: (1,1,KS) clusters, rank0 0, stride 1; the GEMM: (1,C,KS), rank0 = rank % C, stride C).
+template <u32 KS>
+__device__ __forceinline__ void signal_owners(u32 xchg, u32 own, u32 rank0, u32 stride) {
+#pragma unroll
+    for (u32 j = 0; j < KS; ++j)
+        if (j != own) mbar_arrive_remote_release_cluster(cluster::mapa(xchg, rank0 + j * stride));
+}
+
+// Step 2' on the owner's side (every epilogue thread, before step 3): all KS-1 peers' parts of this CTA's columns
+// are in the workspace and visible (phase 0 of xchg, acquire at cluster scope).
+__device__ __forceinline__ void wait_peers(u32 xchg) { mbar_wait_acquire_cluster(xchg, 0u); }
+
+// Step 3a (after the cluster barrier / the xchg wait): every peer partial of this thread's row of the owned part into v[s] (v[own]
 // untouched). All PC/4 x (KS-1) 16-B loads are issued before anything uses them, so the exchange costs one memory
 // latency, not one per 32 columns.
 template <u32 BN, u32 KS>
@@ -104,7 +134,7 @@ __device__ __forceinline__ void sum_group(const u32 (&v)[KS][BN / KS], const u32
     }
 }
 
-// Step 3 (all 32 lanes of each epilogue warp, after the cluster barrier): the owned part, summed in split order, ->
+// Step 3 (all 32 lanes of each epilogue warp, after the cluster barrier / the xchg wait): the owned part, summed in split order, ->
 // fp16 sub-tiles at SMEM smem (PC/32 x 2 KiB, private to the warp) -> TMA stores at (n0 + own * PC, m0 + 32 q, l).
 template <u32 BN, u32 KS>
 __device__ __forceinline__ void reduce_store_tma(u32 tmem_base, u32 d_col, float* ws, u32 tile, u32 own, u32 smem,
