@@ -41,8 +41,8 @@
 // [split * C, split * C + C): %cluster_ctarank = x + y * 1 + z * C for cluster dims (1, C, KS), PTX ISA 10.12); after
 // the main loop each split sends the parts of the tile it does not own through an fp32 workspace (argument ws), then
 // each owner sums its BN / KS columns in split order and stores them (deterministic). The exchange is signalled
-// (GEMM_XCHG 1, the default; stage F7): each epilogue thread arrives (release.cluster) on the xchg mbarrier of every
-// owner it stored for and each owner waits (acquire.cluster) for its KS-1 peers only; the start-up cluster barrier
+// (GEMM_XCHG 1, the default; stage F7): after a named barrier of the epilogue warps one lane per owner arrives
+// (release.cluster) on that owner's xchg mbarrier and each owner waits (acquire.cluster) for its KS-1 peers only; the start-up cluster barrier
 // (every cluster launch) orders xchg's init before any peer's arrive. GEMM_XCHG 0 (opt-in, stage F6): one cluster
 // barrier of every thread of the cluster between the stores and the loads.
 //

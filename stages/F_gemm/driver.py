@@ -8,8 +8,8 @@ F4 the persistent tile scheduler (blocks/scheduler.cuh). sm_100a or sm_90a.
 F5 double-buffered TMEM accumulators, the epilogue of a tile overlapping the next tile's MMAs (blocks/accum_pipe.cuh).
 F6 split-K inside a cluster: partials exchanged through a workspace ordered by one cluster barrier, each split sums the
    columns it owns in split order (blocks/cluster_splitk.cuh; the cluster GEMM's split-K before round 4).
-F7 F6 with the signalled exchange: each thread's release.cluster arrive on the owners' mbarriers instead of the
-   cluster barrier; each owner waits only for its peers (blocks/cluster_splitk.cuh step 2'; the cluster GEMM's default).
+F7 F6 with the signalled exchange: a named barrier, then one release.cluster arrive per owner's mbarrier instead
+   of the cluster barrier; each owner waits only for its peers (blocks/cluster_splitk.cuh step 2'; the cluster GEMM's default).
 """
 from __future__ import annotations
 
@@ -52,9 +52,9 @@ STAGES = [
           "acquire), each owner loads its peers' parts (ld.relaxed.gpu) and sums its BN/KS columns in split order",
           "fp32 tile == host sum in split order bit for bit (KS 2 and 4); broken variants "
           "(PTXLAB_STAGE_F6_BROKEN) caught", run_f6, preflight=f6_preflight),
-    Stage("F7", "split-K inside a cluster, signalled: F6's exchange with an xchg mbarrier per CTA (count (KS-1) x 128, "
-          "cluster barrier after its init); each thread arrives (mbarrier.arrive.release.cluster.shared::cluster via "
-          "mapa) on each owner it stored for, each owner waits (try_wait.acquire.cluster) for its peers only",
+    Stage("F7", "split-K inside a cluster, signalled: F6's exchange with an xchg mbarrier per CTA (count KS-1, "
+          "cluster barrier after its init); after a named barrier of its 128 threads one lane per owner arrives "
+          "(mbarrier.arrive.release.cluster.shared::cluster via mapa) on that owner's mbarrier, each owner waits (try_wait.acquire.cluster) for its peers only",
           "fp32 tile == host sum in split order bit for bit (KS 2 and 4); broken variants "
           "(PTXLAB_STAGE_F7_BROKEN) caught", run_f7, preflight=f7_preflight),
 ]

@@ -6,8 +6,9 @@
 // load_peer_parts + sum_group (its own BN / KS columns in split order, its own partial from TMEM), and writes the fp32
 // sums to `out` (the production kernel converts them to fp16 and TMA-stores them: stage F2's mechanism).
 // Stage F7 builds the same kernel with -DF6_XCHG=1: the signalled exchange (blocks/cluster_splitk.cuh step 2'): an
-// xchg mbarrier per CTA (count (KS-1) x 128), a start-up cluster barrier after its init, and instead of the cluster
-// barrier each thread's release.cluster arrive on every owner it stored for, then the owner's acquire.cluster wait.
+// xchg mbarrier per CTA (count KS-1), a start-up cluster barrier after its init, and instead of the cluster barrier
+// a named barrier of the 128 threads, then one release.cluster arrive per owner (lane 0 of a different warp each),
+// then the owner's acquire.cluster wait.
 // Defines from the stage: F6_BN, F6_KS, F6_XCHG (0 = cluster barrier, 1 = signalled), BROKEN (0 = correct).
 #include "blocks/common.cuh"
 #include "blocks/mbarrier.cuh"
@@ -53,8 +54,8 @@ f6_cluster_splitk(const u32* parts, float* ws, u32* out, u32 tiles) {
     if (F6_XCHG && BROKEN == 5) csplit::signal_owners<KS>(smem_u32(&xchg), split, 0u, 1u);
     csplit::put_partials<BN, KS>(tmem, 0u, ws, tile, BROKEN == 1 ? (split + 1u) % KS : split);
     __syncwarp();
-    // 2. the exchange: F6 the cluster barrier (every thread of every CTA of the cluster); F7 each thread signals the
-    // owners it stored for, then waits for its own peers' signals
+    // 2. the exchange: F6 the cluster barrier (every thread of every CTA of the cluster); F7 the CTA signals each
+    // owner once (named barrier, one release.cluster arrive per owner), then waits for its own peers' signals
     if (F6_XCHG) {
         if (BROKEN != 5) csplit::signal_owners<KS>(smem_u32(&xchg), split, 0u, 1u);
         csplit::wait_peers(smem_u32(&xchg));

@@ -1,8 +1,8 @@
 """Stage F7: split-K inside a thread-block cluster with the SIGNALLED exchange (blocks/cluster_splitk.cuh step 2', the
 cluster GEMM's default exchange): stage F6's kernel and check (stages/F_gemm/f6_cluster_splitk.cu built with
--DF6_XCHG=1), the cluster barrier between the stores and the loads replaced by one mbarrier per CTA: every thread
-arrives with mbarrier.arrive.release.cluster.shared::cluster (PTX ISA 9.7.13.15.13) on the barrier of each owner it
-stored for, the owner's threads wait for phase 0 with mbarrier.try_wait.parity.acquire.cluster (9.7.13.15.16). The
+-DF6_XCHG=1), the cluster barrier between the stores and the loads replaced by one mbarrier per CTA (count KS-1): the
+CTA's 128 threads pass a named barrier (bar.sync 1, 128), then lane 0 of warp i arrives with
+mbarrier.arrive.release.cluster.shared::cluster (PTX ISA 9.7.13.15.13) on the barrier of the i-th other owner, the owner's threads wait for phase 0 with mbarrier.try_wait.parity.acquire.cluster (9.7.13.15.16). The
 output must equal the host's fp32 sum ((p_0 + p_1) + ..) + p_{KS-1} bit for bit (output and workspace poisoned).
 
 Broken variants (``run_f7(ctx, broken=NAME)`` or ``PTXLAB_STAGE_F7_BROKEN=NAME``): each must FAIL. Not in the list,
