@@ -155,6 +155,10 @@ def test_cluster_bounded_wait_build(dev) -> None:
     assert (c.view(np.uint16) == G.model_c(p).view(np.uint16)).all(), f"seed={seed}"
     with pytest.raises(ptxlab.PtxlabError):
         G.nvfp4_gemm(dev, p, config=cfg, wait_probes=1)
+    # split-K's signalled exchange: its acquire.cluster wait is bounded too (blocks/mbarrier.cuh)
+    split = {"bn": 64, "cluster": 1, "splits": 2, "warm": 0}
+    c = G.nvfp4_gemm(dev, p, config=split, wait_probes=1 << 22)
+    assert (c.view(np.uint16) == G.model_c_splitk(p, 2).view(np.uint16)).all(), f"seed={seed}"
 
 
 @pytest.mark.gpu
