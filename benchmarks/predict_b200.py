@@ -89,6 +89,8 @@ CANDIDATES: Dict[str, tuple] = {
                    _gemm()),
     "cluster_nosplit": ("plan's config without split-K (the default until issue 22 round 3: 64/16, 32/8, 64/8)",
                         _gemm(config={"splits": 1})),
+    "cluster_xbarrier": ("plan's config, split-K exchange ordered by one cluster barrier (stage F6; the default until "
+                         "issue 22 round 4, now opt-in config exchange='barrier')", _gemm(config={"exchange": "barrier"})),
     "cluster_k2_c4": ("BN 128, split-K 2 over (1, 4, 2) clusters (portable 8-CTA clusters on every shape)",
                       _gemm(config={"bn": 128, "splits": 2, "cluster": 4})),
     "cluster_k2_c8": ("BN 128, split-K 2 over (1, 8, 2) clusters (16 CTAs, non-portable)",

@@ -175,7 +175,7 @@ SETTINGS: Tuple[Setting, ...] = (
       group="stage"),
     S("PTXLAB_E2_FULL", "bool", "0", "stage E2 on all 10 gpu-mode GEMV shapes", group="stage"),
     *(S(f"PTXLAB_STAGE_{st}_BROKEN", "text", "", f"stage {st}'s broken variant (stages/F_gemm/{st.lower()}.py "
-        "BROKEN)", group="stage") for st in ("F1", "F2", "F3", "F4", "F5", "F6")),
+        "BROKEN)", group="stage") for st in ("F1", "F2", "F3", "F4", "F5", "F6", "F7")),
 )
 # set by the test harness / CI, not settings of ptxlab itself (never warned about as unknown)
 INTERNAL = frozenset({"PTXLAB_SKIP_SUMMARY", "PTXLAB_TEST_STATE", "PTXLAB_TUTORIAL_FILE"})

@@ -39,8 +39,12 @@
 // dims (1, C, KS): the KS CTAs of one output tile (blockIdx.z = l * KS + split) are in one cluster, each runs K blocks
 // [floor(s KB / KS), floor((s+1) KB / KS)); the A multicast goes to the C CTAs of the same split (ranks
 // [split * C, split * C + C): %cluster_ctarank = x + y * 1 + z * C for cluster dims (1, C, KS), PTX ISA 10.12); after
-// the main loop each split sends the parts of the tile it does not own through an fp32 workspace (argument ws), one
-// cluster barrier, then each owner sums its BN / KS columns in split order and stores them (deterministic).
+// the main loop each split sends the parts of the tile it does not own through an fp32 workspace (argument ws), then
+// each owner sums its BN / KS columns in split order and stores them (deterministic). The exchange is signalled
+// (GEMM_XCHG 1, the default; stage F7): after a named barrier of the epilogue warps one lane per owner arrives
+// (release.cluster) on that owner's xchg mbarrier and each owner waits (acquire.cluster) for its KS-1 peers only; the start-up cluster barrier
+// (every cluster launch) orders xchg's init before any peer's arrive. GEMM_XCHG 0 (opt-in, stage F6): one cluster
+// barrier of every thread of the cluster between the stores and the loads.
 //
 // Requirements (host checks): M % 128 == 0, N % BN == 0, (N / BN) % C == 0, K % 256 == 0, K / 256 >= KS,
 // (BN / KS) % 32 == 0.
@@ -66,6 +70,9 @@
 #endif
 #ifndef GEMM_SPLITS
 #define GEMM_SPLITS 1
+#endif
+#ifndef GEMM_XCHG
+#define GEMM_XCHG 1
 #endif
 
 using namespace ptxlab;
@@ -118,7 +125,9 @@ __device__ __forceinline__ void run(const TmaDesc* tm_a, const TmaDesc* tm_b, co
   typedef Cfg<BN, C> G;
   typedef Tmem<BN, S> T;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
-  __shared__ __align__(8) unsigned long long full_bar[S], empty_bar[S], acc_full;
+  __shared__ __align__(8) unsigned long long full_bar[S], empty_bar[S], acc_full, xchg_bar;
+  constexpr bool CL = C * KS > 1;                   // a cluster launch: start-up cluster barrier
+  constexpr bool SIGNAL = KS > 1 && GEMM_XCHG != 0;  // split-K's signalled exchange (blocks/cluster_splitk.cuh 2')
   __shared__ u32 tmem_slot;
 
   const u32 base = (smem_u32(smem_raw) + 1023u) & ~1023u;   // host adds 1024 B of slack
@@ -143,6 +152,7 @@ __device__ __forceinline__ void run(const TmaDesc* tm_a, const TmaDesc* tm_b, co
       mbar_init(smem_u32(&empty_bar[s]), C);
     }
     mbar_init(smem_u32(&acc_full), 1u);
+    if (SIGNAL) mbar_init(smem_u32(&xchg_bar), csplit::xchg_arrivals(KS));
     fence_mbarrier_init();
   }
   if (warp == 0 && elect_one_sync()) {
@@ -155,7 +165,7 @@ __device__ __forceinline__ void run(const TmaDesc* tm_a, const TmaDesc* tm_b, co
   // initialised) and waits for it only where it needs its peers: the producer before its first multicast, the MMA
   // lane before its first multicast commit, everyone else right away.
   const u32 tmem = tmem_alloc_cta(smem_u32(&tmem_slot), T::NCOLS, 1u, true);
-  if (C > 1) cluster::arrive();
+  if (CL) cluster::arrive();
 
   if (warp == 0) {
     // ------------------------------------------------------------------ producer (TMA)
@@ -204,13 +214,13 @@ __device__ __forceinline__ void run(const TmaDesc* tm_a, const TmaDesc* tm_b, co
                         (int)(4u * ((l * rest_n + n_tile * G::NB + h) * rest_k + 4u * kb)));
         }
       }
+      if (CL && (C == 1 || warm_kb >= num_kb)) cluster::wait();   // every thread waits once
       if (C > 1) {
-        if (warm_kb >= num_kb) cluster::wait();   // every thread waits once
         // drain: every peer's commit for our last stages has arrived before this CTA may exit
         for (u32 i = 0; i < (num_kb < S ? num_kb : S); ++i, ps.advance())
           wait(smem_u32(&empty_bar[ps.stage]), ps.phase ^ 1u);
       }
-    } else if (C > 1) {
+    } else if (CL) {
       cluster::wait();
     }
     __syncwarp();
@@ -256,13 +266,14 @@ __device__ __forceinline__ void run(const TmaDesc* tm_a, const TmaDesc* tm_b, co
         }
       }
       mma::commit_arrive(smem_u32(&acc_full));
-    } else if (C > 1) {
+      if (CL && C == 1) cluster::wait();   // (C > 1: waited before the first multicast commit)
+    } else if (CL) {
       cluster::wait();
     }
     __syncwarp();
   } else {
     // ------------------------------------------------------------------ epilogue (warps 2..5 -> lane quarters 2,3,0,1)
-    if (C > 1) cluster::wait();
+    if (CL) cluster::wait();
     wait(smem_u32(&acc_full), 0u);
     const u32 q = warp & 3u;
     const u32 ctile = base + q * (G::C_BYTES / KS / 4u);   // stage memory is dead: every MMA completed (acc_full)
@@ -272,12 +283,17 @@ __device__ __forceinline__ void run(const TmaDesc* tm_a, const TmaDesc* tm_b, co
       const u32 tile = (l * (M / BM) + m_tile) * (N / BN) + n_tile;
       csplit::put_partials<BN, KS>(tmem, T::D_COL, ws, tile, split);
       __syncwarp();
-      cluster::arrive();   // the exchange: every thread of the cluster, release / acquire (blocks/cluster_splitk.cuh)
-      cluster::wait();
+      if (SIGNAL) {        // the exchange: signal the owners stored for, wait for this CTA's peers
+        csplit::signal_owners<KS>(smem_u32(&xchg_bar), split, rank, C);
+        csplit::wait_peers(smem_u32(&xchg_bar));
+      } else {
+        cluster::arrive();   // the exchange: every thread of the cluster, release / acquire (blocks/cluster_splitk.cuh)
+        cluster::wait();
+      }
       csplit::reduce_store_tma<BN, KS>(tmem, T::D_COL, ws, tile, split, ctile, tm_c, n_tile * BN, m_tile * BM, l);
     }
   }
-  if (KS > 1 && warp < 2) {   // producer and MMA warps take part in the exchange's cluster barrier phase
+  if (KS > 1 && !SIGNAL && warp < 2) {   // producer and MMA warps take part in the exchange's cluster barrier phase
     cluster::arrive();
     cluster::wait();
   }

@@ -27,40 +27,43 @@ BLOCKS_USED = ("common.cuh", "mbarrier.cuh", "tma.cuh", "tmem.cuh", "scales.cuh"
 
 
 @lru_cache(maxsize=None)
-def _compile(bn: int, cluster: int, stages: int, wait_probes: int, splits: int) -> Any:
+def _compile(bn: int, cluster: int, stages: int, wait_probes: int, splits: int, exchange: str) -> Any:
     import ptxlab
     from ptxlab.kernels import KERNELS_DIR, read
 
-    opts = cluster_options(bn, cluster, stages, splits)
+    opts = cluster_options(bn, cluster, stages, splits, exchange)
     if wait_probes:
         opts += (f"-DPTXLAB_WAIT_PROBES={wait_probes}u",)
     tag = f"{CLUSTER_KERNEL_NAME}_bn{bn}_c{cluster}_s{stages}" + (f"_k{splits}" if splits > 1 else "") + \
+        ("_xbar" if splits > 1 and exchange == "barrier" else "") + \
         (f"_w{wait_probes}" if wait_probes else "")
     return ptxlab.compile(read(CLUSTER_KERNEL_FILE), arch="sm_100a", name=f"{tag}.cu", options=opts,
                           include_dirs=[KERNELS_DIR])
 
 
-def compile_cluster(bn: int, cluster: int, stages: int, wait_probes: int = 0, splits: int = 1) -> Any:
+def compile_cluster(bn: int, cluster: int, stages: int, wait_probes: int = 0, splits: int = 1,
+                    exchange: str = "signal") -> Any:
     """The sm_100a module of one cluster-kernel build (cached per process). wait_probes > 0: every mbarrier wait
-    traps after that many failed probes (hardware bring-up); splits > 1: split-K over the cluster."""
+    traps after that many failed probes (hardware bring-up); splits > 1: split-K over the cluster, its exchange
+    "signal" (default) or "barrier" (plan_gemm.CLUSTER_EXCHANGES)."""
     if not 0 <= int(wait_probes) < 2**32:
         raise ValueError("nvfp4 GEMM: wait_probes must fit in 32 bits")
-    return _compile(int(bn), int(cluster), int(stages), int(wait_probes), int(splits))
+    return _compile(int(bn), int(cluster), int(stages), int(wait_probes), int(splits), str(exchange))
 
 
 def run_cluster(dev: Any, problem: Any, *, config: Optional[Dict[str, int]] = None, module: Optional[Any] = None,
                 wait_probes: int = 0, report: Optional[Dict[str, Any]] = None) -> np.ndarray:
     """c (M, N, L) fp16 of a gpu-mode problem by the cluster kernel. config: overrides of
-    :func:`choose_cluster_config` (bn, cluster, stages, warm); module: a :func:`compile_cluster` build of that
-    config. report (a dict) receives the launch plan and the tensor-map boxes."""
+    :func:`choose_cluster_config` (bn, cluster, stages, warm, splits; exchange "signal" | "barrier"); module:
+    a :func:`compile_cluster` build of that config. report (a dict) receives the launch plan and the tensor-map boxes."""
     p = problem
     m, n, k, l = p.m, p.n, p.k, p.l
     if p.b.shape[0] != n:
         raise ValueError(f"nvfp4 GEMM: b has {p.b.shape[0]} rows, expected N={n}")
     plan = cluster_launch_plan(m, n, k, l, config)
     bn, c, s, ks = plan["bn"], plan["cluster_size"], plan["stages"], plan["splits"]
-    mod = compile_cluster(bn, c, s, wait_probes, ks) if module is None else module
-    _check_module(mod, bn, c, s, ks)
+    mod = compile_cluster(bn, c, s, wait_probes, ks, plan["exchange"]) if module is None else module
+    _check_module(mod, bn, c, s, ks, plan["exchange"])
     prm = cluster_tensor_map_params(m, n, k, l, bn, c)
     hosts = {"a": physical(p.a), "b": physical(p.b), "sfa": sf_physical(p.sfa_permuted),
              "sfb": sf_physical(p.sfb_permuted)}
@@ -104,15 +107,16 @@ def run_cluster(dev: Any, problem: Any, *, config: Optional[Dict[str, int]] = No
     return out.transpose(1, 2, 0)
 
 
-def _check_module(module: Any, bn: int, cluster: int, stages: int, splits: int = 1) -> None:
+def _check_module(module: Any, bn: int, cluster: int, stages: int, splits: int = 1, exchange: str = "signal") -> None:
     """A caller-supplied module must be the build of this launch's config (a BN or cluster mismatch writes wrong
     tiles or waits forever). Checked from its compile options when it has them."""
     opts = getattr(module, "options", None)
     if not isinstance(opts, (tuple, list)):
         return
-    want = set(cluster_options(bn, cluster, stages, splits))
-    got = {o for o in opts if str(o).startswith(("-DGEMM_BN=", "-DGEMM_CLUSTER=", "-DGEMM_STAGES=", "-DGEMM_SPLITS="))}
+    want = set(cluster_options(bn, cluster, stages, splits, exchange))
+    got = {o for o in opts if str(o).startswith(("-DGEMM_BN=", "-DGEMM_CLUSTER=", "-DGEMM_STAGES=", "-DGEMM_SPLITS=",
+                                                 "-DGEMM_XCHG="))}
     if got != want:
         raise ValueError(f"nvfp4 GEMM (cluster): module {getattr(module, 'name', '?')!r} was built with "
                          f"{sorted(got)}, this launch needs {sorted(want)}: pass module=compile_cluster({bn}, "
-                         f"{cluster}, {stages}, splits={splits}) or drop module=")
+                         f"{cluster}, {stages}, splits={splits}, exchange={exchange!r}) or drop module=")

@@ -260,6 +260,8 @@ CLUSTER_MAX_STAGES = 8
 CLUSTER_SPLITS = (1, 2, 4, 8)             # split-K factors over the cluster (KS CTAs of a tile in one cluster)
 SPLIT_K = 4                               # the automatic split-K factor over the cluster
 SPLIT_MIN_KB = 7                          # K blocks each split keeps at least (the automatic split-K)
+CLUSTER_EXCHANGES = ("signal", "barrier")  # split-K exchange: remote mbarrier arrives (default, stage F7) | cluster
+#                                          barrier (opt-in, stage F6) -- blocks/cluster_splitk.cuh
 CLUSTER_WARM_KB = 3                       # K blocks loaded without multicast while the cluster barrier completes
 SMEM_OPTIN = 232448                       # sm_100: largest dynamic shared memory a block may opt in to (227 KiB)
 STATIC_SMEM = 1024                        # the kernel's static __shared__ (ptxas reports 1024: barriers, TMEM slot)
@@ -392,6 +394,9 @@ def cluster_launch_plan(m: int, n: int, k: int, l: int, config: dict | None = No
     cfg = {**choose_cluster_config(m, n, k, l, bn=(config or {}).get("bn"), splits=(config or {}).get("splits")),
            **(config or {})}
     bn, c, s, ks = cfg["bn"], cfg["cluster"], cfg["stages"], int(cfg.get("splits", 1))
+    xchg = cfg.get("exchange", CLUSTER_EXCHANGES[0])
+    if xchg not in CLUSTER_EXCHANGES:
+        raise ValueError(f"nvfp4 GEMM (cluster): exchange={xchg!r} must be one of {CLUSTER_EXCHANGES}")
     check_cluster_config(m, n, k, l, bn, c, s)
     check_cluster_splits(k, bn, c, ks)
     if not 0 <= int(cfg["warm"]) <= s:
@@ -400,10 +405,14 @@ def cluster_launch_plan(m: int, n: int, k: int, l: int, config: dict | None = No
     return {"kernel": CLUSTER_KERNEL_NAME, "variant": "cluster", "bn": bn, "cluster_size": c, "stages": s,
             "warm": int(cfg["warm"]) if c > 1 else 0, "splits": ks, "pair": False, "grid": (m // BM, n // bn, l * ks),
             "cluster": (1, c, ks) if c * ks > 1 else None, "non_portable": c * ks > 8, "block": (THREADS, 1, 1),
-            "shared_bytes": cluster_shared_bytes(bn, s), "workspace_bytes": cluster_workspace_bytes(m, n, l, bn, ks)}
+            "shared_bytes": cluster_shared_bytes(bn, s), "workspace_bytes": cluster_workspace_bytes(m, n, l, bn, ks),
+            "exchange": xchg if ks > 1 else CLUSTER_EXCHANGES[0]}
 
 
-def cluster_options(bn: int, cluster: int, stages: int, splits: int = 1) -> tuple[str, ...]:
-    """NVRTC -D options of one cluster-kernel build (-DGEMM_SPLITS only for split-K over the cluster)."""
+def cluster_options(bn: int, cluster: int, stages: int, splits: int = 1,
+                    exchange: str = CLUSTER_EXCHANGES[0]) -> tuple[str, ...]:
+    """NVRTC -D options of one cluster-kernel build (-DGEMM_SPLITS only for split-K over the cluster; -DGEMM_XCHG=0
+    only for its opt-in cluster-barrier exchange)."""
     return (f"-DGEMM_BN={bn}", f"-DGEMM_CLUSTER={cluster}", f"-DGEMM_STAGES={stages}") + \
-        ((f"-DGEMM_SPLITS={splits}",) if splits > 1 else ())
+        ((f"-DGEMM_SPLITS={splits}",) if splits > 1 else ()) + \
+        (("-DGEMM_XCHG=0",) if splits > 1 and exchange == "barrier" else ())

@@ -1,4 +1,4 @@
-"""Stages F1-F6: the mechanisms of the production GEMM for gpu-mode's small-M shapes (ptx_docs/production_gemm.md),
+"""Stages F1-F7: the mechanisms of the production GEMM for gpu-mode's small-M shapes (ptx_docs/production_gemm.md),
 each brought up on its own against a host (scalar) reference, with broken variants that its check must catch.
 
 F1 the shared A operand multicast over a cluster (blocks/cluster.cuh; used by the cluster GEMM, the default).
@@ -7,7 +7,9 @@ F3 the ordered (deterministic) split-K fixup (blocks/splitk.cuh; the 1sm GEMM's 
 F4 the persistent tile scheduler (blocks/scheduler.cuh). sm_100a or sm_90a.
 F5 double-buffered TMEM accumulators, the epilogue of a tile overlapping the next tile's MMAs (blocks/accum_pipe.cuh).
 F6 split-K inside a cluster: partials exchanged through a workspace ordered by one cluster barrier, each split sums the
-   columns it owns in split order (blocks/cluster_splitk.cuh; the cluster GEMM's split-K).
+   columns it owns in split order (blocks/cluster_splitk.cuh; the cluster GEMM's split-K before round 4).
+F7 F6 with the signalled exchange: a named barrier, then one release.cluster arrive per owner's mbarrier instead
+   of the cluster barrier; each owner waits only for its peers (blocks/cluster_splitk.cuh step 2'; the cluster GEMM's default).
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from .f3 import preflight as f3_preflight, run_f3
 from .f4 import preflight as f4_preflight, run_f4
 from .f5 import preflight as f5_preflight, run_f5
 from .f6 import preflight as f6_preflight, run_f6
+from .f7 import preflight as f7_preflight, run_f7
 
 STAGES = [
     Stage("F1", "multicast of the shared operand: a (1,C,1) cluster along N loads A once (rank r: 128/C rows, TMA "
@@ -49,4 +52,9 @@ STAGES = [
           "acquire), each owner loads its peers' parts (ld.relaxed.gpu) and sums its BN/KS columns in split order",
           "fp32 tile == host sum in split order bit for bit (KS 2 and 4); broken variants "
           "(PTXLAB_STAGE_F6_BROKEN) caught", run_f6, preflight=f6_preflight),
+    Stage("F7", "split-K inside a cluster, signalled: F6's exchange with an xchg mbarrier per CTA (count KS-1, "
+          "cluster barrier after its init); after a named barrier of its 128 threads one lane per owner arrives "
+          "(mbarrier.arrive.release.cluster.shared::cluster via mapa) on that owner's mbarrier, each owner waits (try_wait.acquire.cluster) for its peers only",
+          "fp32 tile == host sum in split order bit for bit (KS 2 and 4); broken variants "
+          "(PTXLAB_STAGE_F7_BROKEN) caught", run_f7, preflight=f7_preflight),
 ]

@@ -35,6 +35,14 @@ preflight = preflight_for(STAGE, BROKEN)
 
 
 def run_f6(ctx, cases: Sequence[Tuple[int, int, int]] = CASES, broken: Optional[str] = None) -> StageResult:
+    return run_exchange(ctx, STAGE, BROKEN, 0, cases, broken,
+                        ["STTM", "LDTM", "LDG.E.128.STRONG.GPU", "STG.E.128", "UCGABAR_ARV"])
+
+
+def run_exchange(ctx, stage: str, table: dict, xchg: int, cases: Sequence[Tuple[int, int, int]],
+                 broken: Optional[str], sass: List[str]) -> StageResult:
+    """Stage F6 (xchg 0: cluster barrier) or F7 (xchg 1: signalled exchange) of f6_cluster_splitk.cu on `cases`."""
+    STAGE, BROKEN = stage, table   # noqa: N806 (the names of the stage module's tables)
     broken = resolve_broken(STAGE, broken, BROKEN)
     rows: List[Check] = []
     t = H.Timer()
@@ -44,8 +52,8 @@ def run_f6(ctx, cases: Sequence[Tuple[int, int, int]] = CASES, broken: Optional[
         for tiles, ks, bn in cases:
             if (ks, bn) not in mods:
                 mods[(ks, bn)] = compile_row(rows, "f6_cluster_splitk.cu",
-                                             {"F6_BN": bn, "F6_KS": ks, "BROKEN": BROKEN.get(broken, 0)}, "F6",
-                                             sass=["STTM", "LDTM", "LDG.E.128.STRONG.GPU", "STG.E.128", "UCGABAR_ARV"])
+                                             {"F6_BN": bn, "F6_KS": ks, "F6_XCHG": xchg,
+                                              "BROKEN": BROKEN.get(broken, 0)}, STAGE, sass=sass)
             mod = mods[(ks, bn)]
             if mod is None:
                 continue

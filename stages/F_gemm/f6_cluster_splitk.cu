@@ -5,8 +5,13 @@
 // put_partials (the parts it does not own -> the owners' workspace slots), one cluster barrier (release / acquire),
 // load_peer_parts + sum_group (its own BN / KS columns in split order, its own partial from TMEM), and writes the fp32
 // sums to `out` (the production kernel converts them to fp16 and TMA-stores them: stage F2's mechanism).
-// Defines from the stage: F6_BN, F6_KS, BROKEN (0 = correct).
+// Stage F7 builds the same kernel with -DF6_XCHG=1: the signalled exchange (blocks/cluster_splitk.cuh step 2'): an
+// xchg mbarrier per CTA (count KS-1), a start-up cluster barrier after its init, and instead of the cluster barrier
+// a named barrier of the 128 threads, then one release.cluster arrive per owner (lane 0 of a different warp each),
+// then the owner's acquire.cluster wait.
+// Defines from the stage: F6_BN, F6_KS, F6_XCHG (0 = cluster barrier, 1 = signalled), BROKEN (0 = correct).
 #include "blocks/common.cuh"
+#include "blocks/mbarrier.cuh"
 #include "blocks/tmem.cuh"
 #include "blocks/cluster.cuh"
 #include "blocks/cluster_splitk.cuh"
@@ -16,13 +21,25 @@ using namespace ptxlab;
 constexpr u32 BN = F6_BN, KS = F6_KS;   // (block templates name their parameters BN / KS too)
 constexpr u32 PC = BN / KS;
 constexpr u32 NCOLS = BN < 32 ? 32 : BN;
+#ifndef F6_XCHG
+#define F6_XCHG 0
+#endif
 
 extern "C" __global__ void __launch_bounds__(128, 1)
 f6_cluster_splitk(const u32* parts, float* ws, u32* out, u32 tiles) {
     __shared__ u32 tmem_slot;
+    __shared__ __align__(8) unsigned long long xchg;
     const u32 tile = blockIdx.x, split = blockIdx.z;
     const u32 row = threadIdx.x;                               // warp w reads/writes TMEM lanes 32 w .. 32 w + 31
-    const u32 tmem = tmem_alloc_cta(smem_u32(&tmem_slot), NCOLS, 0u, true);
+    if (F6_XCHG && threadIdx.x == 0) {   // BROKEN 7: one arrival too many expected (the owner waits forever)
+        mbar_init(smem_u32(&xchg), csplit::xchg_arrivals(KS) + (BROKEN == 7 ? 1u : 0u));
+        fence_mbarrier_init();
+    }
+    const u32 tmem = tmem_alloc_cta(smem_u32(&tmem_slot), NCOLS, 0u, true);   // (contains __syncthreads)
+    if (F6_XCHG && BROKEN != 6) {        // BROKEN 6: no start-up barrier: a peer may arrive before xchg exists
+        cluster::arrive();
+        cluster::wait();
+    }
     const u32* mine_in = parts + ((unsigned long long)(split * tiles + tile) * 128u + row) * BN;
 #pragma unroll 1
     for (u32 g = 0; g < BN / 32u; ++g) {
@@ -33,11 +50,16 @@ f6_cluster_splitk(const u32* parts, float* ws, u32* out, u32 tiles) {
     }
     tmem_wait_st();
 
-    // 1. the parts this split does not own -> their owners' slots
+    // 1. the parts this split does not own -> their owners' slots (BROKEN 5: the signal before the stores)
+    if (F6_XCHG && BROKEN == 5) csplit::signal_owners<KS>(smem_u32(&xchg), split, 0u, 1u);
     csplit::put_partials<BN, KS>(tmem, 0u, ws, tile, BROKEN == 1 ? (split + 1u) % KS : split);
     __syncwarp();
-    // 2. the exchange's cluster barrier (every thread of every CTA of the cluster)
-    if (BROKEN != 2) {
+    // 2. the exchange: F6 the cluster barrier (every thread of every CTA of the cluster); F7 the CTA signals each
+    // owner once (named barrier, one release.cluster arrive per owner), then waits for its own peers' signals
+    if (F6_XCHG) {
+        if (BROKEN != 5) csplit::signal_owners<KS>(smem_u32(&xchg), split, 0u, 1u);
+        csplit::wait_peers(smem_u32(&xchg));
+    } else if (BROKEN != 2) {
         cluster::arrive();
         cluster::wait();
     }

@@ -75,6 +75,7 @@ CASES = [  # (m, n, k, l, config or None (the plan's), data)
     (128, 512, 7168, 1, None, "gpumode"),                         # the plan's split-K: BN 128, (1, 4, 4) clusters
     (128, 512, 1280, 2, {"bn": 128, "cluster": 2, "splits": 4, "stages": 2, "warm": 1}, "wide"),   # 5 K blocks over 4 splits
     (256, 256, 1024, 1, {"bn": 64, "cluster": 1, "splits": 2, "warm": 0}, "wide"),      # split-K, no multicast
+    (256, 256, 1024, 1, {"bn": 64, "cluster": 2, "splits": 2, "warm": 1, "exchange": "barrier"}, "wide"),  # opt-in
     (128, 1024, 2048, 1, {"bn": 256, "cluster": 2, "splits": 8, "stages": 2, "warm": 2}, "gpumode"),  # 16-CTA (1, 2, 8)
 ]
 
@@ -154,6 +155,10 @@ def test_cluster_bounded_wait_build(dev) -> None:
     assert (c.view(np.uint16) == G.model_c(p).view(np.uint16)).all(), f"seed={seed}"
     with pytest.raises(ptxlab.PtxlabError):
         G.nvfp4_gemm(dev, p, config=cfg, wait_probes=1)
+    # split-K's signalled exchange: its acquire.cluster wait is bounded too (blocks/mbarrier.cuh)
+    split = {"bn": 64, "cluster": 1, "splits": 2, "warm": 0}
+    c = G.nvfp4_gemm(dev, p, config=split, wait_probes=1 << 22)
+    assert (c.view(np.uint16) == G.model_c_splitk(p, 2).view(np.uint16)).all(), f"seed={seed}"
 
 
 @pytest.mark.gpu

@@ -1,4 +1,4 @@
-"""Stages F1-F6 (stages/F_gemm: the production GEMM's mechanisms for small M) on the emulator, each broken variant
+"""Stages F1-F7 (stages/F_gemm: the production GEMM's mechanisms for small M) on the emulator, each broken variant
 caught with a detail naming the mistake; the unknown-variant usage error; F3/F4 (sm_90a-capable blocks) on a GPU."""
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ REPO = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def f():
     stages = {s.id: s for s in discover(REPO / "stages")}
-    assert {"F1", "F2", "F3", "F4", "F5", "F6"} <= set(stages)
-    return {i: sys.modules[f"ptxlab_stages.F_gemm.f{i}"] for i in range(1, 7)}
+    assert {"F1", "F2", "F3", "F4", "F5", "F6", "F7"} <= set(stages)
+    return {i: sys.modules[f"ptxlab_stages.F_gemm.f{i}"] for i in range(1, 8)}
 
 
 @pytest.fixture
@@ -30,7 +30,7 @@ def _text(res) -> str:
     return "\n".join(f"{r.name}: {r.ok}: {r.detail}" for r in res.rows)
 
 
-@pytest.mark.parametrize("i", [1, 2, 3, 4, 5, 6])
+@pytest.mark.parametrize("i", [1, 2, 3, 4, 5, 6, 7])
 def test_stage_passes(f, ctx, i):
     res = getattr(f[i], f"run_f{i}")(ctx)
     assert res.passed, _text(res)
@@ -63,6 +63,11 @@ BROKEN = [
     (6, "wrong_slot", [(1, 4, 128)], ["words differ"]),
     (6, "own_first", [(1, 4, 128)], ["words differ"]),
     (6, "wrong_owner", [(1, 2, 64)], ["words differ"]),
+    (7, "wrong_slot", [(1, 4, 128)], ["words differ"]),
+    (7, "own_first", [(1, 4, 128)], ["words differ"]),
+    (7, "wrong_owner", [(1, 2, 64)], ["words differ"]),
+    (7, "no_start_barrier", [(1, 2, 64)], ["before that CTA is known to have started"]),
+    (7, "extra_arrival", [(1, 2, 64)], ["deadlock", "pending"]),
 ]
 
 
@@ -77,7 +82,7 @@ def test_broken_variants_are_caught(f, ctx, i, broken, cases, needles):
 
 def test_every_broken_variant_is_tested(f):
     listed = {(i, b) for i, b, _, _ in BROKEN}
-    assert listed == {(i, b) for i in range(1, 7) for b in f[i].BROKEN}
+    assert listed == {(i, b) for i in range(1, 8) for b in f[i].BROKEN}
 
 
 def test_unknown_variant_is_a_usage_error(f, ctx, monkeypatch):

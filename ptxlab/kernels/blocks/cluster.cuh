@@ -33,6 +33,14 @@ __device__ __forceinline__ void sync() {
 __device__ __forceinline__ void arrive() { asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory"); }
 __device__ __forceinline__ void wait() { asm volatile("barrier.cluster.wait.acquire;" ::: "memory"); }
 
+// .shared::cluster address of the variable at shared::cta address `a` in the CTA of cluster rank `rank`
+// [PTX ISA 9.7.9.22 mapa].
+__device__ __forceinline__ u32 mapa(u32 a, u32 rank) {
+    u32 r;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(rank));
+    return r;
+}
+
 // Mask of `count` consecutive ranks starting at `first` (count <= 16).
 __device__ __forceinline__ unsigned short rank_mask(u32 first, u32 count) {
     return (unsigned short)(((1u << count) - 1u) << first);

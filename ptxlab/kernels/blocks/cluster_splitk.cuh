@@ -20,8 +20,27 @@
 // So c has the same bits whatever order the CTAs run in (deterministic) and equals model_c_splitk bit for bit. Slots
 // need no zeroing: each is written before the barrier and read after it, in the same launch.
 // Workspace: per tile KS x KS slots of 128 x PC fp32 (the diagonal unused), tiles in (l, m_tile, n_tile) order.
+//
+// The SIGNALLED exchange (the default since issue 22 round 4; verified by stage F7) replaces step 2's cluster barrier,
+// which every thread of every CTA must reach, by one mbarrier per CTA (xchg, count xchg_arrivals(KS) = KS-1):
+//   2'. after their stores, the 128 epilogue threads pass one named barrier (bar.sync XCHG_BAR_ID, 128: memory
+//      ordering among the participating threads, PTX ISA 9.7.13.1), then lane 0 of epilogue warp i arrives on the
+//      xchg barrier of owner i (i-th split other than this one; warp i also takes owners i + 4, ..) with
+//      mapa + mbarrier.arrive.release.cluster.shared::cluster (9.7.13.15.13; the release is cumulative, so it orders
+//      every stores the named barrier ordered before it), and the owner's epilogue threads wait for xchg's phase 0
+//      with .acquire.cluster (wait_peers; blocks/mbarrier.cuh mbar_wait_acquire_cluster), then run step 3 as before.
+// One release.cluster arrive per (peer, owner), issued by different warps in parallel: each such arrive holds its warp
+// until its earlier memory operations are visible cluster-wide (~670 clk measured on the H100 per arrive, also for
+// arrives in a row: ptxlab/timing/params.py cluster_release_clk), so per-thread or per-warp arrives cost KS-1 holds
+// in a row per warp (stage F7's first form predicted 10.10 µs on 128x4096x7168 vs 9.40 with the cluster barrier).
+// An owner waits only for the KS-1 peers that write ITS part, not for the whole cluster; the producer / MMA warps
+// take no part. Requirements: xchg initialised (mbarrier.init + fence.mbarrier_init.release.cluster) and a cluster
+// barrier after it before any peer's arrive (the kernel's start-up barrier); the owner cannot exit before all
+// arrives on its barrier landed (it waits for them), so no CTA's SMEM is accessed after it exits.
 #pragma once
 #include "common.cuh"
+#include "mbarrier.cuh"
+#include "cluster.cuh"
 #include "tmem.cuh"
 #include "splitk.cuh"
 #include "tma_store.cuh"
@@ -62,7 +81,34 @@ __device__ __forceinline__ void put_partials(u32 tmem_base, u32 d_col, float* ws
     }
 }
 
-// Step 3a (after the cluster barrier): every peer partial of this thread's row of the owned part into v[s] (v[own]
+// Arrivals the signalled exchange's xchg barrier counts: one per peer split.
+__host__ __device__ constexpr u32 xchg_arrivals(u32 ks) { return ks - 1u; }
+// The named barrier of the 4 epilogue warps (128 threads) before the signal (0 is __syncthreads').
+constexpr u32 XCHG_BAR_ID = 1;
+
+// Step 2' (all 128 epilogue threads, warps with (warp % 4) = q, after their put_partials stores): the named barrier,
+// then lane 0 of the warp of lane quarter q arrives (release.cluster) on the xchg barrier (shared::cta address
+// `xchg`, the same offset in every CTA) of owners i = q, q + 4, .. (< KS-1; owner j = i, or i + 1 from own on), the
+// CTA of cluster rank rank0 + j * stride (stage F7: (1,1,KS) clusters, rank0 0, stride 1; the GEMM: (1,C,KS),
+// rank0 = rank % C, stride C).
+template <u32 KS>
+__device__ __forceinline__ void signal_owners(u32 xchg, u32 own, u32 rank0, u32 stride) {
+    splitk::bar_sync(XCHG_BAR_ID, 128u);
+    if ((threadIdx.x & 31u) == 0u) {
+#pragma unroll 1
+        for (u32 i = (threadIdx.x >> 5) & 3u; i < KS - 1u; i += 4u) {
+            const u32 j = i < own ? i : i + 1u;
+            mbar_arrive_remote_release_cluster(cluster::mapa(xchg, rank0 + j * stride));
+        }
+    }
+    __syncwarp();
+}
+
+// Step 2' on the owner's side (every epilogue thread, before step 3): all KS-1 peers' parts of this CTA's columns
+// are in the workspace and visible (phase 0 of xchg, acquire at cluster scope).
+__device__ __forceinline__ void wait_peers(u32 xchg) { mbar_wait_acquire_cluster(xchg, 0u); }
+
+// Step 3a (after the cluster barrier / the xchg wait): every peer partial of this thread's row of the owned part into v[s] (v[own]
 // untouched). All PC/4 x (KS-1) 16-B loads are issued before anything uses them, so the exchange costs one memory
 // latency, not one per 32 columns.
 template <u32 BN, u32 KS>
@@ -104,7 +150,7 @@ __device__ __forceinline__ void sum_group(const u32 (&v)[KS][BN / KS], const u32
     }
 }
 
-// Step 3 (all 32 lanes of each epilogue warp, after the cluster barrier): the owned part, summed in split order, ->
+// Step 3 (all 32 lanes of each epilogue warp, after the cluster barrier / the xchg wait): the owned part, summed in split order, ->
 // fp16 sub-tiles at SMEM smem (PC/32 x 2 KiB, private to the warp) -> TMA stores at (n0 + own * PC, m0 + 32 q, l).
 template <u32 BN, u32 KS>
 __device__ __forceinline__ void reduce_store_tma(u32 tmem_base, u32 d_col, float* ws, u32 tile, u32 own, u32 smem,

@@ -83,6 +83,39 @@ __device__ __forceinline__ void mbar_wait_or_trap(u32 bar, u32 parity) {
 #endif
 }
 
+// Wait with .acquire at CLUSTER scope [PTX ISA 9.7.13.15.16 .acquire.cluster; 8.9 scopes]: pairs with peer threads'
+// mbarrier.arrive.release.cluster on this barrier (blocks/cluster_splitk.cuh's signalled exchange), so their stores
+// before the arrive (also to global memory) are visible here. The default (.acquire.cta) would order only this
+// CTA's threads' stores. Bounded and trapping with -DPTXLAB_WAIT_PROBES=n like mbar_wait_or_trap.
+__device__ __forceinline__ void mbar_wait_acquire_cluster(u32 bar, u32 parity) {
+#ifdef PTXLAB_WAIT_PROBES
+    for (u32 i = 0; i < PTXLAB_WAIT_PROBES; ++i) {
+        u32 ok;
+        asm volatile(
+            "{\n\t.reg .pred P;\n\t"
+            "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 P, [%1], %2;\n\t"
+            "selp.u32 %0, 1, 0, P;\n\t}"
+            : "=r"(ok) : "r"(bar), "r"(parity) : "memory");
+        if (ok) return;
+    }
+    __trap();
+#else
+    asm volatile(
+        "{\n\t.reg .pred P;\n\t"
+        "PTXLAB_MBAR_WAITC_%=:\n\t"
+        "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 P, [%0], %1;\n\t"
+        "@!P bra PTXLAB_MBAR_WAITC_%=;\n\t}"
+        :: "r"(bar), "r"(parity) : "memory");
+#endif
+}
+
+// One arrive, with .release at cluster scope, on the mbarrier at .shared::cluster address `remote_bar` (a peer CTA's
+// barrier, from mapa) [PTX ISA 9.7.13.15.13: remote arrive, no state returned]. Orders this thread's earlier memory
+// operations before the arrive for any thread that observes the phase with .acquire.cluster.
+__device__ __forceinline__ void mbar_arrive_remote_release_cluster(u32 remote_bar) {
+    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" :: "r"(remote_bar) : "memory");
+}
+
 // Multi-stage producer/consumer ring state (DeepGEMM advance_pipeline / CUTLASS PipelineState):
 // `stage` in [0, S), `phase` flips each time stage wraps to 0.
 //   consumer: wait full[stage] with parity `phase`          (phase p of full[s] completes when the TMA bytes landed)

@@ -90,13 +90,8 @@ __device__ __forceinline__ void commit(u32 bar) {
     asm volatile("tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.b64 [%0];" :: "r"(bar) : "memory");
 }
 
-// .shared::cluster address of the variable at shared::cta address `a` in the CTA of cluster rank `rank`
-// [PTX ISA 9.7.9.22 mapa].
-__device__ __forceinline__ u32 mapa(u32 a, u32 rank) {
-    u32 r;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(rank));
-    return r;
-}
+// mapa: blocks/cluster.cuh cluster::mapa (included above).
+using cluster::mapa;
 
 // TMA tile loads into this CTA's SMEM (dst: shared::cta address) whose complete_tx goes to the mbarrier at the
 // .shared::cluster address bar, which .cta_group::2 allows to be in the peer CTA [PTX ISA 9.7.9.25.5.2] (CUTLASS
