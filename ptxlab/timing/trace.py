@@ -645,6 +645,7 @@ def _wrap(i: int, e, ctx, rec: Recorder):
         return rc
 
     if kind == PLAIN:
+        run_plain.plain = True      # native_record.py: the native engine may run and log it
         return run_plain
 
     def run_event(st, m):
