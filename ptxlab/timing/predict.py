@@ -182,7 +182,8 @@ def timed_launch(dev, module, prog, grid, block, params: bytes, dyn_smem: int, g
             if full:
                 raise
             probe_note += f"; probe CTA {g[0]} stopped early ({type(e).__name__})"
-    rest_make = native_engine.scheduler_for(prog, getattr(dev, "engine", "interp")) if rest else None
+    plain = native_engine.scheduler_for(prog, getattr(dev, "engine", "interp")) if rest else None
+    rest_make = (lambda st, b: plain(st, b, None)) if plain is not None else None   # not recorded: plain native
     for s in range(0, len(rest), per_wave):
         st = machine.Wave(prog, dev.heap, rest[s:s + per_wave], grid, block, params, dyn_smem, dev, cluster=cluster)
         _scheduler(st, kw, rest_make).run()
