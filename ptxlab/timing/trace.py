@@ -138,15 +138,21 @@ def _wavefronts_rows(warps: np.ndarray, addr: np.ndarray, nbytes: int, nwarps: i
     if not (w2 == w2[:, :1]).all():
         return None
     nword = max(1, nbytes // 4)
-    words = (addr.astype(np.int64) >> 2).reshape(-1, 32)
-    if nword > 1:
-        words = (words[:, :, None] + np.arange(nword)).reshape(words.shape[0], -1)
+    a = addr.astype(np.int64)
+    if nword > 1 and not (a & (nbytes - 1)).any():
+        # aligned 8 / 16-byte accesses: a unit of nbytes covers banks (unit % groups) * nword ... + nword - 1, so a
+        # bank's distinct words are its unit group's distinct units (the same count, nword times fewer to sort)
+        units, groups = (a // nbytes).reshape(-1, 32), 32 // nword
+    else:
+        units, groups = (a >> 2).reshape(-1, 32), 32
+        if nword > 1:
+            units = (units[:, :, None] + np.arange(nword)).reshape(units.shape[0], -1)
     per = 2 if nbytes >= 16 else 1             # half-warp groups for 16-byte accesses (lanes 0-15, 16-31)
-    g = np.sort(words.reshape(words.shape[0] * per, -1), axis=1)
+    g = np.sort(units.reshape(units.shape[0] * per, -1), axis=1)
     new = np.ones(g.shape, bool)
-    new[:, 1:] = g[:, 1:] != g[:, :-1]         # each distinct word once
+    new[:, 1:] = g[:, 1:] != g[:, :-1]         # each distinct unit once
     rows = np.broadcast_to(np.arange(g.shape[0])[:, None], g.shape)
-    cnt = np.bincount((rows * 32 + (g & 31))[new], minlength=g.shape[0] * 32).reshape(-1, 32)
+    cnt = np.bincount((rows * groups + (g % groups))[new], minlength=g.shape[0] * groups).reshape(-1, groups)
     out = np.zeros(nwarps, np.int64)
     out[w2[:, 0]] = cnt.max(axis=1).reshape(-1, per).sum(axis=1)
     return out
