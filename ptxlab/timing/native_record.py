@@ -41,12 +41,14 @@ class RecordingScheduler(NativeScheduler):
         self.c.pyonly = self.pyonly.ctypes.data
         self.enable_log(LOG_CAP)
         self.rec = rec
-        self.items = [(pc, PLAIN, None) for pc in range(len(plain))]   # the interpreter's item, shared
+        self.items = np.empty(len(plain), object)      # the interpreter's item per pc, shared by the streams
+        for pc in range(len(plain)):
+            self.items[pc] = (pc, PLAIN, None)
 
     def flush_log(self, log, loglen) -> None:
         streams, keys, items = self.rec.trace.streams, self.rec.keys, self.items
         for w in np.flatnonzero(loglen).tolist():
-            streams[keys[w]].extend(map(items.__getitem__, log[w, :loglen[w]].tolist()))
+            streams[keys[w]].extend(items[log[w, :loglen[w]]].tolist())
 
 
 def recording_scheduler(dev, prog, iprog, rec):
