@@ -52,13 +52,16 @@ def time_one(k: manifest.Kernel, gpu: str, root=None, engine=None) -> dict:
     dev = ptxlab.open_device("emu", timing=gpu, engine=engine)
     s = harness.Setup.create(built, dev, 1)
     t2 = time.perf_counter()
+    c2 = time.process_time()
     s.launch()
     t3 = time.perf_counter()
+    c3 = time.process_time()
     chk = s.check(full=False)
     t4 = time.perf_counter()
     t = dev.last_timing
     row.update(build_s=round(t1 - t0, 2), inputs_s=round(t2 - t1, 2), launch_s=round(t3 - t2, 2),
                check_s=round(t4 - t3, 2), wall_s=round(t4 - t0, 2), emu_s=round(t.emu_seconds, 2),
+               launch_cpu_s=round(c3 - c2, 2),     # CPU seconds of this process: near the idle wall time when loaded
                predicted_us=round(t.us, 2), bound=t.bound, ctas=t.ctas, sampled=t.sampled,
                check_ok=chk["ok"], written=chk["written"], peak_rss_mib=resource.getrusage(
                    resource.RUSAGE_SELF).ru_maxrss // 1024, load=os.getloadavg())
