@@ -35,15 +35,13 @@ def plain_native(prog, iprog, kernel) -> np.ndarray:
 class RecordingScheduler(NativeScheduler):
     """The native scheduler of a recorded wave (``st``: a trace.TimedWave running the instrumented program)."""
 
-    def __init__(self, st, budget, kernel, rec, plain: np.ndarray):
+    def __init__(self, st, budget, kernel, rec, plain: np.ndarray, items: np.ndarray):
         super().__init__(st, budget, None, kernel)
         self.pyonly = (1 - plain).astype(np.uint8)
         self.c.pyonly = self.pyonly.ctypes.data
         self.enable_log(LOG_CAP)
         self.rec = rec
-        self.items = np.empty(len(plain), object)      # the interpreter's item per pc, shared by the streams
-        for pc in range(len(plain)):
-            self.items[pc] = (pc, PLAIN, None)
+        self.items = items
 
     def flush_log(self, log, loglen) -> None:
         streams, keys, items = self.rec.trace.streams, self.rec.keys, self.items
@@ -64,7 +62,10 @@ def recording_scheduler(dev, prog, iprog, rec):
         prog._native_kernel = False
         return None
     plain = plain_native(prog, iprog, k)
+    items = np.empty(len(plain), object)      # the interpreter's item per pc, shared by the streams
+    for pc in range(len(plain)):
+        items[pc] = (pc, PLAIN, None)
 
     def make(st, budget):
-        return RecordingScheduler(st, budget, k, rec, plain)
+        return RecordingScheduler(st, budget, k, rec, plain, items)
     return make
