@@ -1,4 +1,4 @@
-"""Timing recording on the native engine (ptx_docs/emulator_engines.md "Timing recording").
+"""Timing recording on the native engine (ptx_docs/emulator_engines.md "Timing recording on the native engine").
 
 The interpreter records a launch by running every instruction through its wrapped handler (trace.instrument): per
 instruction a Python call that appends ``(pc, PLAIN, None)`` to the stream of each warp that ran it, or an event
