@@ -45,7 +45,8 @@ def time_one(k: manifest.Kernel, gpu: str, root=None, engine=None) -> dict:
     from timing_corpus import harness
 
     warnings.simplefilter("ignore", TimingSampleWarning)
-    row = {"kernel": k.name, "gpu": gpu, "engine": engine or "default", "problem": dict(k.problem[1]), "grid": list(k.grid), "block": list(k.block)}
+    row = {"kernel": k.name, "gpu": gpu, "engine": engine or "default", "problem": dict(k.problem[1]),
+           "grid": list(k.grid), "block": list(k.block)}
     t0 = time.perf_counter()
     built = harness.build(k, root)
     t1 = time.perf_counter()
