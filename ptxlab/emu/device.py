@@ -195,9 +195,6 @@ class EmuDevice(Device):
             kw["stall_s"] = self.stall_seconds
         if self.timing:
             from ..timing.predict import timed_launch
-            if self.engine == "native":
-                native.notice("timing", "timing= records with the interpreter (the native engine does not record "
-                                        "timing traces yet)")
             self.last_timing = timed_launch(self, module, prog, grid, block, bytes(params), int(shared_bytes),
                                             self.timing, self.timing_sample, budget=kw.get("budget"), cluster=cluster)
             self.last_stats = {"thread_instrs": None, "seconds": time.perf_counter() - t0, "kernel": kernel}

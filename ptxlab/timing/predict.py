@@ -18,11 +18,13 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ..emu.engine import machine
+from ..emu.engine import native as native_engine
 from ..emu.checks.sitewarn import EmuWarning, emu_warn
 from . import params as _params
 from .sim import SmSim, cta_ids_for_sm, occupancy
 from .replay_check import check_replay
 from . import cluster_trace, memsys
+from .native_record import recording_scheduler
 from .trace import ProgramInfo, Recorder, TimedWave, Trace, clone_cta, instrument
 
 
@@ -132,6 +134,7 @@ def timed_launch(dev, module, prog, grid, block, params: bytes, dyn_smem: int, g
     rec.l1_bytes = memsys.l1_bytes(p, occ, smem)
     rec.widen = _widened(module, prog, p)
     iprog = instrument(prog, rec)
+    make = recording_scheduler(dev, prog, iprog, rec)
     tpc = (threads + 31) // 32 * 32
     per_wave = max(1, min(len(run_ids), machine.WAVE_THREADS // tpc)) // csize * csize or csize
     kw = {} if budget is None else {"budget": budget}
@@ -147,12 +150,13 @@ def timed_launch(dev, module, prog, grid, block, params: bytes, dyn_smem: int, g
     prec = Recorder(ptrace, p)
     prec.l1_bytes = rec.l1_bytes
     pprog = instrument(prog, prec)
+    pmake = recording_scheduler(dev, prog, pprog, prec)
     in_rest = {c for g in probes for c in g} & set(rest)
     rest = [c for c in rest if c not in in_rest]
     emulated = rec_list
     # time one CTA alone only when cloning could pay (never for clusters: a wave holds whole clusters)
     first = rec_list[:1] if len(rec_list) > 2 and csize == 1 else rec_list[:per_wave]
-    _run_wave(iprog, rec, trace, dev, first, grid, block, params, dyn_smem, cluster, kw)
+    _run_wave(iprog, rec, trace, dev, first, grid, block, params, dyn_smem, cluster, kw, make)
     n_first = trace.thread_instrs / max(1, len(first))   # emulated work of one CTA: the same on any machine load
     clones = []
     if csize == 1 and len(rec_list) > 2 and n_first * (len(rec_list) - 1) > emu_budget_instrs():
@@ -162,7 +166,8 @@ def timed_launch(dev, module, prog, grid, block, params: bytes, dyn_smem: int, g
             rest = rest + clones        # their outputs are still computed, without recording
     else:
         for s in range(len(first), len(rec_list), per_wave):
-            _run_wave(iprog, rec, trace, dev, rec_list[s:s + per_wave], grid, block, params, dyn_smem, cluster, kw)
+            _run_wave(iprog, rec, trace, dev, rec_list[s:s + per_wave], grid, block, params, dyn_smem, cluster, kw,
+                      make)
     probe_note = ""
     per_cta = trace.thread_instrs / max(1, len(emulated))
     for g in probes:
@@ -172,14 +177,16 @@ def timed_launch(dev, module, prog, grid, block, params: bytes, dyn_smem: int, g
         # compulsory bytes with 0.3x of a CTA's work).  Budget: 1.5x the sampled CTA's work (cloned launches) or 4x
         pkw = kw if full else {"budget": int((1.5 if clones else 4) * per_cta * len(g)) + 100000}
         try:
-            _run_wave(pprog, prec, ptrace, dev, list(g), grid, block, params, dyn_smem, cluster, pkw)
+            _run_wave(pprog, prec, ptrace, dev, list(g), grid, block, params, dyn_smem, cluster, pkw, pmake)
         except Exception as e:          # noqa: BLE001 - a probe cut short: the addresses it read so far count
             if full:
                 raise
             probe_note += f"; probe CTA {g[0]} stopped early ({type(e).__name__})"
+    plain = native_engine.scheduler_for(prog, getattr(dev, "engine", "interp")) if rest else None
+    rest_make = (lambda st, b: plain(st, b, None)) if plain is not None else None   # not recorded: plain native
     for s in range(0, len(rest), per_wave):
         st = machine.Wave(prog, dev.heap, rest[s:s + per_wave], grid, block, params, dyn_smem, dev, cluster=cluster)
-        machine.Scheduler(st, **kw).run()
+        _scheduler(st, kw, rest_make).run()
         trace.thread_instrs += st.thread_instrs
     trace.footprint = _footprint(rec, prec, grid, p, occ, dev.heap, busy_sms,
                                  rec.stored[0] * 32.0 * total / max(1, len(emulated)), len(emulated))
@@ -340,13 +347,21 @@ def _widened(module, prog, p) -> dict:
     return out
 
 
-def _run_wave(iprog, rec, trace, dev, chunk, grid, block, params, dyn_smem, cluster, kw) -> None:
+def _run_wave(iprog, rec, trace, dev, chunk, grid, block, params, dyn_smem, cluster, kw, make=None) -> None:
+    """Emulate and record one wave; ``make``: native_record.recording_scheduler's factory (None: the interpreter)."""
     st = TimedWave(iprog, dev.heap, chunk, grid, block, params, dyn_smem, dev, cluster=cluster)
     rec.attach(st)
     st.recorder = rec
-    machine.Scheduler(st, **kw).run()
+    _scheduler(st, kw, make).run()
     trace.thread_instrs += st.thread_instrs
     _note_tmem(trace, st)
+
+
+def _scheduler(st, kw: dict, make=None):
+    """The wave's scheduler: ``make(st, budget)`` (the native engine), else the interpreter's."""
+    if make is None:
+        return machine.Scheduler(st, **kw)
+    return make(st, kw.get("budget", machine.DEFAULT_BUDGET))
 
 
 def _probe_groups(grid, cluster, order, have: list) -> list:

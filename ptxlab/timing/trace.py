@@ -104,8 +104,15 @@ def smem_wavefronts(warps: np.ndarray, lanes: np.ndarray, addr: np.ndarray, nbyt
     if warps.size == 0:
         return np.zeros(nwarps, np.int64)
     fast = _wavefronts_fast(warps, addr, nbytes, nwarps)
+    if fast is None:
+        fast = _wavefronts_rows(warps, addr, nbytes, nwarps)
     if fast is not None:
         return fast
+    return _wavefronts_unique(warps, lanes, addr, nbytes, nwarps)
+
+
+def _wavefronts_unique(warps: np.ndarray, lanes: np.ndarray, addr: np.ndarray, nbytes: int, nwarps: int) -> np.ndarray:
+    """smem_wavefronts for any set of lanes: the distinct (group, word) pairs, counted per bank."""
     nword = max(1, nbytes // 4)
     words = addr >> 2
     grp = (lanes >> 4) if nbytes >= 16 else np.zeros_like(lanes)
@@ -119,6 +126,36 @@ def smem_wavefronts(warps: np.ndarray, lanes: np.ndarray, addr: np.ndarray, nbyt
     bank = key & 31
     per = np.bincount(kwg * 32 + bank, minlength=nwarps * 2 * 32).reshape(-1, 32)
     return per.max(axis=1).reshape(nwarps, 2).sum(axis=1)
+
+
+def _wavefronts_rows(warps: np.ndarray, addr: np.ndarray, nbytes: int, nwarps: int):
+    """smem_wavefronts for whole warps (32 lanes each, in lane order) with the words of each wavefront group sorted
+    per row instead of one np.unique over all pairs (the same count: distinct words per bank, most-used bank per
+    group), else None."""
+    if warps.size % 32:
+        return None
+    w2 = warps.reshape(-1, 32)
+    if not (w2 == w2[:, :1]).all():
+        return None
+    nword = max(1, nbytes // 4)
+    a = addr.astype(np.int64)
+    if nword > 1 and not (a & (nbytes - 1)).any():
+        # aligned 8 / 16-byte accesses: a unit of nbytes covers banks (unit % groups) * nword ... + nword - 1, so a
+        # bank's distinct words are its unit group's distinct units (the same count, nword times fewer to sort)
+        units, groups = (a // nbytes).reshape(-1, 32), 32 // nword
+    else:
+        units, groups = (a >> 2).reshape(-1, 32), 32
+        if nword > 1:
+            units = (units[:, :, None] + np.arange(nword)).reshape(units.shape[0], -1)
+    per = 2 if nbytes >= 16 else 1             # half-warp groups for 16-byte accesses (lanes 0-15, 16-31)
+    g = np.sort(units.reshape(units.shape[0] * per, -1), axis=1)
+    new = np.ones(g.shape, bool)
+    new[:, 1:] = g[:, 1:] != g[:, :-1]         # each distinct unit once
+    rows = np.broadcast_to(np.arange(g.shape[0])[:, None], g.shape)
+    cnt = np.bincount((rows * groups + (g % groups))[new], minlength=g.shape[0] * groups).reshape(-1, groups)
+    out = np.zeros(nwarps, np.int64)
+    out[w2[:, 0]] = cnt.max(axis=1).reshape(-1, per).sum(axis=1)
+    return out
 
 
 def _wavefronts_fast(warps: np.ndarray, addr: np.ndarray, nbytes: int, nwarps: int):
@@ -645,6 +682,7 @@ def _wrap(i: int, e, ctx, rec: Recorder):
         return rc
 
     if kind == PLAIN:
+        run_plain.plain = True      # native_record.py: the native engine may run and log it
         return run_plain
 
     def run_event(st, m):

@@ -11,6 +11,7 @@ import pytest
 import ptxlab
 from ptxlab.timing import params as P
 from ptxlab.timing import synthetic_series as SS
+from ptxlab.timing import trace as TR
 from ptxlab.timing.trace import smem_wavefronts
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -104,6 +105,37 @@ def test_shared_memory_wavefronts(nbytes, pattern, expect):
             "stride2": lanes * 8}[pattern] + base
     got = smem_wavefronts(np.zeros(32, np.int64), lanes, addr.astype(np.int64), nbytes, 1)
     assert int(got[0]) == expect
+
+
+@pytest.mark.parametrize("nbytes", [1, 2, 4, 8, 16])
+def test_wavefront_fast_paths_count_as_the_general_one(nbytes):
+    """trace._wavefronts_fast / _wavefronts_rows (whole warps) give _wavefronts_unique's counts on random patterns:
+    strides, broadcasts, conflicts, windows wider than 128 bytes."""
+    rng = np.random.default_rng()
+    nw = 6
+    for _ in range(40):
+        warps = np.sort(rng.choice(nw, size=3, replace=False))
+        lanes = np.tile(np.arange(32), warps.size)
+        kind = rng.integers(5)
+        if kind == 4:       # word-aligned only (the general word count; a real access this wide would fault)
+            addr = rng.integers(0, 1 << 12, lanes.size) * 4
+        elif kind == 0:
+            addr = rng.integers(0, 1 << 14, lanes.size) // nbytes * nbytes
+        elif kind == 1:
+            addr = (lanes * int(rng.integers(0, 40)) * nbytes + int(rng.integers(0, 64)) * 16) % (1 << 14)
+        elif kind == 2:
+            addr = rng.integers(0, 8, lanes.size) * int(rng.choice([4, 16, 128, 132])) // nbytes * nbytes
+        else:
+            addr = (lanes // int(rng.integers(1, 9))) * nbytes
+        addr = addr.astype(np.int64)
+        w = np.repeat(warps, 32)
+        ref = TR._wavefronts_unique(w, lanes, addr, nbytes, nw)
+        assert ref[warps].min() >= 1
+        got = TR._wavefronts_rows(w, addr, nbytes, nw)
+        assert np.array_equal(got, ref), (nbytes, kind, got, ref)
+        fast = TR._wavefronts_fast(w, addr, nbytes, nw)
+        assert fast is None or np.array_equal(fast, ref)
+        assert np.array_equal(smem_wavefronts(w, lanes, addr, nbytes, nw), ref)
 
 
 COLSTORE = r"""

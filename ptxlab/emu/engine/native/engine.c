@@ -227,6 +227,36 @@ static int64_t terminator(Ctx *c, const Op *o, int64_t i) {
     return R_TRAP;
 }
 
+/* the execution log (Ctx.log): the warps holding a thread of the group (all warps for a NULL mask, which the
+   scheduler passes only when every thread runs: Recorder.warps_of) */
+static void log_group(Ctx *c) {
+    const int64_t W = c->T / 32;
+    c->ngw = 0;
+    for (int64_t w = 0; w < W; w++) {
+        int any = !c->mask;
+        for (int64_t t = w * 32; !any && t < w * 32 + 32; t++) any = c->mask[t] != 0;
+        if (any) c->gw[c->ngw++] = w;
+    }
+}
+
+/* the warps with an executing thread (mask and guard, read before the instruction writes anything) into c->sel */
+static int64_t log_select(Ctx *c, const Op *o) {
+    if (o->guard < 0) {
+        memcpy(c->sel, c->gw, (size_t)c->ngw * sizeof(int64_t));
+        return c->ngw;
+    }
+    const uint8_t *g = (const uint8_t *)c->R[o->guard];
+    const uint8_t gn = (uint8_t)o->gneg;
+    int64_t k = 0;
+    for (int64_t j = 0; j < c->ngw; j++) {
+        const int64_t w = c->gw[j];
+        int any = 0;
+        for (int64_t t = w * 32; !any && t < w * 32 + 32; t++) any = (!c->mask || c->mask[t]) && g[t] != gn;
+        if (any) c->sel[k++] = w;
+    }
+    return k;
+}
+
 /* run from pc p for the group c->mask, as machine.Scheduler._run_from does; prologue = 0 resumes after an
    instruction the interpreter ran (or at a block whose prologue already ran: R_TICK) */
 int64_t ptx_run(Ctx *c, int64_t p, int64_t prologue) {
@@ -235,6 +265,7 @@ int64_t ptx_run(Ctx *c, int64_t p, int64_t prologue) {
     int64_t r, i = p;
     c->na = c->mask ? 0 : c->T;
     if (c->mask) for (int64_t t = 0; t < c->T; t++) c->na += c->mask[t] != 0;
+    if (c->log) log_group(c);
     if (!prologue) goto body;
     for (;;) {
         c->blk = p;
@@ -257,7 +288,19 @@ int64_t ptx_run(Ctx *c, int64_t p, int64_t prologue) {
                 for (int64_t k = c->roff[i]; k < c->roff[i + 1]; k++)
                     if (c->pend[c->reads[k]]) { c->at = i; r = R_PY; goto out; }
             }
+            int64_t nsel = 0;
+            if (c->log) {
+                if (c->lognmax >= c->logcap) { c->at = i; r = R_FLUSH; goto out; }
+                nsel = log_select(c, o);
+            }
             if (exec_op(c, o)) { c->at = i; r = R_PY; goto out; }
+            if (nsel) {
+                for (int64_t k = 0; k < nsel; k++) {
+                    const int64_t w = c->sel[k];
+                    c->log[w * c->logcap + c->loglen[w]++] = (int32_t)i;
+                }
+                c->lognmax++;
+            }
             c->ti += c->na;
             i++;
             if (i == ends[i - 1]) {         /* fell off the end of the block */

@@ -21,7 +21,7 @@ from .record import TILE
 from .translate import translate
 from .regfile import RegFile
 
-R_DONE, R_PY, R_TRAP, R_TICK, R_WATCHDOG = -1, -2, -3, -4, -5
+R_DONE, R_PY, R_TRAP, R_TICK, R_WATCHDOG, R_FLUSH = -1, -2, -3, -4, -5, -6
 _P = ctypes.c_void_p
 _I = ctypes.c_int64
 
@@ -37,7 +37,8 @@ class Ctx(ctypes.Structure):
                 ("smem", _P), ("smem_size", _I), ("smem_stride", _I), ("cta_of", _P), ("csize", _I),
                 ("smem_py", _I),
                 ("lmem", _P), ("lstride", _I), ("local_limit", _I), ("params", _P), ("params_size", _I),
-                ("cbank", _P), ("cbank_size", _I), ("rank_bits", _P), ("addr", _P), ("afull", _P), ("luts", _P)]
+                ("cbank", _P), ("cbank_size", _I), ("rank_bits", _P), ("addr", _P), ("afull", _P), ("luts", _P),
+                ("log", _P), ("loglen", _P), ("logcap", _I), ("lognmax", _I), ("gw", _P), ("ngw", _I), ("sel", _P)]
 
 
 _TABLES: dict = {}        # translations by what they depend on: another device loading the same module reuses them
@@ -137,6 +138,29 @@ class NativeScheduler(Scheduler):
         self._mem_ids = None
         self._sync_mem()
 
+    # --- the execution log (timing recording: timing/native_record.py) ---------------------------------------
+    def enable_log(self, cap: int = 4096) -> None:
+        """Log, per warp, the pcs of the instructions the native code runs (Ctx.log); ``flush_log`` receives them
+        before every instruction Python runs and at the end of every block run, so a warp's logged and Python-run
+        instructions keep their order."""
+        W = max(self.st.T // 32, 1)
+        self.log = np.zeros((W, cap), np.int32)
+        self.loglen = np.zeros(W, np.int64)
+        self._gw = np.zeros(W, np.int64)
+        self._sel = np.zeros(W, np.int64)
+        c = self.c
+        c.log, c.loglen, c.logcap, c.lognmax = _ptr(self.log), _ptr(self.loglen), cap, 0
+        c.gw, c.sel = _ptr(self._gw), _ptr(self._sel)
+
+    def _flush(self) -> None:
+        if self.c.lognmax:
+            self.flush_log(self.log, self.loglen)
+            self.loglen[:] = 0
+            self.c.lognmax = 0
+
+    def flush_log(self, log: np.ndarray, loglen: np.ndarray) -> None:
+        """Receive the logged pcs: row w holds warp w's first loglen[w] (subclasses record them)."""
+
     # --- keeping the context's view of the wave current ------------------------------------------------------
     def _sync_mem(self):
         st = self.st
@@ -197,9 +221,14 @@ class NativeScheduler(Scheduler):
             c.steps, c.ti = st.steps, st.thread_instrs
             rc = run(cref, p, prologue)
             st.steps, st.thread_instrs = c.steps, c.ti
+            if c.lognmax:
+                self._flush()
             if rc == R_DONE:
                 return
             i = c.at
+            if rc == R_FLUSH:
+                p, prologue = i, 0
+                continue
             if rc == R_TICK:
                 self.watch.tick(self)
                 p, prologue = i, 0

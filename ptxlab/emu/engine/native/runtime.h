@@ -19,6 +19,7 @@
 #define R_TRAP (-3)     /* instruction c->at is 'trap' */
 #define R_TICK (-4)     /* call the watchdog's tick, then resume at block c->at without its prologue */
 #define R_WATCHDOG (-5) /* instruction budget exceeded at the start of block c->at */
+#define R_FLUSH (-6)    /* the execution log is full: empty it, then resume at c->at without a block prologue */
 
 #define GLOBAL_BASE 0x7F0000000000ULL
 #define WIN_SHIFT 40
@@ -92,6 +93,14 @@ typedef struct {
     uint64_t *addr;             /* scratch, T elements: the addresses of one ld / st (mem_range.h) */
     const uint8_t *afull;       /* per allocation (as alo): every byte written by the host (memory.py Allocation.full) */
     const uint64_t **luts;      /* OP_LUT tables (emit_lut.py), by the record's x0 */
+    /* execution log (timing recording, timing/native_record.py): per warp of the wave, the pcs of the instructions
+       run natively that had an executing thread in the warp, in program order */
+    int32_t *log;               /* NULL: off; else one row of logcap entries per warp */
+    int64_t *loglen;            /* entries per row */
+    int64_t logcap, lognmax;    /* row capacity; instructions logged since the last flush (>= any row's length) */
+    int64_t *gw;                /* scratch, one per warp: the group's warps (ptx_run), then an instruction's */
+    int64_t ngw;
+    int64_t *sel;               /* scratch, one per warp: the warps of the instruction being run */
 } Ctx;
 
 /* loops over the n threads of a tile (engine.c runs a wave in tiles of TILE threads, so the scratch vectors stay
