@@ -104,3 +104,13 @@ def ctx(tmp_path, emu):
     from ptxlab.lab.registry import StageContext
 
     return StageContext(backend="emu", dump_dir=tmp_path, debug=DebugFlags(), _device=emu)
+
+
+@pytest.fixture
+def no_lineinfo_recompile(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PTXLAB_EMU_LINEINFO=0 for a test whose modules are CUTLASS-sized (megabytes of PTX) and whose reports or
+    warnings it never reads for a CUDA line: by default a report about a module built without -lineinfo recompiles
+    the whole module with -lineinfo to name the line (ptxlab/emu/checks/lineinfo.py), a second full NVRTC build of
+    ~25-30 CPU-s per CUTLASS example on a cold cache (measured 2026-11-28, NOTES "CI suite time").  The line mapping
+    itself is tested in tests/emu/checks/test_emu_lineinfo.py."""
+    monkeypatch.setenv("PTXLAB_EMU_LINEINFO", "0")

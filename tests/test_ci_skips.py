@@ -182,6 +182,6 @@ def test_ci_run_prints_the_summary_last_and_keeps_the_status(tmp_path: Path, fak
                        cwd=tmp_path, timeout=60)
     assert r.returncode == want_rc, r.stdout + r.stderr
     lines = r.stdout.splitlines()
-    assert lines[0] == "fake pytest: -m pytest -n 2 CI=1"
+    assert lines[0] == "fake pytest: -m pytest -n 2 --dist worksteal CI=1"
     assert lines[-2:] == ["ci: skip summary (reason -> count):", "    3  no GPU: cuInit failed"]
     assert ("collected no tests" in r.stderr) == (fake_rc == 5)

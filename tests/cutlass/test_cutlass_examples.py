@@ -13,6 +13,9 @@ import ptxlab.cutlass as pc
 from ptxlab.cutlass import build
 from ptxlab.errors import EmuError
 
+# the warnings and reports here are read for rule names, never for a CUDA line: no -lineinfo rebuild of the example
+pytestmark = pytest.mark.usefixtures("no_lineinfo_recompile")
+
 
 @pytest.fixture
 def dev():

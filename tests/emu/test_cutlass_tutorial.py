@@ -18,6 +18,9 @@ from ptxlab.toolchain import sass
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from cutlass_tutorial import build  # noqa: E402
 
+# the warnings and reports here are read for rule names, never for a CUDA line: no -lineinfo rebuild of the example
+pytestmark = pytest.mark.usefixtures("no_lineinfo_recompile")
+
 
 @pytest.fixture(scope="module")
 def mod():
