@@ -5,8 +5,9 @@ and waits on, to diagnose a miss from the calibration part without touching the 
         [--json out.json]
 
 Per kernel: predicted µs and bound, busy fraction per resource, GPU-wide DRAM / L2 bytes (and as a multiple of the
-problem's compulsory bytes: every input read once, every output written once), issued warp-instructions, the
-SASS-join line, the grid-footprint line (how DRAM vs L2 was decided) and the instructions waited on longest.
+problem's compulsory bytes: every input read once, every output written once), issued warp-instructions, shared-
+memory wavefronts and tensor-core FLOP (to set beside ncu's counters: ncu_counters.py), the SASS-join line, the
+grid-footprint line (how DRAM vs L2 was decided) and the instructions waited on longest.
 ``--replay PARAM*FACTOR ...`` replays the same trace with one parameter of the GPU's table scaled (each alone): which
 unmodelled cost would move a miss, asked of the calibration kernels only (a diagnosis, not a fit).  A spec may scale
 several (``A*x,B*y``) and name another GPU of the same SM count first (``h200:`` alone: the H200 table as it is).
@@ -45,6 +46,9 @@ def counters(k: manifest.Kernel, gpu: str, root=None, replay=()) -> dict:
            "dram_x_compulsory": round(t.amounts.get("dram_bytes", 0.0) / compulsory, 3),
            "l2_x_compulsory": round(t.amounts.get("l2_bytes", 0.0) / compulsory, 3),
            "instructions": round(t.amounts.get("instructions", 0.0)), "ctas_per_sm": t.ctas_per_sm,
+           # shared-memory wavefronts (128 B each, as ncu's l1tex__data_pipe_lsu_wavefronts_mem_shared counts them)
+           "smem_wavefronts": round(t.amounts.get("smem_bytes", 0.0) / 128),
+           "tensor_flops": round(t.amounts.get("tensor_flops", 0.0)),
            "registers": t.registers, "issue": t.issue, "join": t.join, "footprint": t.footprint,
            "hot": [(round(c), why, Path(where).name, text) for c, why, where, text in t.hot[:6]],  # no local paths
            "warps": {str(w): v for w, v in list(t.warps.items())[:2]}}

@@ -39,6 +39,12 @@ METRICS = (
     "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
     "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum",
     "smsp__inst_executed_pipe_lsu.sum", "smsp__inst_executed_op_shared_ld.sum", "smsp__inst_executed_op_shared_st.sum",
+    # asked for by the round-3 diagnosis (ptx_docs/timing_validation.md "Round 3 diagnosis"): the SM clock under ncu,
+    # the mma.sync tensor pipe and the non-bulk cp.async (LDGSTS) traffic; absent ones drop out (available())
+    "sm__cycles_elapsed.avg.per_second", "sm__cycles_active.avg",
+    "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
+    "sm__inst_executed_pipe_tensor_op_hmma.sum",
+    "smsp__inst_executed_op_ldgsts.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts.sum",
 ) + tuple(f"smsp__average_warps_issue_stalled_{s}_per_issue_active.ratio" for s in STALLS)
 
 

@@ -187,3 +187,15 @@ def test_measure_timed_path_packs_every_rotation_set(tiny, tmp_path, monkeypatch
     pairs = {(x, o) for _, _, x, o in launches}
     assert len(pairs) == 16 and len({x for x, _ in pairs}) == 16 and len({o for _, o in pairs}) == 16
     assert row["median_us"] > 0 and row["p10_us"] <= row["median_us"] <= row["p90_us"]
+
+
+def test_counters_report_shared_wavefronts(tiny) -> None:
+    """counters.py's shared-memory wavefronts (set beside ncu's l1tex__data_pipe_lsu_wavefronts_mem_shared): block_sum
+    does 45 conflict-free warp accesses of shared memory per CTA (8 STS; then 2 LDS + 1 STS per active warp at each
+    of the 8 tree levels: 4, 2, 1, 1, 1, 1, 1, 1 warps; one LDS of s[0]), one 128-B wavefront each.  The model
+    extrapolates the busiest SM (2 of the 256 CTAs) to the 132 busy SMs, so the GPU-wide count is 45 x 2 x 132."""
+    from timing_corpus import counters
+    k, root = tiny
+    row = counters.counters(k, "h100", root)
+    assert row["smem_wavefronts"] == 45 * 2 * 132, row["smem_wavefronts"]
+    assert row["tensor_flops"] == 0
