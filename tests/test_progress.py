@@ -107,15 +107,15 @@ def test_gemv_benchmark_reports_progress(monkeypatch, capsys) -> None:
     from ptxlab.production import gemv
 
     monkeypatch.setattr(gemv, "compile_gemv", lambda arch: None)
-    monkeypatch.setattr(gemv, "run_gemv", lambda p, dev, arch: gpumode.reference_gemv(p))
+    monkeypatch.setattr(gemv, "run_gemv", lambda p, dev, arch, **_kw: gpumode.reference_gemv(p))
     monkeypatch.setattr(gpumode, "GEMV_TESTS", gpumode.GEMV_TESTS[:2])
     monkeypatch.setenv("PTXLAB_PROGRESS", "1")
     assert _load("emu_gemv_tests").main(["--arch", "sm_90a"]) == 0
     out, err = capsys.readouterr()
     t0, t1 = gpumode.GEMV_TESTS[:2]
-    assert f"GEMV_TESTS sm_90a: [1/2] m={t0['m']} k={t0['k']} l={t0['l']}" in err
-    assert f"GEMV_TESTS sm_90a: [2/2] m={t1['m']} k={t1['k']} l={t1['l']}" in err and "2/2 done in" in err
-    assert "GEMV_TESTS sm_90a" not in out and out.count("exact") == 3
+    assert f"GEMV shapes sm_90a: [1/2] m={t0['m']} k={t0['k']} l={t0['l']}" in err
+    assert f"GEMV shapes sm_90a: [2/2] m={t1['m']} k={t1['k']} l={t1['l']}" in err and "2/2 done in" in err
+    assert "GEMV shapes sm_90a" not in out and out.count("exact") == 3
 
 
 def test_gemm_benchmark_reports_progress(monkeypatch, capsys) -> None:
