@@ -152,3 +152,15 @@ def test_time_of_a_script_uninstalls_the_driver_layer_after_it(tmp_path, capsys,
     raw = backends.nvrtc_compile(f'extern "C" __global__ void k(int *x) {{ x[threadIdx.x] += {a}; }}', "k.cu",
                                  ["-arch=sm_100a"])
     assert raw.ok and raw.cubin[:4] == b"\x7fELF", raw.log
+
+
+def test_gemv_config_lengths():
+    """--config takes every entry the kernel has: the flat variant's sixth (row order, GEMV_FLAT_RR; the H100 table
+    uses it) is accepted, a seventh or a sixth register-variant value is refused (gemv4 found the sixth refused)."""
+    from ptxlab.errors import UsageError
+    from ptxlab.timing import cli
+    cli._check_problem("nvfp4_gemv", (512, 4096, 2), "flat,16,2,1,2,1")
+    cli._check_problem("nvfp4_gemv", (512, 4096, 2), "4,2,2,1,0")
+    for bad in ("flat,16,2,1,2,1,1", "4,2,2,1,0,1"):
+        with pytest.raises(UsageError, match="out of range"):
+            cli._check_problem("nvfp4_gemv", (512, 4096, 2), bad)
