@@ -45,12 +45,14 @@ def _tag(ins: ir.Instr) -> tuple:
     return (m[1], next(x for x in m if x in ("row", "col")), next(x for x in m if x in SHAPES), m[-1])
 
 
-def problems(body: list) -> list:
+def problems(body: list, modelled=None) -> list:
     """Every instruction of ``body`` (a Program's inlined instructions) that could observe the fragment layout, as
-    'PTX line N: <statement>: why' strings (empty: the kernel's wmma instructions may run)."""
+    'PTX line N: <statement>: why' strings (empty: the kernel's wmma instructions may run).  ``modelled(ins)``: whether
+    the emulator holds a wmma instruction's fragments in the H100's measured layout; a kernel whose wmma instructions
+    all are may access fragment elements."""
     code = [x for x in body if isinstance(x, ir.Instr)]
     wmma = [i for i in code if i.opcode == "wmma"]
-    if not wmma:
+    if not wmma or (modelled is not None and all(modelled(i) for i in wmma)):
         return []
     frag: set = set()
     for i in wmma:
