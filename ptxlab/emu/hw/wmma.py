@@ -1,14 +1,13 @@
 """WMMA fragments (PTX ISA 9.7.14.4.1 "Matrix Fragments for WMMA", 9.7.14.4.2 "Matrix Storage for WMMA").
 
-The ISA fixes how many registers of which type hold a fragment (``FRAGMENTS``: per matrix, shape and element type)
-and leaves "the layout of the fragments held by different threads" unspecified.  The emulator therefore keeps its
-own *internal* layout (``element_index``: element i of lane l is the matrix element with row-major flat index
-(32 i + l) mod (rows * cols); a fragment with more slots than elements holds each element several times) and
-refuses every program that could observe it: ptxlab/emu/checks/wmma_fragments.py lets fragment registers flow only
-between wmma.load / wmma.mma / wmma.store (and register moves, and one uniform fill value), so a program the
-emulator runs computes the same on every layout.  The H100's layout is recorded by the probe entry ``wmma_layout``
-(tests/corpus/kernels_wmma.py); until it is modelled, element-wise fragment access stays refused
-(ptx_docs/isa_coverage_notes.md "WMMA").
+The ISA fixes how many registers of which type hold a fragment (``REGISTERS``: per matrix, shape and element type)
+and leaves "the layout of the fragments held by different threads" unspecified.  Where the H100 probe ``wmma_layout``
+(tests/corpus/kernels_wmma.py, 2026-11-28) measured it, the emulator holds the H100's layout (``measured``: A / B of
+f16, bf16, tf32, s8, f64 -- the same for .row and .col loads -- and C / D of f32, f16, s32, f64; decoded by
+tools/wmma_layout_decode.py into data/wmma_layout_h100.npz); elsewhere (.u8) its own internal one (element i of lane
+l is the matrix element with row-major flat index (32 i + l) mod (rows * cols)).  A fragment with more slots than
+elements holds each element several times.  ptxlab/emu/checks/wmma_fragments.py refuses every kernel that could
+observe a layout not measured (ptx_docs/isa_coverage_notes.md "WMMA").
 """
 from __future__ import annotations
 

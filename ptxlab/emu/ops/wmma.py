@@ -1,9 +1,10 @@
 """WMMA (PTX ISA 9.7.14.4): wmma.load (9.7.14.4.3), wmma.store (9.7.14.4.4), wmma.mma (9.7.14.4.5) for the
 sm_80 / sm_90 f16, bf16, tf32, s8 / u8 and f64 forms.
 
-Fragments (hw/wmma.py): the register counts are the ISA's; the layout inside them is the ISA's "unspecified", which
-the emulator keeps internal -- every wmma instruction first checks (once per kernel, checks/wmma_fragments.py) that
-no other instruction of the kernel could observe it, and refuses to run otherwise.  Memory (9.7.14.4.2): element
+Fragments (hw/wmma.py): the register counts are the ISA's; the layout inside them is the ISA's "unspecified": the
+H100's where its probe measured it (``_modelled``), else internal -- every wmma instruction first checks (once per
+kernel, checks/wmma_fragments.py) that a kernel reading fragment elements uses only measured fragments, and refuses
+to run otherwise.  Memory (9.7.14.4.2): element
 (r, c) of a .row matrix at ``p + (r * stride + c) * size``, of a .col matrix at ``p + (c * stride + r) * size``;
 the stride defaults to the leading dimension; ``p`` and the stride in bytes must be multiples of the fragment size.
 
@@ -14,7 +15,7 @@ f64 .rn: one IEEE fma per k in k order (DMMA).
 **UNCONFIRMED on the H100** (ptx_docs/isa_coverage_notes.md "WMMA"): the probe entries of tests/corpus/kernels_wmma.py
 decide.  f16 with C and D of different types as ptxas lowers them (f16 C widened exactly, or the f32 result rounded
 to f16 by F2FP: a NaN result refused).  Refused: f64 .rz / .rm / .rp, the sub-byte and b1 forms (sm_75 .m8n8k32 /
-.m8n8k128), and a kernel that reads fragment elements.
+.m8n8k128), and a kernel that reads fragment elements of a layout not measured (.u8, C / D .col).
 """
 from __future__ import annotations
 
