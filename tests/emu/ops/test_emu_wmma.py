@@ -4,12 +4,15 @@ the H100's measured layout; the refusals that keep the layouts not measured unob
 the alignment rule of PTX ISA 9.7.14.4.2."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import ptxlab
 from ptxlab.emu.hw.warp_mma_arith import mma_float
 
+LAYOUT = Path(__file__).resolve().parents[2] / "fidelity" / "isa" / "data" / "h100_20261128_wmma_layout.npz"
 GEMM = r"""
 #include <mma.h>
 #include <cuda_fp16.h>
@@ -39,7 +42,7 @@ extern "C" __global__ void wmma_scale(const half* A, const half* B, float* C, in
   wmma::load_matrix_sync(a, A, 16);
   wmma::load_matrix_sync(b, B, 16);
   wmma::mma_sync(acc, a, b, acc);
-  for (int i = 0; i < acc.num_elements; ++i) acc.x[i] = acc.x[i] * 2.0f;
+  for (int i = 0; i < acc.num_elements; ++i) acc.x[i] = acc.x[i] * (float)(1 + i + 8 * (threadIdx.x & 31));
   wmma::store_matrix_sync(C, acc, 16, wmma::mem_row_major);
 }
 // the same on layouts the H100 probe did not measure: .u8 A, a C loaded .col
@@ -105,14 +108,18 @@ def test_wmma_gemm_is_bit_exact(mod, rng):
 
 
 def test_reading_fragment_elements_runs_on_the_measured_layout(mod, rng):
-    """acc.x[i] = acc.x[i] * 2 after an mma (f16 A .row, B .col, f32 accumulator: layouts the H100 probe measured)."""
+    """acc.x[i] *= 1 + i + 8 * lane after an mma (f16 A .row, B .col, f32 accumulator: layouts the H100 probe
+    measured): each element scaled by its own (lane, i) slot of the H100's C fragment."""
     a, b = _f16(rng, (16, 16)), _f16(rng, (16, 16))     # B column-major: b[n, k]
     dev = ptxlab.open_device("emu")
     out = dev.to_device(np.full(256, 0xFFFFFFFF, np.uint32))
     dev.launch(mod, "wmma_scale", grid=(1, 1, 1), block=(32, 1, 1),
                args=[dev.to_device(a), dev.to_device(b), out, np.int32(0)])
     d = mma_float(a.astype(np.uint32), b.T.astype(np.uint32), np.zeros((16, 16), np.uint32), "f16", "f16", "f32")
-    want = (d.view(np.float32) * np.float32(2)).view(np.uint32)
+    flat = np.load(LAYOUT)["c_f32_m16n16k16"].astype(np.int64)           # (32 lanes, 8 elements) -> element index
+    scale = np.zeros(256, np.float32)
+    scale[flat] = 1 + np.arange(8)[None, :] + 8 * np.arange(32)[:, None]
+    want = (d.view(np.float32) * scale.reshape(16, 16)).view(np.uint32)
     np.testing.assert_array_equal(dev.to_host(out, np.uint32).reshape(16, 16), want)
 
 
