@@ -10,11 +10,13 @@ instructions ptxas lowers wmma.mma to), on the H100 that hypothesis is what the 
 
 ``wmma_mixed``: wmma.mma with C and D of different types (the conversions ptxas emits).
 
-``wmma_layout`` (PROBE): loads matrices whose elements are their own indices and records every fragment element of
-every lane on the H100; the emulator refuses these kernels (they read fragment elements, whose layout the PTX ISA
-leaves unspecified).  The recorded words are the evidence a fragment-layout model would be fitted to.
+``wmma_layout``: loads matrices whose elements are their own indices and records every fragment element of every
+lane; compared bit for bit with the H100's words of 2026-11-28 (the layout the PTX ISA leaves unspecified, which the
+emulator now models: ptxlab/emu/hw/wmma.py ``measured``).
 """
 from __future__ import annotations
+
+from pathlib import Path
 
 import ml_dtypes
 import numpy as np
@@ -183,6 +185,25 @@ def _layout_run(dev, mod, ins):
     return out
 
 
+LAYOUT_DATA = Path(__file__).resolve().parents[1] / "fidelity" / "isa" / "data" / "h100_20261128_wmma_layout.npz"
+POISON = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+def _layout_ref(ins):
+    """The H100's words (tools/wmma_layout_decode.py decoded them; 0xFF poison past the 32 * n written ones)."""
+    maps = np.load(LAYOUT_DATA)
+    out = {}
+    for name, t, m, s, lay in LAYOUT:
+        flat = maps[f"{m}_{t}_{s}"].astype(np.uint64).reshape(-1)
+        for key, v in ((name, flat & np.uint64(0xFF) if t == "s8" else flat),
+                       (f"{name}_hi", flat >> np.uint64(8) if t == "s8" else None)):
+            if v is not None:
+                words = np.full(32 * 64, POISON)
+                words[:v.size] = v
+                out[key] = words.reshape(32, 64)
+    return out
+
+
 MIXED = [("wmma_mixed_d16_c32", "f16", "f32"), ("wmma_mixed_d32_c16", "f32", "f16")]      # kernel, D type, C type
 
 
@@ -242,8 +263,8 @@ ENTRIES = [
           note="wmma.mma m16n16k16 with f16 D and f32 C, and f32 D with f16 C (exact; full range without NaN / Inf): "
                "vs the emulator's reading of the SASS (f16 C widened exactly; f32 result rounded to f16 by F2FP), "
                "UNCONFIRMED on the H100"),
-    Entry("wmma_layout", SRC, _layout_in, _layout_run, refused={"emu": "accesses WMMA fragment elements"},
-          note="PROBE: every fragment element of every lane for index-coded matrices (f16 / bf16 / tf32 / s8 / f64 A "
-               "and B, row and col; f32 / f16 / s32 / f64 C): the emulator refuses these kernels; the H100's words "
-               "are the evidence for a fragment-layout model (isa_coverage_notes.md 'WMMA')"),
+    Entry("wmma_layout", SRC, _layout_in, _layout_run, _layout_ref,
+          note="every fragment element of every lane for index-coded matrices (f16 / bf16 / tf32 / s8 / f64 A and B, "
+               "row and col; f32 / f16 / s32 / f64 C): vs the H100's layout measured on 2026-11-28 "
+               "(tests/fidelity/isa/data/h100_20261128_wmma_layout.npz; isa_coverage_notes.md 'WMMA')"),
 ]

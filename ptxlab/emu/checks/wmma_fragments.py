@@ -1,15 +1,16 @@
 """Static check of a kernel's WMMA fragment registers (PTX ISA 9.7.14.4.1: "the layout of the fragments held by
 different threads" is unspecified).
 
-The emulator's fragment layout (ptxlab/emu/hw/wmma.py) is its own, not the H100's, so it runs a kernel only where no
+Where the emulator's fragment layout (ptxlab/emu/hw/wmma.py) is the H100's measured one (the caller's ``modelled``
+says so for every wmma instruction of the kernel) anything goes.  Otherwise it runs a kernel only where no
 instruction could observe the layout: the registers of every wmma.load / wmma.mma / wmma.store vector operand, closed
 over register-to-register ``mov``, may be read or written only by those wmma instructions and ``mov`` — plus
 ``mov`` of one immediate value (``wmma::fill_fragment``: every element the same).  The A / B operands of wmma.mma
 must come from wmma.load of the same matrix, layout, shape and type (the fragment layout may depend on them); C may
 also come from a fill or a previous wmma.mma.  Anything else -- an element-wise ``mul``, a ``cvt`` of a fragment
 element, a ``st`` of a fragment register, two fill values -- is reported, and the wmma instructions of the kernel
-refuse to run (``problems``).  Evidence that would lift this: the probe entry ``wmma_layout``
-(tests/corpus/kernels_wmma.py) on an H100 (ptx_docs/isa_coverage_notes.md "WMMA").
+refuse to run (``problems``).  Evidence that would lift this for .u8 and C / D .col: those forms in the probe entry
+``wmma_layout`` (tests/corpus/kernels_wmma.py) on an H100 (ptx_docs/isa_coverage_notes.md "WMMA").
 """
 from __future__ import annotations
 
@@ -45,12 +46,14 @@ def _tag(ins: ir.Instr) -> tuple:
     return (m[1], next(x for x in m if x in ("row", "col")), next(x for x in m if x in SHAPES), m[-1])
 
 
-def problems(body: list) -> list:
+def problems(body: list, modelled=None) -> list:
     """Every instruction of ``body`` (a Program's inlined instructions) that could observe the fragment layout, as
-    'PTX line N: <statement>: why' strings (empty: the kernel's wmma instructions may run)."""
+    'PTX line N: <statement>: why' strings (empty: the kernel's wmma instructions may run).  ``modelled(ins)``: whether
+    the emulator holds a wmma instruction's fragments in the H100's measured layout; a kernel whose wmma instructions
+    all are may access fragment elements."""
     code = [x for x in body if isinstance(x, ir.Instr)]
     wmma = [i for i in code if i.opcode == "wmma"]
-    if not wmma:
+    if not wmma or (modelled is not None and all(modelled(i) for i in wmma)):
         return []
     frag: set = set()
     for i in wmma:

@@ -1,23 +1,28 @@
 """WMMA fragments (PTX ISA 9.7.14.4.1 "Matrix Fragments for WMMA", 9.7.14.4.2 "Matrix Storage for WMMA").
 
-The ISA fixes how many registers of which type hold a fragment (``FRAGMENTS``: per matrix, shape and element type)
-and leaves "the layout of the fragments held by different threads" unspecified.  The emulator therefore keeps its
-own *internal* layout (``element_index``: element i of lane l is the matrix element with row-major flat index
-(32 i + l) mod (rows * cols); a fragment with more slots than elements holds each element several times) and
-refuses every program that could observe it: ptxlab/emu/checks/wmma_fragments.py lets fragment registers flow only
-between wmma.load / wmma.mma / wmma.store (and register moves, and one uniform fill value), so a program the
-emulator runs computes the same on every layout.  The H100's layout is recorded by the probe entry ``wmma_layout``
-(tests/corpus/kernels_wmma.py); until it is modelled, element-wise fragment access stays refused
-(ptx_docs/isa_coverage_notes.md "WMMA").
+The ISA fixes how many registers of which type hold a fragment (``REGISTERS``: per matrix, shape and element type)
+and leaves "the layout of the fragments held by different threads" unspecified.  Where the H100 probe ``wmma_layout``
+(tests/corpus/kernels_wmma.py, 2026-11-28) measured it, the emulator holds the H100's layout (``measured``: A / B of
+f16, bf16, tf32, s8, f64 -- the same for .row and .col loads -- and C / D of f32, f16, s32, f64; decoded by
+tools/wmma_layout_decode.py into data/wmma_layout_h100.npz); elsewhere (.u8) its own internal one (element i of lane
+l is the matrix element with row-major flat index (32 i + l) mod (rows * cols)).  A fragment with more slots than
+elements holds each element several times.  ptxlab/emu/checks/wmma_fragments.py refuses every kernel that could
+observe a layout not measured (ptx_docs/isa_coverage_notes.md "WMMA").
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from importlib import resources
 
 import numpy as np
 
 from ...mma.codec import ModelSilent
 from .warp_mma_arith import mma_f64, mma_float, mma_int
+
+# The H100's fragment layouts (probe ``wmma_layout``, 2026-11-28; tools/wmma_layout_decode.py): "<matrix>_<type>_<shape>"
+# -> (32, n) flat indices; A / B the same for .row and .col loads.  Not measured: .u8, and C loaded .col.
+with resources.files(__package__).joinpath("data/wmma_layout_h100.npz").open("rb") as _f:
+    _MEASURED = dict(np.load(_f))
 
 SHAPES = {"m16n16k16": (16, 16, 16), "m8n32k16": (8, 32, 16), "m32n8k16": (32, 8, 16), "m16n16k8": (16, 16, 8),
           "m8n8k4": (8, 8, 4)}
@@ -86,20 +91,31 @@ def fragment(matrix: str, shape: str, etype: str) -> Fragment:
     return Fragment(m, shape, etype, rows, cols, bits, nregs, rty)
 
 
+def measured(fr: Fragment):
+    """The H100's layout of ``fr`` as (32, n) row-major flat indices, or None where the probe did not measure it."""
+    m = _MEASURED.get(f"{fr.matrix}_{fr.etype}_{fr.shape}")
+    return None if m is None else m.astype(np.int64)
+
+
 def element_index(fr: Fragment) -> tuple:
-    """(row, col) arrays of shape (32, n): the matrix element held in slot i of lane l (the internal layout)."""
-    lane = np.arange(32)[:, None]
-    i = np.arange(fr.n)[None, :]
-    flat = (32 * i + lane) % (fr.rows * fr.cols)
+    """(row, col) arrays of shape (32, n): the matrix element held in slot i of lane l -- the H100's layout where
+    measured (``measured``), else the internal one (module doc)."""
+    flat = measured(fr)
+    if flat is None:
+        flat = (32 * np.arange(fr.n)[None, :] + np.arange(32)[:, None]) % (fr.rows * fr.cols)
     return flat // fr.cols, flat % fr.cols
 
 
 def first_slots(fr: Fragment) -> tuple:
-    """(lane, slot) arrays over the rows * cols elements in row-major order: where mma reads each element (its first
-    copy)."""
+    """(lane, slot) arrays over the rows * cols elements in row-major order: where mma and wmma.store read each
+    element (its first copy, lane-major)."""
+    r, c = element_index(fr)
+    flat = (r * fr.cols + c).reshape(-1)
     E = fr.rows * fr.cols
-    flat = np.arange(E)
-    return flat % 32, flat // 32
+    first = np.full(E, -1, np.int64)
+    pos = np.arange(flat.size)
+    first[flat[::-1]] = pos[::-1]                      # the lowest (lane, slot) holding each element
+    return first // fr.n, first % fr.n
 
 
 def default_stride(fr: Fragment, layout: str) -> int:

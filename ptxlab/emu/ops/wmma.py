@@ -1,9 +1,10 @@
 """WMMA (PTX ISA 9.7.14.4): wmma.load (9.7.14.4.3), wmma.store (9.7.14.4.4), wmma.mma (9.7.14.4.5) for the
 sm_80 / sm_90 f16, bf16, tf32, s8 / u8 and f64 forms.
 
-Fragments (hw/wmma.py): the register counts are the ISA's; the layout inside them is the ISA's "unspecified", which
-the emulator keeps internal -- every wmma instruction first checks (once per kernel, checks/wmma_fragments.py) that
-no other instruction of the kernel could observe it, and refuses to run otherwise.  Memory (9.7.14.4.2): element
+Fragments (hw/wmma.py): the register counts are the ISA's; the layout inside them is the ISA's "unspecified": the
+H100's where its probe measured it (``_modelled``), else internal -- every wmma instruction first checks (once per
+kernel, checks/wmma_fragments.py) that a kernel reading fragment elements uses only measured fragments, and refuses
+to run otherwise.  Memory (9.7.14.4.2): element
 (r, c) of a .row matrix at ``p + (r * stride + c) * size``, of a .col matrix at ``p + (c * stride + r) * size``;
 the stride defaults to the leading dimension; ``p`` and the stride in bytes must be multiples of the fragment size.
 
@@ -14,7 +15,7 @@ f64 .rn: one IEEE fma per k in k order (DMMA).
 **UNCONFIRMED on the H100** (ptx_docs/isa_coverage_notes.md "WMMA"): the probe entries of tests/corpus/kernels_wmma.py
 decide.  f16 with C and D of different types as ptxas lowers them (f16 C widened exactly, or the f32 result rounded
 to f16 by F2FP: a NaN result refused).  Refused: f64 .rz / .rm / .rp, the sub-byte and b1 forms (sm_75 .m8n8k32 /
-.m8n8k128), and a kernel that reads fragment elements.
+.m8n8k128), and a kernel that reads fragment elements of a layout not measured (.u8, C / D .col).
 """
 from __future__ import annotations
 
@@ -30,18 +31,38 @@ from .warp_mma import _warps, _words, _write_words
 _NP = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 
 
+def _modelled(ins: ir.Instr) -> bool:
+    """Whether every fragment of a wmma instruction is in the H100's measured layout (hw/wmma.py ``measured``): A / B
+    loads of either layout; C loads and D stores .row only (the probe loaded C .row)."""
+    mods = ins.mods
+    shape = next(x for x in mods if x in fw.SHAPES)
+    types = [x for x in mods if x in fw.ELEMENT]
+    if mods[0] == "mma":
+        at = "f16" if len(types) == 2 else types[1]
+        frs = [fw.fragment("a", shape, at), fw.fragment("b", shape, at), fw.fragment("c", shape, types[0]),
+               fw.fragment("c", shape, types[-1])]
+    else:
+        matrix = mods[1] if mods[0] == "load" else "c"
+        if matrix == "c" and "row" not in mods:
+            return False
+        frs = [fw.fragment(matrix, shape, mods[-1])]
+    return all(fw.measured(f) is not None for f in frs)
+
+
 def _check_kernel(ins: ir.Instr, ctx: Ctx) -> None:
     """Refuse the instruction if any instruction of the kernel could observe the fragment layout (module doc)."""
     prog = ctx.program
     probs = getattr(prog, "_wmma_layout_problems", None)
     if probs is None:
-        probs = wmma_fragments.problems(prog.body)
+        probs = wmma_fragments.problems(prog.body, _modelled)
         prog._wmma_layout_problems = probs
     if probs:
         raise Unsupported(f"not implemented: {ins.name} in a kernel that accesses WMMA fragment elements: "
                           f"{probs[0]}{f' (and {len(probs) - 1} more)' if len(probs) > 1 else ''} ({ins.where()}). "
-                          "The fragment layout is unspecified in the PTX ISA and not yet measured on the H100 "
-                          "(ptx_docs/isa_coverage_notes.md 'WMMA'); use mma.sync, whose fragments the ISA specifies")
+                          "The fragment layout is unspecified in the PTX ISA; the emulator models the H100's only "
+                          "where the probe measured it (A / B of f16, bf16, tf32, s8, f64; C / D .row of f32, f16, "
+                          "s32, f64; not .u8, not C .col: ptx_docs/isa_coverage_notes.md 'WMMA'); use mma.sync, "
+                          "whose fragments the ISA specifies")
 
 
 def _space(mods) -> str:
@@ -119,15 +140,16 @@ def build_store(ins: ir.Instr, ctx: Ctx):
         tid, ea = _addresses(st, ins, fr, layout, addr, stride, ws)
         words = _words(rds, st, ws, np.uint64 if fr.reg_type == "b64" else np.uint32)
         el = wm.unpack(words, fr.bits, fr.per_reg).astype(edt)        # (W, 32, n)
-        E = fr.rows * fr.cols
         tid_w = tid.reshape(len(ws), 32)
-        for f in range(0, E, 32):                                   # each element once: its first slot
-            lanes, slots = lane[f:f + 32], slot[f:f + 32]
+        for i in range(fr.n):                                       # each element once: its first slot
+            lanes = lane[slot == i]                                 # distinct lanes, one slot
+            if not lanes.size:
+                continue
             t = tid_w[:, lanes].reshape(-1)
             a = np.zeros(st.T, np.uint64)
-            a[t] = ea.reshape(len(ws), 32, fr.n)[:, lanes, slots].reshape(-1)
+            a[t] = ea.reshape(len(ws), 32, fr.n)[:, lanes, i].reshape(-1)
             v = np.zeros(st.T, edt)
-            v[t] = el[:, lanes, slots].reshape(-1)
+            v[t] = el[:, lanes, i].reshape(-1)
             mask = np.zeros(st.T, bool)
             mask[t] = True
             st.store(ins, space, a, mask, v, edt, 1)

@@ -1,7 +1,10 @@
 """WMMA on the emulator (ptxlab/emu/ops/wmma.py): a public-style WMMA GEMM (load -> mma -> store in a k loop, one
-16x16 tile per warp) bit-exact against the emulator's arithmetic step by step; the refusals that keep the
-unspecified fragment layout unobservable (checks/wmma_fragments.py); the alignment rule of PTX ISA 9.7.14.4.2."""
+16x16 tile per warp) bit-exact against the emulator's arithmetic step by step; a kernel reading fragment elements on
+the H100's measured layout; the refusals that keep the layouts not measured unobservable (checks/wmma_fragments.py);
+the alignment rule of PTX ISA 9.7.14.4.2."""
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -9,6 +12,7 @@ import pytest
 import ptxlab
 from ptxlab.emu.hw.warp_mma_arith import mma_float
 
+LAYOUT = Path(__file__).resolve().parents[2] / "fidelity" / "isa" / "data" / "h100_20261128_wmma_layout.npz"
 GEMM = r"""
 #include <mma.h>
 #include <cuda_fp16.h>
@@ -29,7 +33,7 @@ extern "C" __global__ void wmma_gemm(const half* A, const half* B, float* C, int
   }
   wmma::store_matrix_sync(C + row * N + col, acc, N, wmma::mem_row_major);
 }
-// reads fragment elements: the result depends on the layout, which the PTX ISA leaves unspecified
+// reads fragment elements: the layout the PTX ISA leaves unspecified, modelled as the H100's where measured
 extern "C" __global__ void wmma_scale(const half* A, const half* B, float* C, int bias_col) {
   wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> a;
   wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::col_major> b;
@@ -38,8 +42,26 @@ extern "C" __global__ void wmma_scale(const half* A, const half* B, float* C, in
   wmma::load_matrix_sync(a, A, 16);
   wmma::load_matrix_sync(b, B, 16);
   wmma::mma_sync(acc, a, b, acc);
-  for (int i = 0; i < acc.num_elements; ++i) acc.x[i] = acc.x[i] * 2.0f;
+  for (int i = 0; i < acc.num_elements; ++i) acc.x[i] = acc.x[i] * (float)(1 + i + 8 * (threadIdx.x & 31));
   wmma::store_matrix_sync(C, acc, 16, wmma::mem_row_major);
+}
+// the same on layouts the H100 probe did not measure: .u8 A, a C loaded .col
+extern "C" __global__ void wmma_scale_u8(const unsigned char* A, const unsigned char* B, int* C) {
+  wmma::fragment<wmma::matrix_a, 16, 16, 16, unsigned char, wmma::row_major> a;
+  wmma::fragment<wmma::matrix_b, 16, 16, 16, unsigned char, wmma::col_major> b;
+  wmma::fragment<wmma::accumulator, 16, 16, 16, int> acc;
+  wmma::fill_fragment(acc, 0);
+  wmma::load_matrix_sync(a, A, 16);
+  wmma::load_matrix_sync(b, B, 16);
+  for (int i = 0; i < a.num_elements; ++i) a.x[i] = a.x[i] + 1;
+  wmma::mma_sync(acc, a, b, acc);
+  wmma::store_matrix_sync(C, acc, 16, wmma::mem_row_major);
+}
+extern "C" __global__ void wmma_scale_ccol(float* C) {
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+  wmma::load_matrix_sync(acc, C, 16, wmma::mem_col_major);
+  for (int i = 0; i < acc.num_elements; ++i) acc.x[i] = acc.x[i] * 2.0f;
+  wmma::store_matrix_sync(C, acc, 16, wmma::mem_col_major);
 }
 extern "C" __global__ void wmma_misaligned(const half* A, const half* B, float* C) {
   wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> a;
@@ -85,13 +107,30 @@ def test_wmma_gemm_is_bit_exact(mod, rng):
     assert np.all(np.abs(got.view(np.float32) - (av @ bv + c)) <= bound)
 
 
-def test_reading_fragment_elements_is_refused(mod):
+def test_reading_fragment_elements_runs_on_the_measured_layout(mod, rng):
+    """acc.x[i] *= 1 + i + 8 * lane after an mma (f16 A .row, B .col, f32 accumulator: layouts the H100 probe
+    measured): each element scaled by its own (lane, i) slot of the H100's C fragment."""
+    a, b = _f16(rng, (16, 16)), _f16(rng, (16, 16))     # B column-major: b[n, k]
     dev = ptxlab.open_device("emu")
-    out = dev.empty(16 * 16 * 4)
-    z = dev.to_device(np.zeros(256, np.uint16))
+    out = dev.to_device(np.full(256, 0xFFFFFFFF, np.uint32))
+    dev.launch(mod, "wmma_scale", grid=(1, 1, 1), block=(32, 1, 1),
+               args=[dev.to_device(a), dev.to_device(b), out, np.int32(0)])
+    d = mma_float(a.astype(np.uint32), b.T.astype(np.uint32), np.zeros((16, 16), np.uint32), "f16", "f16", "f32")
+    flat = np.load(LAYOUT)["c_f32_m16n16k16"].astype(np.int64)           # (32 lanes, 8 elements) -> element index
+    scale = np.zeros(256, np.float32)
+    scale[flat] = 1 + np.arange(8)[None, :] + 8 * np.arange(32)[:, None]
+    want = (d.view(np.float32) * scale.reshape(16, 16)).view(np.uint32)
+    np.testing.assert_array_equal(dev.to_host(out, np.uint32).reshape(16, 16), want)
+
+
+@pytest.mark.parametrize("kernel, args", [
+    ("wmma_scale_u8", lambda dev: [dev.to_device(np.ones(256, np.uint8))] * 2 + [dev.empty(1024)]),
+    ("wmma_scale_ccol", lambda dev: [dev.to_device(np.ones(256, np.float32))])])
+def test_fragment_elements_of_unmeasured_layouts_are_refused(mod, kernel, args):
+    dev = ptxlab.open_device("emu")
     with pytest.raises(ptxlab.errors.EmuError, match="accesses WMMA fragment elements") as ei:
-        dev.launch(mod, "wmma_scale", grid=(1, 1, 1), block=(32, 1, 1), args=[z, z, out, np.int32(0)])
-    assert "reads or writes a WMMA fragment register" in str(ei.value) and "unspecified" in str(ei.value)
+        dev.launch(mod, kernel, grid=(1, 1, 1), block=(32, 1, 1), args=args(dev))
+    assert "reads or writes a WMMA fragment register" in str(ei.value) and "not .u8, not C .col" in str(ei.value)
 
 
 def test_misaligned_fragment_address_faults(mod):
