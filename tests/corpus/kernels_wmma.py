@@ -204,6 +204,42 @@ def _layout_ref(ins):
     return out
 
 
+STORE = [(f"sto_d_{t}_{s}", t, s) for t in ("f32", "s32", "f16") for s in ("m16n16k16", "m32n8k16", "m8n32k16")]
+
+
+def _store_code(t, n):
+    """The code the store probe puts in fragment element n = lane * 8 + i (as the kernel writes it)."""
+    return {"f32": np.arange(n, dtype=np.float32).view(np.uint32), "s32": np.arange(n, dtype=np.uint32),
+            "f16": (0x1000 + np.arange(n)).astype(np.uint16)}[t]
+
+
+def _store_in(rng):
+    return {"none": np.zeros(1, np.uint32)}
+
+
+def _store_run(dev, mod, ins):
+    out = {}
+    for name, t, s in STORE:
+        M, N, _ = _SH[s]
+        d = out_buf(dev, LD * LD * np.dtype(NP[t]).itemsize)
+        dev.launch(mod, name, grid=(1, 1, 1), block=(32, 1, 1), args=[d])
+        out[name] = dev.to_host(d, NP[t]).reshape(LD, LD)[:M, :N].copy()
+    return out
+
+
+def _store_ref(ins):
+    """The D store as the inverse of the measured C load (what the H100 does: entry note)."""
+    maps = np.load(LAYOUT_DATA)
+    out = {}
+    for name, t, s in STORE:
+        M, N, _ = _SH[s]
+        flat = maps[f"c_{t}_{s}"].astype(np.int64).reshape(-1)          # (lane, i) -> element index of C
+        d = np.zeros(M * N, NP[t])
+        d[flat] = _store_code(t, flat.size)
+        out[name] = d.reshape(M, N)
+    return out
+
+
 MIXED = [("wmma_mixed_d16_c32", "f16", "f32"), ("wmma_mixed_d32_c16", "f32", "f16")]      # kernel, D type, C type
 
 
@@ -263,6 +299,10 @@ ENTRIES = [
           note="wmma.mma m16n16k16 with f16 D and f32 C, and f32 D with f16 C (exact; full range without NaN / Inf): "
                "vs the emulator's reading of the SASS (f16 C widened exactly; f32 result rounded to f16 by F2FP), "
                "UNCONFIRMED on the H100"),
+    Entry("wmma_store_layout", SRC, _store_in, _store_run, _store_ref,
+          note="every lane writes its D fragment elements' own (lane, i) codes and stores .row (f32 / s32 / f16, "
+               "m16n16k16 / m32n8k16 / m8n32k16): the D store is the inverse of the measured C load (H100, "
+               "2026-11-28, two runs bit-exact; isa_coverage_notes.md 'WMMA')"),
     Entry("wmma_layout", SRC, _layout_in, _layout_run, _layout_ref,
           note="every fragment element of every lane for index-coded matrices (f16 / bf16 / tf32 / s8 / f64 A and B, "
                "row and col; f32 / f16 / s32 / f64 C): vs the H100's layout measured on 2026-11-28 "

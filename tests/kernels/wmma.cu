@@ -188,3 +188,32 @@ extern "C" __global__ void wmma_mixed_d32_c16(const unsigned short* A, const uns
                : C8(IN, a), C8(IN, b), C4(IN, c));
   STF8("wmma.store.d.sync.aligned.row.m16n16k16.f32", D, d);
 }
+
+// ---- store probe: every lane sets fragment element i of D to the code lane * n + i (f32: that value; f16: the
+// code 0x1000 + lane * 8 + i, a normal f16; s32: that integer) and stores it .row: where each (lane, i) lands in
+// memory is the H100's D-store layout (wmma.store.d, 9.7.14.4.4), which the load probe above cannot show.
+#define STO_F32(SH)                                                                                               \
+  extern "C" __global__ void sto_d_f32_##SH(float* D) {                                                         \
+    float d[8];                                                                                                 \
+    const int lane = threadIdx.x & 31;                                                                          \
+    for (int i = 0; i < 8; ++i) d[i] = (float)(lane * 8 + i);                                                   \
+    STF8("wmma.store.d.sync.aligned.row." #SH ".f32", D, d);                                                    \
+  }
+#define STO_S32(SH)                                                                                               \
+  extern "C" __global__ void sto_d_s32_##SH(int* D) {                                                           \
+    unsigned d[8];                                                                                              \
+    const int lane = threadIdx.x & 31;                                                                          \
+    for (int i = 0; i < 8; ++i) d[i] = (unsigned)(lane * 8 + i);                                                \
+    STR8("wmma.store.d.sync.aligned.row." #SH ".s32", D, d);                                                    \
+  }
+#define STO_F16(SH)                                                                                               \
+  extern "C" __global__ void sto_d_f16_##SH(unsigned short* D) {                                                \
+    unsigned d[4];                                                                                              \
+    const unsigned lane = threadIdx.x & 31;                                                                     \
+    for (int j = 0; j < 4; ++j)                                                                                 \
+      d[j] = (0x1000u + lane * 8 + 2 * j) | ((0x1000u + lane * 8 + 2 * j + 1) << 16);                           \
+    STR4("wmma.store.d.sync.aligned.row." #SH ".f16", D, d);                                                    \
+  }
+STO_F32(m16n16k16) STO_F32(m32n8k16) STO_F32(m8n32k16)
+STO_S32(m16n16k16) STO_S32(m32n8k16) STO_S32(m8n32k16)
+STO_F16(m16n16k16) STO_F16(m32n8k16) STO_F16(m8n32k16)
