@@ -7,7 +7,8 @@ Each of 132 CTAs copies 16 steps x 4 KB from global to shared memory, either wit
 commit_group + wait_group 0 (k_async) or with a plain ld.global + st.shared (k_sync), then reads it back.  The memory
 work is the same, so the two predictions should be close.  With the round-3 model (2026-11-28) they are not: k_async
 has no DRAM bytes and waits about 25 clk per step for its copy; k_sync moves the 8.65 MB and waits about 1060 clk per
-step.  A fix for the next model should make this script print two similar lines.
+step.  Since the cpasyncbytes fix (2026-11-28, post hoc) cp.async's global reads are async-op bytes (trace.py) and its
+wait_group waits for them: both read 8.65 MB and k_async is within 15 % of k_sync (tests/timing/test_cpasync_timing.py).
 """
 import sys
 import warnings
@@ -19,38 +20,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import ptxlab  # noqa: E402
 from ptxlab.timing.predict import TimingSampleWarning  # noqa: E402
 warnings.simplefilter("ignore", TimingSampleWarning)
-SRC = r'''
-extern "C" __global__ void k_async(const int4 *x, int *out, int steps) {
-    __shared__ int4 s[256];
-    int acc = 0;
-    for (int i = 0; i < steps; ++i) {
-        const int4 *src = x + ((size_t)blockIdx.x * steps + i) * 256 + threadIdx.x;
-        unsigned d = (unsigned)__cvta_generic_to_shared(&s[threadIdx.x]);
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" :: "r"(d), "l"(src));
-        asm volatile("cp.async.commit_group;\n" ::);
-        asm volatile("cp.async.wait_group 0;\n" ::);
-        __syncthreads();
-        acc += s[(threadIdx.x + 1) & 255].x;
-        __syncthreads();
-    }
-    out[blockIdx.x * 256 + threadIdx.x] = acc;
-}
-extern "C" __global__ void k_sync(const int4 *x, int *out, int steps) {
-    __shared__ int4 s[256];
-    int acc = 0;
-    for (int i = 0; i < steps; ++i) {
-        s[threadIdx.x] = x[((size_t)blockIdx.x * steps + i) * 256 + threadIdx.x];
-        __syncthreads();
-        acc += s[(threadIdx.x + 1) & 255].x;
-        __syncthreads();
-    }
-    out[blockIdx.x * 256 + threadIdx.x] = acc;
-}
-'''
+from ptxlab.timing.synthetic_series import CPASYNC as SRC  # noqa: E402
 mod = ptxlab.compile(SRC, arch="sm_90a")
 steps, ctas = 16, 132
 x = np.random.default_rng(1).integers(1, 1 << 20, size=ctas * steps * 256 * 4, dtype=np.int32)
-for name in ("k_async", "k_sync"):
+for name in ("k_async", "k_mbar", "k_sync"):
     dev = ptxlab.open_device("emu", timing="h100")
     dx = dev.to_device(x)
     o = dev.empty(ctas * 256 * 4)

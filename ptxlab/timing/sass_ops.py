@@ -66,7 +66,7 @@ EVENT_OPS = {
     "LOCAL": ("LDL", "STL", "LD", "ST"),
     "BAR": ("BAR",),
     "MB_CONTRIB": ("SYNCS", "UTCBAR", "ARRIVES", "LDGDEPBAR"),
-    "MB_WAIT": ("SYNCS",),
+    "MB_WAIT": ("SYNCS", "DEPBAR"),       # DEPBAR: cp.async.wait_group / wait_all (trace.cp_async_waits)
     "ASYNC": ("UTMALDG", "UTMASTG", "UBLKCP", "UBLKRED", "UTCBAR", "LDGSTS", "ARRIVES", "UTMACMDFLUSH"),
     "MMA": ("UTCQMMA", "UTCHMMA", "UTCOMMA", "UTCIMMA", "UTCMMA", "UTCCP"),
     "TMEM_LD": ("LDTM",),

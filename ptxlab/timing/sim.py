@@ -41,8 +41,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .trace import (ASYNC, BAR, CBAR_ARRIVE, CBAR_WAIT, DSMEM, GLD, GST, LOCAL, MB_CONTRIB, MB_WAIT, MMA, PLAIN, SMEM,
-                    TMEM_LD, ProgramInfo, Trace)
+from .trace import (ASYNC, BAR, CBAR_ARRIVE, CBAR_WAIT, CPA_KEY, DSMEM, GLD, GST, LOCAL, MB_CONTRIB, MB_WAIT, MMA,
+                    PLAIN, SMEM, TMEM_LD, ProgramInfo, Trace)
 
 PIPES = ("fmah", "fmal", "alu", "sfu", "lsu", "xu", "uniform", "cbu", "tensor", "free")
 
@@ -234,6 +234,7 @@ class SmSim:
         self.key_done: dict = {}
         self.waiters: dict = defaultdict(list)
         self.tc_last: dict = defaultdict(float)
+        self.cpa_last: dict = {}                # CTA -> completion time of its latest cp.async (async_op)
         self.tc_lat = 0.0                       # completion latency of the last MMA form seen (params)
         self.timeline_ctas = set(trace.ctas[:max(timeline_ctas, self.nsm)])
         self.events: list = []
@@ -578,7 +579,8 @@ class SmSim:
                     self.ev(w, "barrier.cluster wait", w.t, done, "wait", pc)
                     w.t = done
             elif k == MB_WAIT:
-                why = self.bar_name(d[0], pc)
+                cpa = d[:1] == CPA_KEY or (d[:1] == ("clone",) and d[2][:1] == CPA_KEY)
+                why = "cp.async wait" if cpa else self.bar_name(d[0], pc)
                 if d not in self.key_left:
                     continue
                 done = self.key_done.get(d)
@@ -686,6 +688,8 @@ class SmSim:
             fe = max(d.tma_fill.serve(e, nb)[1] for d in (dst or [u]))
             done = max(done, fe + (self.dram_lat_at(e) if dram_b >= 0.5 * nb else self.l2_lat)) + self.tma_lat
             mc = f" multicast x{len(a.dst_ctas)}" if a.dst_ctas else ""
+            if a.kind == "cp_async":
+                self.cpa_last[w.cta] = max(self.cpa_last.get(w.cta, 0.0), done)
             u.tma_flight.append((start, done, nb))
             self.ev(w, f"TMA load {nb} B{mc}", start, done, "tma", pc,
                     track=self.track("TMA unit", w), args={"bytes": nb})
@@ -708,6 +712,10 @@ class SmSim:
             done = de + self.tma_lat
             u.tma_flight.append((start, done, a.dram_bytes))
             self.ev(w, f"TMA store {a.dram_bytes} B", start, done, "tma", pc, track=self.track("TMA unit", w))
+        elif a.kind == "cp_async_arrive":
+            # cp.async.mbarrier.arrive (PTX ISA 9.7.9.25.3.4): the arrive-on follows the thread's prior cp.async; the
+            # op is recorded once per instruction, so it waits for the CTA's cp.async issued so far
+            done = max(ti, self.cpa_last.get(w.cta, 0.0)) + 1.0
         else:
             done = ti + self.dram_lat_at(ti)
         for cid in a.contribs:

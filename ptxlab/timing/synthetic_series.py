@@ -13,7 +13,10 @@
 * ``L2SHARE``: every CTA streams the same ``SPAN`` bytes (L2 hits after the first CTA) or its own (``SHARED`` 0);
 * ``L1HIT``: a 1-D stencil of radius R: each element read 2R + 1 times by neighbouring threads (L1 hits);
 * ``REM``: ``acc += a[(i + j * 37) % m]``: remainder-heavy indexing (PTX ``rem.u32`` vs its SASS expansion);
-* ``TRANSPOSE_1D`` / ``TRANSPOSE_1D_W``: a 1-D-indexed naive transpose, strided on the load / on the store.
+* ``TRANSPOSE_1D`` / ``TRANSPOSE_1D_W``: a 1-D-indexed naive transpose, strided on the load / on the store;
+* ``CPASYNC``: each CTA copies ``steps`` x 4 KB global -> shared with ``cp.async.cg`` 16 B + commit_group +
+  wait_group 0 (``k_async``), with cp.async.mbarrier.arrive.noinc + mbarrier.try_wait (``k_mbar``) or with
+  ld.global + st.shared (``k_sync``), then reads it back (the same memory work).
 """
 from __future__ import annotations
 
@@ -367,3 +370,50 @@ def series_heldout() -> list:
                       region=0 if shared else span * 264, check=None))
     return K
 
+CPASYNC = r'''
+extern "C" __global__ void k_async(const int4 *x, int *out, int steps) {
+    __shared__ int4 s[256];
+    int acc = 0;
+    for (int i = 0; i < steps; ++i) {
+        const int4 *src = x + ((size_t)blockIdx.x * steps + i) * 256 + threadIdx.x;
+        unsigned d = (unsigned)__cvta_generic_to_shared(&s[threadIdx.x]);
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" :: "r"(d), "l"(src));
+        asm volatile("cp.async.commit_group;\n" ::);
+        asm volatile("cp.async.wait_group 0;\n" ::);
+        __syncthreads();
+        acc += s[(threadIdx.x + 1) & 255].x;
+        __syncthreads();
+    }
+    out[blockIdx.x * 256 + threadIdx.x] = acc;
+}
+extern "C" __global__ void k_mbar(const int4 *x, int *out, int steps) {
+    __shared__ int4 s[256];
+    __shared__ unsigned long long bar;
+    unsigned b = (unsigned)__cvta_generic_to_shared(&bar);
+    if (threadIdx.x == 0) asm volatile("mbarrier.init.shared.b64 [%0], 256;\n" :: "r"(b));
+    __syncthreads();
+    int acc = 0;
+    for (int i = 0; i < steps; ++i) {
+        const int4 *src = x + ((size_t)blockIdx.x * steps + i) * 256 + threadIdx.x;
+        unsigned d = (unsigned)__cvta_generic_to_shared(&s[threadIdx.x]);
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" :: "r"(d), "l"(src));
+        asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];\n" :: "r"(b));
+        asm volatile("{\n .reg .pred p;\n W: mbarrier.try_wait.parity.shared.b64 p, [%0], %1;\n"
+                     " @!p bra W;\n}\n" :: "r"(b), "r"(i & 1));
+        acc += s[(threadIdx.x + 1) & 255].x;
+        __syncthreads();
+    }
+    out[blockIdx.x * 256 + threadIdx.x] = acc;
+}
+extern "C" __global__ void k_sync(const int4 *x, int *out, int steps) {
+    __shared__ int4 s[256];
+    int acc = 0;
+    for (int i = 0; i < steps; ++i) {
+        s[threadIdx.x] = x[((size_t)blockIdx.x * steps + i) * 256 + threadIdx.x];
+        __syncthreads();
+        acc += s[(threadIdx.x + 1) & 255].x;
+        __syncthreads();
+    }
+    out[blockIdx.x * 256 + threadIdx.x] = acc;
+}
+'''

@@ -38,6 +38,7 @@ PLAIN, GLD, GST, SMEM, BAR, MB_CONTRIB, MB_WAIT, ASYNC, MMA, TMEM_LD, LOCAL = ra
 # thread-block clusters (cluster_trace.py): DSMEM, CBAR_ARRIVE, CBAR_WAIT = 11, 12, 13
 
 _BAR_OPS = ("bar", "barrier")
+CPA_KEY = ("cp.async",)   # key (CPA_KEY + (async id,)) of a cp.async's completion: what its wait_group waits on
 _MBAR_CHANGE = {"arrive", "arrive_drop", "expect_tx", "complete_tx"}
 
 
@@ -294,7 +295,9 @@ class Recorder:
         self.cur_async: list = []      # async ops submitted by the running instruction
         self.bar_arrivals: dict = {}   # (cta, id) -> threads arrived so far (generation counting)
         self.keep: list = []           # keep mbarrier objects alive (their id() names phases)
-        self.in_async: Optional[AsyncOp] = None
+        self.in_async: Optional[AsyncOp] = None   # set while a cp.async completes: its st.load/st.store are not
+                                                  # the running instruction's accesses (charged as the async op)
+        self.cpa_open: dict = {}       # warp -> [(async id, lanes, group per lane)] of cp.async not yet waited for
         self.l1: dict = {}             # simulated SM -> memsys.L1Cache
         self.widen: dict = {}          # PTX pc -> bytes per lane of the SASS shared access made from it (if wider)
         self.l1_bytes = 256 * 1024     # set by predict.py from the carveout (memsys.l1_bytes)
@@ -526,6 +529,10 @@ class RecordingEngine(machine.AsyncEngine):
             w = None
         else:
             w, gcta = None, -1
+        if kind == "cp_async":
+            self._submit_cp_async(op)
+            super().submit(op)
+            return
         a = AsyncOp(kind=kind, pc=rec.cur_pc, cta=gcta, line=op.ins.line if hasattr(op, "ins") else 0)
         if kind == "bulk_store":
             a.dram_bytes = int(getattr(op, "size", 0))
@@ -542,6 +549,26 @@ class RecordingEngine(machine.AsyncEngine):
         rec.cur_async.append((w, len(rec.trace.asyncs) - 1))
         super().submit(op)
 
+    def _submit_cp_async(self, op):
+        """A non-bulk cp.async (PTX ISA 9.7.9.25.3.1): one AsyncOp per issuing warp (its bytes are that warp's global
+        read, its completion what that warp's cp.async.wait_group / wait_all waits for: ``cpa_open``)."""
+        rec = self.rec
+        st = rec.st
+        warps = st.gwarp[op.sel]
+        parts = []
+        for w in np.unique(warps).tolist():
+            k = np.flatnonzero(warps == w)
+            a = AsyncOp(kind="cp_async", pc=rec.cur_pc, cta=int(rec.warp_cta[w]), line=op.ins.line)
+            rec.trace.asyncs.append(a)
+            aid = len(rec.trace.asyncs) - 1
+            cid = rec.trace.new_contrib(CPA_KEY + (aid,))
+            rec.trace.contribs[cid].parts = 1
+            a.contribs.append(cid)
+            rec.cpa_open.setdefault(w, []).append((aid, op.sel[k], np.asarray(op.group)[k]))
+            parts.append((aid, a, k))
+            rec.cur_async.append((w, aid))
+        self.meta[id(op)] = parts
+
     def drain(self, st, until=None) -> int:
         n = 0
         while self.queue:
@@ -554,7 +581,10 @@ class RecordingEngine(machine.AsyncEngine):
 
     def _complete(self, st, op):
         rec = self.rec
-        aid, a = self.meta.pop(id(op), (None, None))
+        meta = self.meta.pop(id(op), (None, None))
+        if isinstance(meta, list):
+            return self._complete_cp_async(st, op, meta)
+        aid, a = meta
         ctas = range(st.nctas)
         cw = getattr(op, "cta", None)
         if cw is not None:
@@ -588,6 +618,44 @@ class RecordingEngine(machine.AsyncEngine):
             rec.trace.contribs[cid].parts = 1
             a.contribs.append(cid)
 
+    def _complete_cp_async(self, st, op, parts):
+        """Complete a cp.async: its source bytes (up to src-size per lane; the zero-filled rest reads nothing) become
+        each issuing warp's async read, through the same sectors / first-touch bookkeeping as TMA (note_reads)."""
+        rec = self.rec
+        rec.in_async = parts[0][1] if parts else None
+        try:
+            op.complete(st)
+        finally:
+            rec.in_async = None
+        ss = np.asarray(op.src_size, np.int64)
+        src = np.asarray(op.src, np.uint64)
+        for aid, a, k in parts:
+            reads = [(int(src[j]), int(ss[j])) for j in k.tolist() if ss[j] > 0]
+            if reads:
+                a.sectors, a.first, a.stream = rec.note_reads(a.cta, reads, a.pc)
+
+
+def cp_async_waits(rec: Recorder, st, ins, warps, m) -> dict:
+    """{warp: [async ids]} of the cp.async a cp.async.wait_group N / wait_all just waited for (PTX ISA 9.7.9.25.3.3:
+    every copy of the thread's groups but the N most recent committed ones), removed from ``rec.cpa_open``."""
+    s = st.side.get("cpasync")
+    out: dict = {}
+    if s is None:
+        return out
+    keep = int(ins.args[0].value) if ins.mods[1] == "wait_group" else 0
+    limit = s.grp - keep
+    act = np.ones(st.T, bool) if m is None else np.asarray(m, bool)
+    for w in warps.tolist():
+        left = []
+        for aid, lanes, grp in rec.cpa_open.get(w, ()):
+            if np.any(act[lanes] & (grp < limit[lanes])):
+                out.setdefault(w, []).append(aid)
+            else:
+                left.append((aid, lanes, grp))
+        if w in rec.cpa_open:
+            rec.cpa_open[w] = left
+    return out
+
 
 # ------------------------------------------------------------------------------------------------ instrumentation
 def instrument(prog, rec: Recorder):
@@ -617,6 +685,7 @@ def _wrap(i: int, e, ctx, rec: Recorder):
     trace = rec.trace
     kind = PLAIN
     rel_cluster = False
+    cpa_wait = False
     if op in _BAR_OPS and mods and [m for m in mods if m not in ("cta", "aligned")][:1] in (["sync"], ["arrive"],
                                                                                           ["red"]):
         kind = BAR
@@ -655,6 +724,9 @@ def _wrap(i: int, e, ctx, rec: Recorder):
         kind = MB_CONTRIB   # its arrive happens in the async op; this records the issue
     elif op == "tcgen05" and mods and mods[0] == "ld":
         kind = TMEM_LD
+    elif op == "cp" and mods[:1] == ("async",) and mods[1:2] in (("wait_group",), ("wait_all",)):
+        kind = MB_WAIT
+        cpa_wait = True
     elif op == "cp.async" or (op == "cp" and mods and mods[0] == "async"):
         kind = MB_CONTRIB
     streams = trace.streams
@@ -735,6 +807,9 @@ def _wrap(i: int, e, ctx, rec: Recorder):
                     items[w].append((MB_CONTRIB, cid))
         elif kind in (CBAR_ARRIVE, CBAR_WAIT):
             cluster_trace.record_cluster_barrier(rec, warps, kind, items)
+        elif kind == MB_WAIT and cpa_wait:
+            for w, aids in cp_async_waits(rec, st, ins, warps, m).items():
+                items[w].extend((MB_WAIT, CPA_KEY + (aid,)) for aid in aids)
         elif kind == MB_WAIT:
             if pred_slot is not None:
                 ok = np.asarray(st.r[pred_slot]).astype(bool)
@@ -853,7 +928,7 @@ class TimedWave(machine.Wave):
 
     def _note(self, ins, space, addr, m, dt, count, write):
         rec = self.recorder
-        if rec is None:
+        if rec is None or rec.in_async is not None:
             return
         sel = np.arange(self.T) if m is None else np.flatnonzero(m)
         if sel.size == 0:
@@ -902,6 +977,8 @@ def clone_cta(trace: Trace, src: int, dst: int) -> None:
             return (k, (cid_of(cid), key_of(ck), wait))
         if k in (MB_CONTRIB, CBAR_ARRIVE):
             return (k, cid_of(d))
+        if k == MB_WAIT and d[:1] == CPA_KEY:
+            return (k, key_of(d))
         if k == MB_WAIT:
             return (k, (("clone", dst, d[0]), d[1]))
         if k == ASYNC:
