@@ -42,10 +42,12 @@ def full_config(config: tuple | None = None) -> tuple:
     """config padded with the kernel's defaults: (rows_per_warp, warps, unroll, ksplit, prefetch) for the register
     variant, or ("flat", warps, rows_per_round, prefetch, min_ctas_per_sm[, row order]) for the flat variant."""
     if is_flat(config):
-        c = ("flat",) + tuple(int(v) for v in config[1:])
-        return c + FLAT_DEFAULT[len(c):]
-    c = tuple(int(v) for v in (config or ()))
-    return c + DEFAULT_CONFIG[len(c):]
+        c, most = ("flat",) + tuple(int(v) for v in config[1:]), 1 + len(FLAT_NAMES)
+    else:
+        c, most = tuple(int(v) for v in (config or ())), len(CONFIG_NAMES)
+    if len(c) > most:       # config_defines would drop the extra entries without a word
+        raise ValueError(f"config {tuple(config)}: values out of range: at most {most} entries for this variant")
+    return c + (FLAT_DEFAULT if is_flat(c) else DEFAULT_CONFIG)[len(c):]
 
 
 def rows_per_cta(config: tuple | None = None) -> int:

@@ -284,3 +284,13 @@ def test_h100_benchmark_plumbing_on_cpu(monkeypatch, tmp_path) -> None:
     assert np.array_equal(gm.reference_gemv(gm.from_torch(data)), want), rng_seed
     data[6].fill_(float("nan"))
     assert exact(gc.custom_kernel(data).numpy(), want), rng_seed
+
+
+def test_full_config_refuses_extra_entries() -> None:
+    """A config longer than its variant's #define list is refused (config_defines would drop the extra entries);
+    the flat variant's sixth entry (row order) is accepted."""
+    assert gc.full_config(("flat", 16, 2, 1, 2, 1)) == ("flat", 16, 2, 1, 2, 1)
+    assert gc.full_config((4, 2, 2, 1, 0)) == gc.DEFAULT_CONFIG
+    for bad in (("flat", 16, 2, 1, 2, 1, 1), (4, 2, 2, 1, 0, 1)):
+        with pytest.raises(ValueError, match="at most"):
+            gc.full_config(bad)
